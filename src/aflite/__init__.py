@@ -1,0 +1,46 @@
+"""aflite: find and remove spurious biases (artifacts) from labelled data sets.
+
+The core is AFLITE (Le Bras et al., ICML 2020): repeatedly train an ensemble of simple models
+on random partitions of the data and remove the instances they predict too easily.
+
+>>> import aflite
+>>> result = aflite.filter(features, labels, target_size=0.5)  # doctest: +SKIP
+"""
+
+from aflite.algorithm import (
+    STOP_REASONS,
+    STRATEGIES,
+    FilterResult,
+    FilterState,
+    LinearEnsemble,
+    OptimumResult,
+    PhaseRecord,
+    PhaseScores,
+    adversarial_filter,
+    optimum,
+    predictability_scores,
+    representation_bias,
+    subset_bias,
+)
+
+filter = adversarial_filter  # noqa: A001 - the public name the paper's users expect
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "STOP_REASONS",
+    "STRATEGIES",
+    "FilterResult",
+    "FilterState",
+    "LinearEnsemble",
+    "OptimumResult",
+    "PhaseRecord",
+    "PhaseScores",
+    "__version__",
+    "adversarial_filter",
+    "filter",
+    "optimum",
+    "predictability_scores",
+    "representation_bias",
+    "subset_bias",
+]

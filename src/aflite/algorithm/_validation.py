@@ -1,0 +1,94 @@
+"""Input checks shared by the public algorithm functions. Each failure is one ValueError."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_features",
+    "encode_labels",
+    "encode_groups",
+    "resolve_size",
+    "check_fraction",
+]
+
+
+def check_features(features: Any) -> np.ndarray:
+    x = np.asarray(features)
+    if x.ndim == 1:
+        raise ValueError(
+            f"features must be 2-D (n_samples, n_features), got shape {x.shape}; "
+            "use features.reshape(-1, 1) for a single feature"
+        )
+    if x.ndim != 2:
+        raise ValueError(f"features must be 2-D (n_samples, n_features), got shape {x.shape}")
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(f"features must be non-empty, got shape {x.shape}")
+    if not np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.complexfloating):
+        raise ValueError(f"features must be real numbers, got dtype {x.dtype}")
+    if np.issubdtype(x.dtype, np.floating):
+        # chunked so a memory-mapped matrix is not materialised as one boolean copy
+        step = max(1, 2**24 // max(1, x.shape[1]))
+        for start in range(0, x.shape[0], step):
+            block = x[start : start + step]
+            if not np.isfinite(block).all():
+                bad = start + int(np.argwhere(~np.isfinite(block))[0][0])
+                raise ValueError(f"features contain NaN or inf (first at row {bad})")
+    return x
+
+
+def encode_labels(labels: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return (class codes, classes). Labels may be strings or integers."""
+    y = np.asarray(labels)
+    if y.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got shape {y.shape}")
+    if len(y) != n_rows:
+        raise ValueError(f"features have {n_rows} rows but labels have {len(y)}")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError("labels contain NaN")
+    if y.dtype == object and any(v is None for v in y):
+        raise ValueError("labels contain None")
+    classes, codes = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"labels must have at least two classes, got {len(classes)}")
+    return codes.astype(np.int64), classes
+
+
+def encode_groups(groups: Any, n_rows: int) -> np.ndarray | None:
+    if groups is None:
+        return None
+    g = np.asarray(groups)
+    if g.ndim != 1 or len(g) != n_rows:
+        raise ValueError(f"groups must be 1-D with one id per row ({n_rows}), got shape {g.shape}")
+    _, codes = np.unique(g, return_inverse=True)
+    return codes.astype(np.int64)
+
+
+def resolve_size(value: Any, n: int, name: str) -> int:
+    """An int is a row count; a float in (0, 1) is a fraction of ``n``."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an int or a fraction in (0, 1), got {value!r}")
+    if isinstance(value, Integral):
+        size = int(value)
+    elif isinstance(value, Real):
+        if not 0.0 < float(value) < 1.0:
+            raise ValueError(f"{name} as a fraction must be in (0, 1), got {value}")
+        size = int(round(float(value) * n))
+    else:
+        raise ValueError(f"{name} must be an int or a fraction in (0, 1), got {value!r}")
+    if size < 1:
+        raise ValueError(f"{name} must be at least 1 row, got {size}")
+    return size
+
+
+def check_fraction(value: Any, name: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}") from None
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value}")
+    return v

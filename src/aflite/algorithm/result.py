@@ -1,0 +1,173 @@
+"""``FilterResult``: what a filtering run kept, removed and measured. Saved as JSON + npz."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aflite._internal.atomic import atomic_path
+
+__all__ = ["PhaseRecord", "FilterResult", "STOP_REASONS"]
+
+STOP_REASONS = {
+    "target_size": "target size reached",
+    "threshold": "fewer than slice_size instances at or above the threshold",
+    "too_small": "remaining set too small for train_size",
+    "single_shot": "single-shot baseline: one phase, most predictable removed down to the target",
+}
+
+
+@dataclass
+class PhaseRecord:
+    """One phase of the filter.
+
+    ``representation_bias`` is the mean predictability of the scored rows of the set before
+    removal: the estimate of R(Phi, S, M) at that point.
+    """
+
+    phase: int
+    size_before: int
+    n_removed: int
+    n_eligible: int
+    representation_bias: float
+    class_counts: dict[str, int]
+    seconds: float
+    score_histogram: list[int] = field(default_factory=list)
+
+
+@dataclass
+class FilterResult:
+    """Outcome of :func:`aflite.filter`.
+
+    Attributes
+    ----------
+    kept:
+        Sorted input row indices that survived.
+    removed:
+        Input row indices in the order they were removed.
+    removed_phase, removed_score:
+        Phase (0-based) in which each removed row left, and its predictability then.
+    kept_scores:
+        Predictability of each kept row in a final scoring phase on the kept set (NaN where a
+        row was never held out), aligned with ``kept``.
+    final_bias:
+        Representation-bias estimate of the kept set (mean of ``kept_scores``).
+    history:
+        One :class:`PhaseRecord` per filtering phase.
+    stop_reason:
+        A key of ``STOP_REASONS``; ``stop_message`` says it in words with the numbers.
+    """
+
+    kept: np.ndarray
+    removed: np.ndarray
+    removed_phase: np.ndarray
+    removed_score: np.ndarray
+    kept_scores: np.ndarray
+    final_bias: float
+    history: list[PhaseRecord]
+    stop_reason: str
+    stop_message: str
+    classes: list[Any]
+    n_input: int
+    params: dict[str, Any]
+
+    @property
+    def initial_bias(self) -> float:
+        """Representation-bias estimate of the input (first phase)."""
+        return self.history[0].representation_bias if self.history else self.final_bias
+
+    def scores(self) -> np.ndarray:
+        """(n_input,) one score per input row: removal score if removed, final score if kept."""
+        out = np.full(self.n_input, np.nan)
+        out[self.removed] = self.removed_score
+        out[self.kept] = self.kept_scores
+        return out
+
+    def summary(self) -> str:
+        """A few lines for a terminal."""
+        n_rm = len(self.removed)
+        return (
+            f"kept {len(self.kept)} of {self.n_input} rows, removed {n_rm} "
+            f"in {len(self.history)} phases\n"
+            f"representation bias {self.initial_bias:.3f} -> {self.final_bias:.3f}\n"
+            f"stopped: {self.stop_message}"
+        )
+
+    # --- persistence (JSON for metadata, npz for arrays; no pickle) ---
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write ``result.json`` and ``result.npz`` into ``directory`` (created if needed)."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        meta = {
+            "final_bias": _nan_to_none(self.final_bias),
+            "history": [
+                {**asdict(h), "representation_bias": _nan_to_none(h.representation_bias)}
+                for h in self.history
+            ],
+            "stop_reason": self.stop_reason,
+            "stop_message": self.stop_message,
+            "classes": [_jsonable(c) for c in self.classes],
+            "n_input": self.n_input,
+            "params": self.params,
+        }
+        with atomic_path(d / "result.npz") as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(
+                    fh,
+                    kept=self.kept,
+                    removed=self.removed,
+                    removed_phase=self.removed_phase,
+                    removed_score=self.removed_score,
+                    kept_scores=self.kept_scores,
+                )
+        with atomic_path(d / "result.json") as tmp:
+            tmp.write_text(json.dumps(meta, indent=2))
+        return d
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> FilterResult:
+        """Read a result written by :meth:`save`."""
+        d = Path(directory)
+        meta = json.loads((d / "result.json").read_text())
+        with np.load(d / "result.npz", allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        history = [
+            PhaseRecord(
+                **{
+                    **h,
+                    "representation_bias": _none_to_nan(h["representation_bias"]),
+                }
+            )
+            for h in meta["history"]
+        ]
+        return cls(
+            kept=arrays["kept"],
+            removed=arrays["removed"],
+            removed_phase=arrays["removed_phase"],
+            removed_score=arrays["removed_score"],
+            kept_scores=arrays["kept_scores"],
+            final_bias=_none_to_nan(meta["final_bias"]),
+            history=history,
+            stop_reason=meta["stop_reason"],
+            stop_message=meta["stop_message"],
+            classes=meta["classes"],
+            n_input=meta["n_input"],
+            params=meta["params"],
+        )
+
+
+def _jsonable(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _nan_to_none(v: float) -> float | None:
+    return None if v is None or np.isnan(v) else float(v)
+
+
+def _none_to_nan(v: float | None) -> float:
+    return float("nan") if v is None else float(v)

@@ -1,0 +1,156 @@
+"""AFLITE's behaviour: planted artifacts, stop rules, strategies, persistence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import planted_data
+
+import aflite
+
+
+def test_planted_artifact_is_removed_and_bias_falls_to_chance(planted):
+    x, y, is_planted = planted
+    res = aflite.filter(x, y, target_size=0.4, train_size=150, slice_size=50, seed=0)
+    removed_planted = is_planted[res.removed].sum() / is_planted.sum()
+    assert removed_planted >= 0.95
+    # most of what was removed is the artifact, not random rows
+    assert is_planted[res.removed].mean() >= 0.85
+    assert res.initial_bias > 0.5
+    assert abs(res.final_bias - 1 / 3) < 0.05
+    assert res.stop_reason == "threshold"
+
+
+@pytest.mark.parametrize("strategy", ["slicing", "sampling"])
+def test_strategies_remove_the_artifact(strategy):
+    x, y, is_planted = planted_data(n=900, seed=1)
+    res = aflite.filter(
+        x, y, target_size=300, train_size=120, slice_size=40, strategy=strategy, seed=1
+    )
+    assert is_planted[res.removed].sum() / is_planted.sum() >= 0.9
+
+
+def test_greedy_removes_one_per_phase():
+    x, y, _ = planted_data(n=300, seed=2)
+    res = aflite.filter(
+        x, y, target_size=280, train_size=60, n_partitions=16, strategy="greedy", seed=0
+    )
+    assert all(h.n_removed <= 1 for h in res.history)
+    assert len(res.removed) == len(res.history) - (res.history[-1].n_removed == 0)
+
+
+def test_target_size_is_exact_when_size_stop_fires(planted):
+    x, y, _ = planted
+    res = aflite.filter(x, y, target_size=1000, train_size=150, slice_size=150, seed=0)
+    assert res.stop_reason == "target_size"
+    assert len(res.kept) == 1000
+    assert res.history[-1].n_removed == 50  # last slice trimmed, 1200 -> 1050 -> 1000
+
+
+def test_threshold_one_removes_only_perfect_rows(planted):
+    x, y, _ = planted
+    res = aflite.filter(x, y, target_size=100, train_size=150, slice_size=50, threshold=1.0)
+    assert np.all(res.removed_score == 1.0)
+
+
+def test_single_shot_baseline_hits_target_in_one_phase(planted):
+    x, y, is_planted = planted
+    res = aflite.filter(x, y, target_size=600, train_size=150, strategy="single_shot", seed=0)
+    assert len(res.history) == 1 and len(res.kept) == 600
+    assert res.stop_reason == "single_shot"
+    # one phase removes the artifact too, but also many clean rows to reach the target
+    assert is_planted[res.removed].mean() < 0.7
+
+
+def test_removed_scores_are_descending_within_a_slice(planted):
+    x, y, _ = planted
+    res = aflite.filter(x, y, target_size=600, train_size=150, slice_size=60, seed=0)
+    for phase in np.unique(res.removed_phase):
+        s = res.removed_score[res.removed_phase == phase]
+        assert np.all(np.diff(s) <= 1e-12)
+        # everything removed scores at least tau and at least what stayed that phase
+        assert s.min() >= 0.75
+
+
+def test_too_small_stop_is_reported():
+    x, y, _ = planted_data(n=200, seed=3)
+    res = aflite.filter(x, y, target_size=10, train_size=150, slice_size=30, threshold=0.0)
+    assert res.stop_reason == "too_small"
+    assert "train_size" in res.stop_message
+    assert len(res.kept) <= 150
+
+
+def test_never_heldout_rows_are_not_removed():
+    x, y, _ = planted_data(n=100, seed=4)
+    # one partition training on 90 of 100 rows: 90 rows are never held out in a phase
+    res = aflite.filter(
+        x, y, target_size=50, train_size=90, n_partitions=1, slice_size=5, threshold=0.0
+    )
+    assert res.history[0].n_removed <= 10
+    assert np.all(np.isfinite(res.removed_score))
+
+
+def test_result_round_trips_through_json_and_npz(tmp_path, planted):
+    x, y, _ = planted
+    labels = np.array(["neutral", "entailment", "contradiction"])[y]
+    res = aflite.filter(x, labels, target_size=700, train_size=150, slice_size=100, seed=0)
+    res.save(tmp_path)
+    assert not list(tmp_path.glob("*.pkl"))
+    back = aflite.FilterResult.load(tmp_path)
+    np.testing.assert_array_equal(back.kept, res.kept)
+    np.testing.assert_array_equal(back.removed, res.removed)
+    np.testing.assert_array_equal(back.removed_score, res.removed_score)
+    np.testing.assert_array_equal(back.kept_scores, res.kept_scores)
+    assert back.history == res.history
+    assert back.classes == ["contradiction", "entailment", "neutral"]
+    assert back.params == res.params and back.stop_message == res.stop_message
+    np.testing.assert_array_equal(back.scores(), res.scores())
+
+
+def test_history_records_bias_counts_and_time(planted):
+    x, y, _ = planted
+    res = aflite.filter(x, y, target_size=700, train_size=150, slice_size=100, seed=0)
+    h0 = res.history[0]
+    assert h0.size_before == 1200 and sum(h0.class_counts.values()) == 1200
+    assert sum(h0.score_histogram) == 1200 or sum(h0.score_histogram) <= 1200
+    assert h0.seconds > 0
+    biases = [h.representation_bias for h in res.history]
+    assert biases[0] > biases[-1]
+
+
+def test_progress_callback_receives_each_phase(planted):
+    x, y, _ = planted
+    seen = []
+    res = aflite.filter(
+        x, y, target_size=700, train_size=150, slice_size=100, seed=0, progress=seen.append
+    )
+    assert [r.phase for r in seen] == [h.phase for h in res.history]
+
+
+def test_checkpoint_and_resume_give_identical_result(planted):
+    x, y, _ = planted
+    kwargs = dict(target_size=500, train_size=150, slice_size=60, seed=7)
+    full = aflite.filter(x, y, **kwargs)
+    states = []
+
+    def keep_copy(state):
+        states.append(
+            aflite.FilterState(
+                rows=state.rows.copy(),
+                removed=list(state.removed),
+                removed_phase=list(state.removed_phase),
+                removed_score=list(state.removed_score),
+                history=list(state.history),
+                generator_state=state.generator_state.copy(),
+                preconditioner_phase=state.preconditioner_phase,
+                stop_reason=state.stop_reason,
+                stop_message=state.stop_message,
+            )
+        )
+
+    aflite.filter(x, y, checkpoint=keep_copy, **kwargs)
+    mid = states[len(states) // 2]
+    resumed = aflite.filter(x, y, resume=mid, **kwargs)
+    np.testing.assert_array_equal(resumed.kept, full.kept)
+    np.testing.assert_array_equal(resumed.removed, full.removed)
+    np.testing.assert_array_equal(resumed.kept_scores, full.kept_scores)
