@@ -162,7 +162,7 @@ def _standardise_with_bias(x: np.ndarray, device: torch.device) -> torch.Tensor:
     mean_t = torch.as_tensor(mean, dtype=torch.float32, device=device)
     inv_t = torch.as_tensor(1.0 / std, dtype=torch.float32, device=device)
     for start in range(0, n, step):
-        block = torch.as_tensor(np.asarray(x[start : start + step], dtype=np.float32))
+        block = torch.from_numpy(np.array(x[start : start + step], dtype=np.float32))
         out[start : start + step, :d] = (block.to(device) - mean_t) * inv_t
     out[:, d] = 1.0
     return out

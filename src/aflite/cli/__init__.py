@@ -1,0 +1,1 @@
+"""The ``aflite`` command line."""

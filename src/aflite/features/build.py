@@ -1,0 +1,108 @@
+"""Turn a ``--features`` spec into a feature matrix for the rows of a data set."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from aflite.features.cache import cached
+from aflite.features.encoders import encode_texts, pair_features
+from aflite.features.ngrams import ngram_features
+from aflite.features.precomputed import load_precomputed
+from aflite.io.tables import DataError
+
+__all__ = ["FeatureSpec", "parse_feature_spec", "build_features", "FEATURE_KINDS"]
+
+FEATURE_KINDS = ("ngrams", "sentence-transformers", "precomputed")
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """``kind`` plus its argument: a model name/path, a file, or n-gram options."""
+
+    kind: str
+    arg: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.arg}" if self.arg else self.kind
+
+    @property
+    def needs_text(self) -> bool:
+        return self.kind != "precomputed"
+
+
+def parse_feature_spec(spec: str) -> FeatureSpec:
+    """``ngrams``, ``ngrams:svd=256``, ``sentence-transformers:NAME_OR_PATH``,
+    ``precomputed:FILE[#KEY]``."""
+    kind, _, arg = spec.partition(":")
+    if kind == "st":
+        kind = "sentence-transformers"
+    if kind not in FEATURE_KINDS:
+        raise DataError(
+            f"unknown features '{spec}': use ngrams, sentence-transformers:MODEL or precomputed:FILE"
+        )
+    if kind in ("sentence-transformers", "precomputed") and not arg:
+        raise DataError(f"features '{spec}' needs an argument, e.g. {kind}:NAME")
+    if kind == "ngrams" and arg:
+        for opt in arg.split(","):
+            name, _, value = opt.partition("=")
+            if name not in ("svd", "max_features", "min_df") or not value.isdigit():
+                raise DataError(f"unknown n-gram option '{opt}' (svd=N, max_features=N, min_df=N)")
+    return FeatureSpec(kind, arg)
+
+
+def build_features(
+    spec: FeatureSpec,
+    texts: dict[str, Sequence[str]] | None,
+    *,
+    n_rows: int,
+    ids: Sequence[Any] | None = None,
+    fingerprint: str = "",
+    cache_dir: str | None = None,
+    device: str = "cpu",
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[np.ndarray, bool]:
+    """Feature matrix for all rows, and whether it came from the cache.
+
+    With several text fields, n-grams get one vocabulary per field, and sentence encoders
+    embed each field and combine two fields as ``[u, v, |u-v|, u*v]`` (more are concatenated).
+    """
+    if spec.kind == "precomputed":
+        return load_precomputed(spec.arg, n_rows=n_rows, ids=ids), False
+    assert texts is not None
+    fields = list(texts)
+    if spec.kind == "ngrams":
+        opts = {k: int(v) for k, v in (o.split("=") for o in spec.arg.split(",") if o)}
+
+        def compute():
+            return ngram_features(
+                [texts[f] for f in fields],
+                max_features=opts.get("max_features", 1024),
+                min_df=opts.get("min_df", 2),
+                svd=opts.get("svd"),
+                seed=seed,
+            )
+
+        return compute(), False  # fast enough that caching buys nothing
+
+    def embed():
+        total = n_rows * len(fields)
+        done = 0
+        parts = []
+        for f in fields:
+
+            def step(k, base=done):
+                if progress is not None:
+                    progress(base + k, total)
+
+            parts.append(encode_texts(texts[f], spec.arg, device=device, progress=step))
+            done += n_rows
+        if len(parts) == 2:
+            return pair_features(parts[0], parts[1])
+        return np.concatenate(parts, axis=1)
+
+    return cached([fingerprint, str(spec), ",".join(fields)], embed, cache_dir)

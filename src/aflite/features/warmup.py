@@ -1,0 +1,89 @@
+"""The paper's warm-up representation: a model trained on a small random fraction of the data
+provides Phi for the rest, and the warm-up rows are not filtered (they would leak it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+__all__ = ["split_warmup", "warmup_representation"]
+
+
+def split_warmup(
+    n_rows: int, fraction: float, *, seed: int = 0, groups: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted (warm-up rows, remaining rows). With ``groups``, whole groups go to warm-up."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"warm-up fraction must be in (0, 1), got {fraction}")
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        warm = rng.permutation(n_rows)[: max(1, int(round(fraction * n_rows)))]
+    else:
+        uniq = np.unique(groups)
+        chosen = rng.permutation(uniq)[: max(1, int(round(fraction * len(uniq))))]
+        warm = np.flatnonzero(np.isin(groups, chosen))
+    mask = np.zeros(n_rows, dtype=bool)
+    mask[warm] = True
+    return np.flatnonzero(mask), np.flatnonzero(~mask)
+
+
+def warmup_representation(
+    features: np.ndarray,
+    labels: np.ndarray,
+    warm_rows: np.ndarray,
+    rest_rows: np.ndarray,
+    *,
+    hidden: int = 256,
+    epochs: int = 40,
+    batch_size: int = 64,
+    lr: float = 1e-3,
+    weight_decay: float = 1e-4,
+    seed: int = 0,
+    device: str = "cpu",
+) -> np.ndarray:
+    """Train an MLP head on the warm-up rows; return its last hidden layer for ``rest_rows``.
+
+    ``labels`` are integer codes for all rows. The head is two ReLU layers over standardised
+    base features, trained with Adam on cross-entropy.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    torch_dev = torch.device(device)
+    x = np.asarray(features, dtype=np.float32)
+    mean = x[warm_rows].mean(axis=0)
+    std = x[warm_rows].std(axis=0)
+    std[std < 1e-8] = 1.0
+    n_classes = int(labels.max()) + 1
+    d = x.shape[1]
+    body = torch.nn.Sequential(
+        torch.nn.Linear(d, hidden),
+        torch.nn.ReLU(),
+        torch.nn.Linear(hidden, hidden),
+        torch.nn.ReLU(),
+    )
+    head = torch.nn.Linear(hidden, n_classes)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for layer in [*body, head]:
+            if isinstance(layer, torch.nn.Linear):
+                layer.reset_parameters()
+    model = torch.nn.Sequential(body, head).to(torch_dev)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    xw = torch.as_tensor((x[warm_rows] - mean) / std, device=torch_dev)
+    yw = torch.as_tensor(labels[warm_rows], device=torch_dev)
+    model.train()
+    for _ in range(epochs):
+        order = torch.randperm(len(warm_rows), generator=gen).to(torch_dev)
+        for s in range(0, len(order), batch_size):
+            b = order[s : s + batch_size]
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(xw[b]), yw[b])
+            loss.backward()
+            opt.step()
+    model.eval()
+    out = np.empty((len(rest_rows), hidden), dtype=np.float32)
+    with torch.no_grad():
+        for s in range(0, len(rest_rows), 8192):
+            rows = rest_rows[s : s + 8192]
+            xb = torch.as_tensor((x[rows] - mean) / std, device=torch_dev)
+            out[s : s + len(rows)] = body(xb).cpu().numpy()
+    return out

@@ -1,0 +1,336 @@
+"""The command line on real data (the bundled SNLI slice): outputs, accounting, resume, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from aflite.cli.main import bundled_snli
+from aflite.jobs import FilterJob, run_filter_job
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "aflite.cli.main", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+    )
+
+
+@pytest.fixture(scope="module")
+def snli_rows():
+    return [json.loads(line) for line in bundled_snli().read_text().splitlines()]
+
+
+@pytest.fixture
+def small_snli(tmp_path, snli_rows):
+    path = tmp_path / "snli.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in snli_rows[:900]))
+    return path
+
+
+def _read_jsonl(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_filter_writes_outputs_that_partition_the_input(tmp_path, small_snli):
+    out = tmp_path / "out"
+    r = run_cli(
+        "filter",
+        str(small_snli),
+        "--text-fields",
+        "premise,hypothesis",
+        "--id-field",
+        "id",
+        "--target-size",
+        "500",
+        "--train-size",
+        "150",
+        "--slice-size",
+        "60",
+        "--warmup-fraction",
+        "0.1",
+        "--n-partitions",
+        "16",
+        "--out-dir",
+        str(out),
+        "--quiet",
+    )
+    assert r.returncode == 0, r.stderr
+    assert "kept" in r.stdout and "representation bias" in r.stdout
+    kept, removed, warm = (_read_jsonl(out / f"{s}.jsonl") for s in ("kept", "removed", "warmup"))
+    ids = [x["id"] for x in kept + removed + warm]
+    assert sorted(ids) == sorted(
+        json.loads(line)["id"] for line in small_snli.read_text().splitlines()
+    )
+    assert len(warm) == 90
+    # rows are untouched; removed rows carry their score and phase
+    original = {
+        json.loads(line)["id"]: json.loads(line) for line in small_snli.read_text().splitlines()
+    }
+    assert all(original[k["id"]] == k for k in kept)
+    assert all(
+        {**original[x["id"]], "aflite_score": x["aflite_score"], "aflite_phase": x["aflite_phase"]}
+        == x
+        for x in removed
+    )
+    assert all(x["aflite_score"] >= 0.75 for x in removed)
+    scores = pq.read_table(out / "scores.parquet").to_pydict()
+    assert sorted(set(scores["split"])) == ["kept", "removed", "warmup"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["counts"]["input"] == 900
+    assert (
+        summary["counts"]["kept"] + summary["counts"]["removed"] + summary["counts"]["warmup"]
+        == 900
+    )
+    assert summary["seed"] == 0 and summary["versions"]["aflite"]
+    assert (out / "report.html").exists()
+    assert not list(out.glob("*.part")) and not (out / ".checkpoint").exists()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "parquet"])
+def test_other_formats_round_trip(tmp_path, snli_rows, fmt):
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    rows = snli_rows[:300]
+    tbl = pa.Table.from_pylist(rows)
+    src = tmp_path / f"in.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(tbl, src)
+    else:
+        pacsv.write_csv(tbl, src, pacsv.WriteOptions(delimiter="," if fmt == "csv" else "\t"))
+    out = tmp_path / "out"
+    job = FilterJob(
+        input=str(src),
+        text_fields=["hypothesis"],
+        id_field="id",
+        target_size=200,
+        train_size=60,
+        slice_size=20,
+        n_partitions=8,
+        out_dir=str(out),
+        cache_dir=None,
+        report=False,
+    )
+    res = run_filter_job(job, progress=False, log=lambda s: None)
+    assert (out / f"kept.{fmt}").exists() and (out / f"removed.{fmt}").exists()
+    if fmt == "parquet":
+        kept = pq.read_table(out / "kept.parquet").to_pylist()
+    else:
+        kept = pacsv.read_csv(
+            out / f"kept.{fmt}",
+            parse_options=pacsv.ParseOptions(delimiter="," if fmt == "csv" else "\t"),
+        ).to_pylist()
+    assert len(kept) == len(res.result.kept)
+    assert {k["id"] for k in kept} <= {r["id"] for r in rows}
+
+
+def test_hf_dataset_folder(tmp_path, snli_rows):
+    datasets = pytest.importorskip("datasets")
+    ds = datasets.Dataset.from_list(snli_rows[:300])
+    ds.save_to_disk(str(tmp_path / "ds"))
+    out = tmp_path / "out"
+    job = FilterJob(
+        input=str(tmp_path / "ds"),
+        text_fields=["hypothesis"],
+        target_size=200,
+        train_size=60,
+        slice_size=20,
+        n_partitions=8,
+        out_dir=str(out),
+        cache_dir=None,
+        report=False,
+    )
+    res = run_filter_job(job, progress=False, log=lambda s: None)
+    back = datasets.load_from_disk(str(out / "kept"))
+    assert len(back) == len(res.result.kept)
+    assert set(back.column_names) == set(ds.column_names)
+
+
+def test_resume_after_interruption_is_identical(tmp_path, small_snli):
+    common = dict(
+        input=str(small_snli),
+        text_fields=["hypothesis"],
+        id_field="id",
+        target_size=300,
+        train_size=120,
+        slice_size=40,
+        threshold=0.6,
+        n_partitions=16,
+        cache_dir=None,
+        report=False,
+        seed=3,
+    )
+    full = run_filter_job(FilterJob(**common, out_dir=str(tmp_path / "a")), progress=False)
+    assert len(full.result.history) >= 3
+    job_b = FilterJob(**common, out_dir=str(tmp_path / "b"))
+    with pytest.raises(KeyboardInterrupt):
+        run_filter_job(job_b, progress=False, stop_after_phases=2)
+    assert not (tmp_path / "b" / "kept.jsonl").exists()  # nothing half-done
+    job_b.resume = True
+    resumed = run_filter_job(job_b, progress=False, log=lambda s: None)
+    for name in ("kept.jsonl", "removed.jsonl"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    np.testing.assert_array_equal(resumed.result.kept_scores, full.result.kept_scores)
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+GOOD = (
+    '{"id": "a", "hypothesis": "x y", "label": "e"}\n{"id": "b", "hypothesis": "z", "label": "c"}\n'
+)
+
+
+@pytest.mark.parametrize(
+    "content, extra, message",
+    [
+        (GOOD + "{not json\n", [], "in.jsonl:3: malformed JSON"),
+        (GOOD + '{"id": "c", "hypothesis": "q"}\n', [], "in.jsonl:3: field 'label' is missing"),
+        (GOOD + '{"id": "c", "label": "e"}\n', [], "in.jsonl:3: field 'hypothesis' is missing"),
+        (
+            GOOD + '{"id": "c", "hypothesis": "  ", "label": "e"}\n',
+            [],
+            "in.jsonl:3: field 'hypothesis' is empty",
+        ),
+        (
+            GOOD + '{"id": "a", "hypothesis": "q", "label": "e"}\n',
+            [],
+            "in.jsonl:3: field 'id' duplicates id 'a'",
+        ),
+        (GOOD.replace('"c"', '"e"'), [], "fewer than two classes"),
+        (GOOD, ["--label-field", "gold"], "in.jsonl:1: field 'gold' is missing"),
+        (GOOD, ["--target-size", "5"], "target size 5 is not smaller"),
+        (GOOD, ["--features", "magic"], "unknown features 'magic'"),
+    ],
+)
+def test_bad_input_one_line_error_exit_2_no_output(tmp_path, content, extra, message):
+    src = _write(tmp_path, "in.jsonl", content)
+    out = tmp_path / "out"
+    r = run_cli(
+        "filter",
+        str(src),
+        "--text-fields",
+        "hypothesis",
+        "--id-field",
+        "id",
+        "--target-size",
+        "1",
+        "--train-size",
+        "1",
+        "--out-dir",
+        str(out),
+        "--quiet",
+        *extra,
+    )
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert message in r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert not out.exists()
+
+
+def test_precomputed_feature_errors(tmp_path):
+    src = _write(tmp_path, "in.jsonl", GOOD * 1)
+    bad = np.array([[1.0, np.nan], [0.0, 1.0]])
+    np.save(tmp_path / "f.npy", bad)
+    np.save(tmp_path / "g.npy", np.zeros((5, 2)))
+    out = tmp_path / "out"
+    for feat, msg in [
+        (f"precomputed:{tmp_path / 'f.npy'}", "row 1: features contain NaN"),
+        (f"precomputed:{tmp_path / 'g.npy'}", "5 feature rows but the data has 2 rows"),
+        (f"precomputed:{tmp_path / 'nope.npy'}", "no such feature file"),
+    ]:
+        r = run_cli(
+            "filter",
+            str(src),
+            "--features",
+            feat,
+            "--target-size",
+            "1",
+            "--train-size",
+            "1",
+            "--out-dir",
+            str(out),
+            "--quiet",
+        )
+        assert r.returncode == 2 and msg in r.stderr, r.stderr
+        assert not out.exists()
+
+
+def test_unreadable_and_unknown_files(tmp_path):
+    r = run_cli("filter", str(tmp_path / "missing.jsonl"), "--out-dir", str(tmp_path / "o"))
+    assert r.returncode == 2 and "no such file" in r.stderr
+    src = _write(tmp_path, "in.xlsx", "x")
+    r = run_cli("filter", str(src), "--out-dir", str(tmp_path / "o"))
+    assert r.returncode == 2 and "unknown file type" in r.stderr
+
+
+def test_precomputed_aligned_by_id(tmp_path, snli_rows):
+    from aflite.features import load_precomputed
+
+    ids = [r["id"] for r in snli_rows[:50]]
+    feats = np.arange(100, dtype=np.float32).reshape(50, 2)
+    np.savez(tmp_path / "f.npz", features=feats[::-1], ids=np.array(ids[::-1]))
+    x = load_precomputed(str(tmp_path / "f.npz"), n_rows=50, ids=ids)
+    np.testing.assert_array_equal(x, feats)
+
+
+def test_hypothesis_only_accuracy_falls_to_chance_after_filtering(tmp_path):
+    """The paper's claim on real SNLI: filter on hypothesis n-grams, and a hypothesis-only
+    model on the kept rows is near chance, while a random subset of equal size is not."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+
+    from aflite.features import ngram_features
+
+    out = tmp_path / "out"
+    r = run_cli(
+        "filter",
+        str(bundled_snli()),
+        "--text-fields",
+        "hypothesis",
+        "--id-field",
+        "id",
+        "--group-field",
+        "premise",
+        "--target-size",
+        "0.5",
+        "--train-size",
+        "0.4",
+        "--slice-size",
+        "300",
+        "--threshold",
+        "0.55",
+        "--out-dir",
+        str(out),
+        "--quiet",
+        "--no-report",
+    )
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()]
+    x = ngram_features([[row["hypothesis"] for row in rows]])
+    y = np.array([row["label"] for row in rows])
+    kept_ids = {k["id"] for k in _read_jsonl(out / "kept.jsonl")}
+    kept = np.array([row["id"] in kept_ids for row in rows])
+
+    def cv(mask):
+        return cross_val_score(LogisticRegression(max_iter=2000), x[mask], y[mask], cv=5).mean()
+
+    rng = np.random.default_rng(0)
+    random_subset = np.zeros(len(rows), bool)
+    random_subset[rng.choice(len(rows), kept.sum(), replace=False)] = True
+    acc_full, acc_random, acc_kept = cv(np.ones(len(rows), bool)), cv(random_subset), cv(kept)
+    chance = max(np.mean(y[kept] == c) for c in np.unique(y))
+    assert acc_full > 0.5 and acc_random > 0.48
+    assert acc_kept < chance + 0.06
+    assert acc_random - acc_kept > 0.12
