@@ -334,3 +334,93 @@ def test_hypothesis_only_accuracy_falls_to_chance_after_filtering(tmp_path):
     assert acc_full > 0.5 and acc_random > 0.48
     assert acc_kept < chance + 0.06
     assert acc_random - acc_kept > 0.12
+
+
+def test_kill_9_mid_run_then_resume_is_identical(tmp_path, small_snli):
+    import os
+    import signal
+    import time
+
+    args = [
+        "filter",
+        str(small_snli),
+        "--text-fields",
+        "hypothesis",
+        "--target-size",
+        "300",
+        "--train-size",
+        "120",
+        "--slice-size",
+        "30",
+        "--threshold",
+        "0.5",
+        "--n-partitions",
+        "32",
+        "--seed",
+        "5",
+        "--quiet",
+        "--no-report",
+        "--cache-dir",
+        str(tmp_path / "c"),
+    ]
+    ref = run_cli(*args, "--out-dir", str(tmp_path / "a"))
+    assert ref.returncode == 0, ref.stderr
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aflite.cli.main", *args, "--out-dir", str(tmp_path / "b")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    state = tmp_path / "b" / ".checkpoint" / "state.json"
+    deadline = time.time() + 60
+    while not state.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (tmp_path / "b" / "kept.jsonl").exists(), "run finished before it could be killed"
+    r = run_cli(*args, "--out-dir", str(tmp_path / "b"), "--resume")
+    assert r.returncode == 0, r.stderr
+    for name in ("kept.jsonl", "removed.jsonl", "scores.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_hf_name_from_local_source(tmp_path, snli_rows):
+    pytest.importorskip("datasets")
+    src = tmp_path / "snli_local"
+    src.mkdir()
+    (src / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in snli_rows[:300]))
+    out = tmp_path / "out"
+    job = FilterJob(
+        input=f"hf:{src}:train",
+        text_fields=["hypothesis"],
+        target_size=200,
+        train_size=60,
+        slice_size=20,
+        n_partitions=8,
+        out_dir=str(out),
+        cache_dir=None,
+        report=False,
+    )
+    res = run_filter_job(job, progress=False, log=lambda s: None)
+    assert (out / "kept").is_dir() and len(res.result.kept) >= 200
+
+
+def test_unknown_encoder_via_cli(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    src = _write(tmp_path, "in.jsonl", GOOD)
+    r = run_cli(
+        "filter",
+        str(src),
+        "--text-fields",
+        "hypothesis",
+        "--features",
+        "sentence-transformers:/no/such/model",
+        "--target-size",
+        "1",
+        "--train-size",
+        "1",
+        "--out-dir",
+        str(tmp_path / "out"),
+        "--quiet",
+    )
+    assert r.returncode == 2 and "cannot load sentence-transformers model" in r.stderr
+    assert not (tmp_path / "out").exists()

@@ -49,7 +49,11 @@ def test_real_encoder_embeds_pairs_and_caches(tmp_path, pairs, monkeypatch):
     spec = parse_feature_spec(f"sentence-transformers:{MINILM}")
     calls = []
     x, hit = build_features(
-        spec, pairs, n_rows=48, fingerprint="fp", cache_dir=str(tmp_path),
+        spec,
+        pairs,
+        n_rows=48,
+        fingerprint="fp",
+        cache_dir=str(tmp_path),
         progress=lambda done, total: calls.append((done, total)),
     )
     assert x.shape == (48, 4 * 384) and not hit
@@ -117,3 +121,41 @@ def test_grouped_warmup_takes_whole_groups():
     groups = np.repeat(np.arange(50), 3)
     warm, rest = split_warmup(150, 0.1, seed=1, groups=groups)
     assert len(np.intersect1d(groups[warm], groups[rest])) == 0
+
+
+@pytest.mark.encoder
+@needs_minilm
+def test_warmup_finetunes_the_encoder(pairs, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from aflite.features.encoders import encode_texts
+    from aflite.features.finetune import finetuned_representation
+
+    labels = np.array([0, 1, 2] * 16)
+    warm, rest = np.arange(24), np.arange(24, 48)
+    phi = finetuned_representation(
+        MINILM, pairs, labels, warm, rest, epochs=1, batch_size=8, lr=1e-4
+    )
+    assert phi.shape == (24, 4 * 384) and np.isfinite(phi).all()
+    plain = encode_texts([pairs["hypothesis"][i] for i in rest], MINILM)
+    # the encoder moved: its hypothesis embeddings differ from the untuned model's
+    assert not np.allclose(phi[:, 384:768], plain, atol=1e-3)
+
+
+def test_precomputed_safetensors_and_parquet(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from safetensors.numpy import save_file
+
+    from aflite.features import load_precomputed
+
+    feats = np.arange(12, dtype=np.float32).reshape(6, 2)
+    save_file({"features": feats}, str(tmp_path / "f.safetensors"))
+    np.testing.assert_array_equal(
+        load_precomputed(str(tmp_path / "f.safetensors"), n_rows=6), feats
+    )
+    pq.write_table(pa.table({"id": list("abcdef"), "emb": feats.tolist()}), tmp_path / "f.parquet")
+    got = load_precomputed(str(tmp_path / "f.parquet") + "#emb", n_rows=6, ids=list("fedcba"))
+    np.testing.assert_array_equal(got, feats[::-1])
+    pq.write_table(pa.table({"emb": [[1.0, 2.0], [3.0]]}), tmp_path / "bad.parquet")
+    with pytest.raises(DataError, match="row 2: field 'emb' has a missing or ragged vector"):
+        load_precomputed(str(tmp_path / "bad.parquet") + "#emb", n_rows=2)

@@ -38,7 +38,7 @@ def knn_distances(
     perm = rng.permutation(n)
     n_test = max(1, int(round(holdout * n)))
     test, train = perm[:n_test], perm[n_test:]
-    xt = torch.nn.functional.normalize(torch.as_tensor(x), dim=1)
+    xt = torch.nn.functional.normalize(torch.from_numpy(np.array(x)), dim=1)
     classes = np.unique(y)
     header = ["class", "neighbours"] + [f"top-{k}" for k in ks]
     rows: list[list[Any]] = []

@@ -45,7 +45,9 @@ def bundled_snli() -> Path:
 @app.command("filter")
 def filter_cmd(
     input_path: str = typer.Argument(
-        ..., metavar="INPUT", help="JSONL, CSV, TSV, Parquet, a saved HF dataset folder, or hf:NAME:SPLIT."
+        ...,
+        metavar="INPUT",
+        help="JSONL, CSV, TSV, Parquet, a saved HF dataset folder, or hf:NAME:SPLIT.",
     ),
     label_field: str = typer.Option("label", help="Field holding the class label."),
     text_fields: str | None = typer.Option(
@@ -70,6 +72,9 @@ def filter_cmd(
     strategy: str = typer.Option("slicing", help="slicing | greedy | sampling | single_shot."),
     warmup_fraction: float | None = typer.Option(
         None, help="Train a warm-up model on this fraction; it gives Phi for the rest."
+    ),
+    warmup_finetune: bool = typer.Option(
+        False, help="With a sentence-transformers model: fine-tune the encoder itself in warm-up."
     ),
     out_dir: str = typer.Option("aflite-out", help="Output folder."),
     seed: int = typer.Option(0, help="Random seed."),
@@ -100,6 +105,7 @@ def filter_cmd(
         threshold=threshold,
         strategy=strategy,
         warmup_fraction=warmup_fraction,
+        warmup_finetune=warmup_finetune,
         seed=seed,
         device=device,
         out_dir=out_dir,

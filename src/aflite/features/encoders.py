@@ -6,6 +6,7 @@ import importlib.util
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -58,15 +59,19 @@ def _load(name: str, device: str):
 
 def encode_texts(
     texts: Sequence[str],
-    model: str,
+    model: Any,
     *,
     device: str = "cpu",
     batch_size: int = 64,
     progress: Callable[[int], None] | None = None,
 ) -> np.ndarray:
-    """Embed ``texts`` (float32, L2-normalised); ``progress`` is called with rows done."""
-    st = _load(model, device)
-    out = np.empty((len(texts), st.get_sentence_embedding_dimension()), dtype=np.float32)
+    """Embed ``texts`` (float32, L2-normalised); ``progress`` is called with rows done.
+
+    ``model`` is a name or path, or an already loaded SentenceTransformer.
+    """
+    st = _load(model, device) if isinstance(model, str) else model
+    dim_of = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
+    out = np.empty((len(texts), dim_of()), dtype=np.float32)
     chunk = batch_size * 8
     for s in range(0, len(texts), chunk):
         out[s : s + chunk] = st.encode(

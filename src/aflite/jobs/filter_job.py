@@ -47,6 +47,7 @@ class FilterJob:
     threshold: float = 0.75
     strategy: str = "slicing"
     warmup_fraction: float | None = None
+    warmup_finetune: bool = False
     seed: int = 0
     device: str = "auto"
     out_dir: str = "aflite-out"
@@ -224,6 +225,17 @@ def _representation(
     from aflite._internal.progress import progress_bar
 
     device = str(resolve_device(job.device))
+    if job.warmup_finetune:
+        if spec.kind != "sentence-transformers" or job.warmup_fraction is None:
+            raise DataError(
+                "--warmup-finetune needs --features sentence-transformers:MODEL and --warmup-fraction"
+            )
+        from aflite.features.finetune import finetuned_representation
+
+        codes = np.unique(inputs.labels, return_inverse=True)[1]
+        return finetuned_representation(
+            spec.arg, inputs.texts, codes, warm_rows, rest, seed=job.seed, device=device
+        )
     with progress_bar("embedding", enabled=progress) as bar:
         base, _ = build_features(
             spec,

@@ -1,0 +1,79 @@
+"""Warm-up by fine-tuning the sentence encoder itself, as the paper does with RoBERTa."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from aflite.features.encoders import _load, pair_features
+
+__all__ = ["finetuned_representation"]
+
+
+def _embed(st, texts: Sequence[str], device: torch.device) -> torch.Tensor:
+    prep = getattr(st, "preprocess", None) or st.tokenize
+    feats = prep(list(texts))
+    feats = {k: v.to(device) if torch.is_tensor(v) else v for k, v in feats.items()}
+    return st(feats)["sentence_embedding"]
+
+
+def _combine(parts: list[torch.Tensor]) -> torch.Tensor:
+    if len(parts) == 2:
+        u, v = parts
+        return torch.cat([u, v, (u - v).abs(), u * v], dim=1)
+    return torch.cat(parts, dim=1)
+
+
+def finetuned_representation(
+    model: str,
+    texts: dict[str, Sequence[str]],
+    labels: np.ndarray,
+    warm_rows: np.ndarray,
+    rest_rows: np.ndarray,
+    *,
+    epochs: int = 1,
+    batch_size: int = 16,
+    lr: float = 2e-5,
+    seed: int = 0,
+    device: str = "cpu",
+) -> np.ndarray:
+    """Fine-tune ``model`` with a softmax head on the warm-up rows, then embed the other rows
+    with the tuned encoder; their (pair) embedding, the head's input, is Phi."""
+    from aflite.features.encoders import encode_texts
+
+    dev = torch.device(device)
+    st = _load(model, device)
+    fields = list(texts)
+    dim = (
+        st.get_embedding_dimension()
+        if hasattr(st, "get_embedding_dimension")
+        else st.get_sentence_embedding_dimension()
+    )
+    width = 4 * dim if len(fields) == 2 else dim * len(fields)
+    n_classes = int(labels.max()) + 1
+    gen = torch.Generator().manual_seed(seed)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        head = torch.nn.Linear(width, n_classes).to(dev)
+    opt = torch.optim.AdamW(list(st.parameters()) + list(head.parameters()), lr=lr)
+    st.train()
+    y = torch.as_tensor(labels[warm_rows], device=dev)
+    for _ in range(epochs):
+        order = torch.randperm(len(warm_rows), generator=gen).numpy()
+        for s in range(0, len(order), batch_size):
+            b = order[s : s + batch_size]
+            rows = warm_rows[b]
+            rep = _combine([_embed(st, [texts[f][i] for i in rows], dev) for f in fields])
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(head(rep), y[b])
+            loss.backward()
+            opt.step()
+    st.eval()
+    parts = []
+    for f in fields:
+        parts.append(encode_texts([texts[f][i] for i in rest_rows], st, device=device))
+    if len(parts) == 2:
+        return pair_features(parts[0], parts[1])
+    return np.concatenate(parts, axis=1)
