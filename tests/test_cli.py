@@ -16,7 +16,7 @@ from aflite.jobs import FilterJob, run_filter_job
 
 def run_cli(*args, cwd=None):
     return subprocess.run(
-        [sys.executable, "-m", "aflite.cli.main", *args],
+        [sys.executable, "-m", "aflite", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -366,7 +366,7 @@ def test_kill_9_mid_run_then_resume_is_identical(tmp_path, small_snli):
     ref = run_cli(*args, "--out-dir", str(tmp_path / "a"))
     assert ref.returncode == 0, ref.stderr
     proc = subprocess.Popen(
-        [sys.executable, "-m", "aflite.cli.main", *args, "--out-dir", str(tmp_path / "b")],
+        [sys.executable, "-m", "aflite", *args, "--out-dir", str(tmp_path / "b")],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

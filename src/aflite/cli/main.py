@@ -8,17 +8,9 @@ from pathlib import Path
 
 import typer
 
+from aflite.cli.app import app
 from aflite.features.encoders import MissingExtraError
 from aflite.io.tables import DataError
-
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    help="Find and remove spurious biases (dataset artifacts) with adversarial filtering.",
-)
-experiment_app = typer.Typer(no_args_is_help=True, help="The paper's experiments as commands.")
-app.add_typer(experiment_app, name="experiment")
 
 
 def _size(value: str, name: str) -> int | float:
@@ -159,18 +151,17 @@ def main() -> None:
     except KeyboardInterrupt:
         typer.echo("aflite: interrupted; run again with --resume to continue", err=True)
         sys.exit(130)
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
+    except Exception as e:
+        # usage errors from click (typer may vendor its own copy, so match by shape)
+        if hasattr(e, "show") and hasattr(e, "exit_code"):
             e.show()
             sys.exit(2)
-        if isinstance(e, click.exceptions.Abort):
+        if type(e).__name__ == "Abort":
             sys.exit(130)
         raise
 
 
-# register the other command groups
+# register the other commands on the same app
 from aflite.cli import commands as _commands  # noqa: E402,F401
 
 if __name__ == "__main__":

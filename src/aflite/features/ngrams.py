@@ -16,12 +16,13 @@ def ngram_features(
     min_df: int = 2,
     svd: int | None = None,
     seed: int = 0,
-) -> np.ndarray:
+    dense: bool = True,
+):
     """TF-IDF word uni+bigrams, one vocabulary per text field, stacked side by side.
 
     Separate vocabularies keep "nobody" in a hypothesis distinct from "nobody" in a premise,
     which is what a partial-input artifact lives in. ``svd`` reduces the result to that many
-    dimensions (TruncatedSVD) for large inputs.
+    dimensions (TruncatedSVD) for large inputs. ``dense=False`` returns the sparse matrix.
     """
     from scipy import sparse
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -44,4 +45,4 @@ def ngram_features(
         return (
             TruncatedSVD(n_components=svd, random_state=seed).fit_transform(mat).astype(np.float32)
         )
-    return mat.toarray().astype(np.float32)
+    return mat.toarray().astype(np.float32) if dense else mat

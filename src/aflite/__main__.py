@@ -1,0 +1,3 @@
+from aflite.cli.main import main
+
+main()

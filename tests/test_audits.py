@@ -1,0 +1,205 @@
+"""Audits on real SNLI (known artifacts) and on planted data (exact expectations)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import aflite
+from aflite.audits import (
+    CooccurrenceCounts,
+    count_cooccurrences,
+    identity_pmi,
+    knn_distances,
+    max_ppmi_baseline,
+    partial_input_baseline,
+    run_audits,
+    word_label_pmi,
+    word_label_zstats,
+)
+from aflite.cli.main import bundled_snli
+
+
+@pytest.fixture(scope="module")
+def snli():
+    rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()]
+    return {
+        "premise": [r["premise"] for r in rows],
+        "hypothesis": [r["hypothesis"] for r in rows],
+        "label": np.array([r["label"] for r in rows]),
+    }
+
+
+def _top(result, label, k):
+    return [r[2] for r in result.rows if r[0] == label][:k]
+
+
+def test_snli_pmi_finds_the_known_hypothesis_artifacts(snli):
+    res = word_label_pmi(snli["hypothesis"], snli["label"], min_count=20)
+    contradiction = _top(res, "contradiction", 10)
+    entailment = _top(res, "entailment", 10)
+    assert "nobody" in contradiction and "sleeping" in contradiction
+    assert "outdoors" in entailment or "instrument" in entailment
+    assert "tall" in _top(res, "neutral", 10) or "vacation" in _top(res, "neutral", 10)
+
+
+def test_snli_zstats_mark_artifacts_significant(snli, tmp_path):
+    res = word_label_zstats(
+        snli["hypothesis"], snli["label"], min_count=20, plot=tmp_path / "z.png"
+    )
+    sig = res.details["significant"]
+    assert "nobody" in sig["contradiction"] and "outdoors" in sig["entailment"]
+    assert (tmp_path / "z.png").stat().st_size > 10_000
+    assert res.details["z_threshold"] > 3
+
+
+def test_snli_partial_input_and_max_ppmi_beat_chance(snli):
+    partial = partial_input_baseline(snli["hypothesis"], snli["label"])
+    acc, majority = partial.rows[0][1], partial.rows[0][2]
+    assert acc > majority + 0.15
+    ppmi = max_ppmi_baseline(snli["hypothesis"], snli["label"])
+    assert ppmi.rows[0][1] > majority + 0.1
+
+
+def test_hypothesis_only_accuracy_falls_after_aflite(snli):
+    from aflite.features import ngram_features
+
+    x = ngram_features([snli["hypothesis"]])
+    res = aflite.filter(
+        x,
+        snli["label"],
+        target_size=0.5,
+        train_size=0.4,
+        slice_size=300,
+        threshold=0.55,
+        groups=snli["premise"],
+        seed=0,
+    )
+    kept = res.kept
+    after = partial_input_baseline([snli["hypothesis"][i] for i in kept], snli["label"][kept])
+    assert after.rows[0][1] < after.rows[0][2] + 0.05  # near (or below) chance
+
+
+def _planted(n=1200, seed=0):
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(60)]
+    y = rng.integers(0, 3, n)
+    texts = [" ".join(rng.choice(words, 6)) for _ in range(n)]
+    planted = np.flatnonzero(y == 2)[:150]
+    for i in planted:
+        texts[i] += " zebra"
+    return texts, y
+
+
+def test_planted_token_ranks_first_and_is_significant():
+    texts, y = _planted()
+    pmi = word_label_pmi(texts, y, min_count=10)
+    assert _top(pmi, "2", 1) == ["zebra"]
+    z = word_label_zstats(texts, y, min_count=10)
+    assert z.details["significant"]["2"] == ["zebra"]
+    assert [r[1] for r in z.rows if r[0] == "2"][0] == "zebra"
+
+
+def test_cooccurrence_pmi_matches_the_formula_and_round_trips(tmp_path):
+    texts = ["the woman cooks dinner", "a woman cooks", "the man drives a truck", "man drives"] * 5
+    counts = count_cooccurrences(texts, min_count=1, n_jobs=1)
+    i, j = counts._index["woman"], counts._index["cooks"]
+    n = counts.n_tokens
+    expected = np.log2(n * 10 / (counts.counts[i] * counts.counts[j]))
+    top = dict((g, p) for g, p, _ in counts.top_associations("woman", 50))
+    assert top["cooks"] == pytest.approx(expected)
+    assert "truck" not in top  # never in the same sentence
+    assert "the" not in counts._index  # stop word removed
+    assert "woman cooks" in counts._index  # bigram kept
+    path = counts.save(tmp_path / "c.npz")
+    back = CooccurrenceCounts.load(path)
+    assert back.top_associations("woman", 5) == counts.top_associations("woman", 5)
+    with pytest.raises(KeyError):
+        back.top_associations("zebra")
+
+
+def test_parallel_counting_equals_serial():
+    texts = [f"woman {i % 7} man {i % 5} child" for i in range(3000)]
+    a = count_cooccurrences(texts, min_count=2, n_jobs=1, chunk_size=500)
+    b = count_cooccurrences(texts, min_count=2, n_jobs=2, chunk_size=500)
+    assert a.vocab == b.vocab
+    assert (a.cooc != b.cooc).nnz == 0
+
+
+def test_identity_words_are_kept_and_min_count_applies(snli):
+    sentences = snli["premise"] + snli["hypothesis"]
+    res = identity_pmi(sentences, min_count=10)
+    words = {r[1] for r in res.rows}
+    assert {"woman", "man", "he", "she"} & words  # "he"/"she" are stop words but identities
+    assert all(r[4] >= 1 for r in res.rows)
+    custom = identity_pmi(sentences, min_count=10, identity_words={"dog": "animal"})
+    assert {r[1] for r in custom.rows} == {"dog"}
+
+
+def test_knn_distances_grow_when_near_duplicates_are_removed():
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(300, 16))
+    y = rng.integers(0, 2, 300)
+    dup = base + rng.normal(scale=0.01, size=base.shape)  # near-duplicates of every row
+    before = knn_distances(np.vstack([base, dup]), np.concatenate([y, y]), seed=0)
+    after = knn_distances(base, y, seed=0)
+    b = {(r[0], r[1]): r[2] for r in before.rows}
+    a = {(r[0], r[1]): r[2] for r in after.rows}
+    assert all(a[k] > b[k] for k in b if k[1] == "same class")
+
+
+def test_run_audits_rejects_unknown_names(snli):
+    with pytest.raises(ValueError, match="unknown audit"):
+        run_audits({"hypothesis": snli["hypothesis"][:10]}, snli["label"][:10], audits=["vibes"])
+
+
+def test_audit_cli_compare_json_and_query(tmp_path, snli):
+    kept = tmp_path / "kept.jsonl"
+    rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()]
+    kept.write_text("".join(json.dumps(r) + "\n" for r in rows[:1500]))
+    out = tmp_path / "audit.json"
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aflite",
+            "audit",
+            str(bundled_snli()),
+            "--text-fields",
+            "premise,hypothesis",
+            "--compare",
+            str(kept),
+            "--audits",
+            "pmi,zstats,identity,partial,ppmi,knn,bias",
+            "--json",
+            str(out),
+            "--plot-dir",
+            str(tmp_path),
+            "--save-counts",
+            str(tmp_path / "c.npz"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "hypothesis-only accuracy" in r.stdout
+    doc = json.loads(out.read_text())
+    assert len(doc["audits"]) == len(doc["compare_audits"]) == 7
+    assert all({"name", "summary", "table", "details"} <= set(a) for a in doc["audits"])
+    assert (tmp_path / "zstats-input.png").exists() and (tmp_path / "zstats-compare.png").exists()
+    q = subprocess.run(
+        [sys.executable, "-m", "aflite", "pmi-query", str(tmp_path / "c.npz"), "woman"],
+        capture_output=True,
+        text=True,
+    )
+    assert q.returncode == 0 and len(q.stdout.splitlines()) == 20
+    bad = subprocess.run(
+        [sys.executable, "-m", "aflite", "pmi-query", str(tmp_path / "c.npz"), "qwxzy"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "not in the vocabulary" in bad.stderr
