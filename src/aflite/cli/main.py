@@ -79,6 +79,9 @@ def filter_cmd(
         None, help="Embedding cache folder (default ~/.cache/aflite)."
     ),
     no_report: bool = typer.Option(False, help="Skip report.html."),
+    audits: str | None = typer.Option(
+        None, help="Audits to run before/after for the report, e.g. pmi,partial,ppmi."
+    ),
 ) -> None:
     """Filter a labelled data file; write kept / removed / warm-up rows, scores and a summary."""
     from aflite.jobs import FilterJob, run_filter_job
@@ -103,6 +106,7 @@ def filter_cmd(
         out_dir=out_dir,
         resume=resume,
         report=not no_report,
+        audits=_fields(audits),
     )
     if cache_dir is not None:
         job.cache_dir = cache_dir
@@ -163,6 +167,7 @@ def main() -> None:
 
 # register the other commands on the same app
 from aflite.cli import commands as _commands  # noqa: E402,F401
+from aflite.cli import experiments as _experiments  # noqa: E402,F401
 
 if __name__ == "__main__":
     main()

@@ -55,6 +55,7 @@ class FilterJob:
     cache_dir: str | None = field(default_factory=lambda: str(default_cache_dir()))
     input_format: str | None = None
     report: bool = True
+    audits: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -319,6 +320,14 @@ def _write_outputs(
 
     result.save(out / "result")
     extra = report_extra(result, phi, labels[rest], inputs, rest, seed=job.seed)
+    if job.audits and inputs.texts:
+        from aflite.audits import run_audits
+
+        extra["audits"] = []
+        for tag, rows in (("before", rest), ("kept", kept)):
+            texts = {f: [v[i] for i in rows] for f, v in inputs.texts.items()}
+            for r in run_audits(texts, labels[rows], audits=job.audits, seed=job.seed, tag=tag):
+                extra["audits"].append(r.to_dict())
     with atomic_path(out / "result" / "report_extra.json") as tmp:
         tmp.write_text(json.dumps(extra, default=_json_default))
     counts = {

@@ -1,0 +1,208 @@
+"""``aflite experiment synthetic | compare | ood``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from aflite.cli.app import experiment_app
+
+
+def _labelled(path: str, label_field: str, fields: list[str], group_field: str | None):
+    from aflite.experiments import LabelledTexts
+    from aflite.jobs.filter_job import FilterJob, load_job_inputs
+
+    inputs = load_job_inputs(FilterJob(input=path, label_field=label_field, text_fields=fields))
+    groups = None
+    if group_field:
+        groups = np.asarray([str(v) for v in inputs.table.column(group_field)])
+    return LabelledTexts(inputs.texts, inputs.labels), groups
+
+
+def _print_table(title: str, header: list[str], rows: list[list]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for h in header:
+        table.add_column(str(h))
+    for r in rows:
+        table.add_row(*[str(c) for c in r])
+    Console().print(table)
+
+
+def _write(path: str | None, text: str) -> None:
+    if path:
+        from aflite._internal.atomic import atomic_path
+
+        with atomic_path(path) as tmp:
+            tmp.write_text(text)
+        typer.echo(f"wrote {path}")
+
+
+@experiment_app.command("synthetic")
+def synthetic_cmd(
+    out_dir: str = typer.Option("aflite-synthetic", help="Folder for the figure and JSON."),
+    n: int = typer.Option(2000, help="Instances per data set."),
+    flip_share: float = typer.Option(
+        0.05, help="Share of flipped labels in the most separated set."
+    ),
+    seed: int = typer.Option(0, help="Random seed."),
+) -> None:
+    """The paper's §3 study: four concentric-circle sets with planted artifacts, before/after."""
+    from dataclasses import asdict
+
+    from aflite.experiments.synthetic import levels_table, run_synthetic
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    levels = run_synthetic(n=n, flip_share=flip_share, seed=seed, plot=out / "synthetic.png")
+    header, rows = levels_table(levels)
+    _print_table("Synthetic study (before → after AFLITE)", header, rows)
+    _write(str(out / "synthetic.json"), json.dumps([asdict(lv) for lv in levels], indent=2))
+    typer.echo(f"figure: {out / 'synthetic.png'}")
+
+
+def _compare(
+    train,
+    dev,
+    label_field,
+    text_fields,
+    partial_field,
+    group_field,
+    features,
+    evaluators,
+    ood,
+    target_size,
+    train_size,
+    slice_size,
+    threshold,
+    seed,
+    markdown,
+    json_out,
+    only_ood,
+):
+    from aflite.experiments import compare_experiment
+
+    fields = [f.strip() for f in text_fields.split(",") if f.strip()]
+    tr, g_tr = _labelled(train, label_field, fields, group_field)
+    dv, g_dv = _labelled(dev, label_field, fields, group_field)
+    ood_sets = {Path(p).stem: _labelled(p, label_field, fields, None)[0] for p in ood or []}
+    res = compare_experiment(
+        tr,
+        dv,
+        features=features,
+        partial_field=partial_field,
+        evaluators=[e.strip() for e in evaluators.split(",") if e.strip()],
+        ood=ood_sets,
+        groups=g_tr,
+        dev_groups=g_dv,
+        target_size=target_size,
+        train_size=train_size,
+        slice_size=slice_size,
+        threshold=threshold,
+        seed=seed,
+    )
+    typer.echo(res.filter_summary)
+    header, rows = res.table()
+    if only_ood:
+        keep = [0, 1, 2] + [i for i, h in enumerate(header) if h in ood_sets]
+        header, rows = [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
+    _print_table("Accuracy by training set (delta vs D)", header, rows)
+    _write(markdown, res.markdown())
+    _write(json_out, json.dumps(res.to_dict(), indent=2))
+
+
+_TRAIN = typer.Argument(..., help="Training data file.")
+_DEV = typer.Option(..., help="Dev data file (evaluated as is and filtered).")
+
+
+@experiment_app.command("compare")
+def compare_cmd(
+    train: str = _TRAIN,
+    dev: str = _DEV,
+    label_field: str = typer.Option("label"),
+    text_fields: str = typer.Option(..., help="e.g. premise,hypothesis"),
+    partial_field: str | None = typer.Option(
+        None, help="Field of the partial-input evaluators (default: last text field)."
+    ),
+    group_field: str | None = typer.Option(None, help="Grouping for the filter (e.g. premise)."),
+    features: str = typer.Option("ngrams", help="ngrams | sentence-transformers:MODEL"),
+    evaluators: str = typer.Option(
+        "logreg,partial,max-ppmi", help="Also any sklearn.MODULE.Class."
+    ),
+    ood: list[str] = typer.Option(None, help="Extra labelled sets to evaluate on (repeatable)."),
+    target_size: float = typer.Option(0.5),
+    train_size: float = typer.Option(0.4),
+    slice_size: int = typer.Option(300),
+    threshold: float = typer.Option(0.55),
+    seed: int = typer.Option(0),
+    markdown: str | None = typer.Option(None, help="Write the table as Markdown here."),
+    json_out: str | None = typer.Option(None, "--json", help="Write the results as JSON here."),
+) -> None:
+    """Train on D, a random D_n and the filtered D(Phi); evaluate on dev and filtered dev."""
+    _compare(
+        train,
+        dev,
+        label_field,
+        text_fields,
+        partial_field,
+        group_field,
+        features,
+        evaluators,
+        ood,
+        target_size,
+        train_size,
+        slice_size,
+        threshold,
+        seed,
+        markdown,
+        json_out,
+        False,
+    )
+
+
+@experiment_app.command("ood")
+def ood_cmd(
+    train: str = _TRAIN,
+    dev: str = _DEV,
+    ood: list[str] = typer.Option(
+        ..., help="Labelled sets to evaluate on (repeatable), e.g. HANS."
+    ),
+    label_field: str = typer.Option("label"),
+    text_fields: str = typer.Option(..., help="e.g. premise,hypothesis"),
+    partial_field: str | None = typer.Option(None),
+    group_field: str | None = typer.Option(None),
+    features: str = typer.Option("ngrams"),
+    evaluators: str = typer.Option("logreg,partial,max-ppmi"),
+    target_size: float = typer.Option(0.5),
+    train_size: float = typer.Option(0.4),
+    slice_size: int = typer.Option(300),
+    threshold: float = typer.Option(0.55),
+    seed: int = typer.Option(0),
+    markdown: str | None = typer.Option(None),
+    json_out: str | None = typer.Option(None, "--json"),
+) -> None:
+    """Per-set accuracy of the compare models on out-of-distribution sets."""
+    _compare(
+        train,
+        dev,
+        label_field,
+        text_fields,
+        partial_field,
+        group_field,
+        features,
+        evaluators,
+        ood,
+        target_size,
+        train_size,
+        slice_size,
+        threshold,
+        seed,
+        markdown,
+        json_out,
+        True,
+    )

@@ -1,0 +1,245 @@
+"""Table-3 protocol (Le Bras et al. 2020): train evaluators on the full data D, on a random
+subset D_n of the filtered size, and on the filtered set D(Phi); evaluate on the original dev
+set, on the dev set filtered by the same procedure, and on any out-of-distribution sets."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import aflite
+
+__all__ = ["LabelledTexts", "CompareResult", "compare_experiment", "EVALUATORS"]
+
+EVALUATORS = ("logreg", "partial", "max-ppmi")
+
+
+@dataclass
+class LabelledTexts:
+    """Text fields and labels of one split."""
+
+    texts: dict[str, list[str]]
+    labels: np.ndarray
+
+    def subset(self, idx: np.ndarray) -> LabelledTexts:
+        return LabelledTexts(
+            {k: [v[i] for i in idx] for k, v in self.texts.items()}, self.labels[idx]
+        )
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+@dataclass
+class CompareResult:
+    """Accuracy of each evaluator trained on each training set, on each evaluation set."""
+
+    rows: list[dict[str, Any]]
+    sizes: dict[str, int]
+    eval_sets: list[str]
+    filter_summary: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def table(self, *, with_deltas: bool = True) -> tuple[list[str], list[list[Any]]]:
+        header = ["evaluator", "trained on", "size"] + self.eval_sets
+        out = []
+        base: dict[tuple[str, str], float] = {}
+        for r in self.rows:
+            if r["train"] == "D":
+                for e in self.eval_sets:
+                    base[(r["evaluator"], e)] = r[e]
+        for r in self.rows:
+            cells = []
+            for e in self.eval_sets:
+                v = r[e]
+                d = v - base.get((r["evaluator"], e), v)
+                cells.append(
+                    f"{v:.3f}" + (f" ({d:+.3f})" if with_deltas and r["train"] != "D" else "")
+                )
+            out.append([r["evaluator"], r["train"], r["size"]] + cells)
+        return header, out
+
+    def markdown(self) -> str:
+        header, rows = self.table()
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "sizes": self.sizes,
+            "eval_sets": self.eval_sets,
+            "filter_summary": self.filter_summary,
+            "details": self.details,
+        }
+
+
+def _estimator(name: str) -> Any:
+    module, _, cls = name.rpartition(".")
+    if not module.startswith("sklearn"):
+        raise ValueError(
+            f"unknown evaluator '{name}': use {', '.join(EVALUATORS)} or sklearn.MODULE.Class"
+        )
+    try:
+        return getattr(importlib.import_module(module), cls)()
+    except (ImportError, AttributeError):
+        raise ValueError(f"unknown scikit-learn estimator '{name}'") from None
+
+
+class _Evaluator:
+    """Fit on a training split, score on evaluation splits."""
+
+    def __init__(self, name: str, fields: list[str], partial_field: str, seed: int) -> None:
+        self.name, self.fields, self.partial_field, self.seed = name, fields, partial_field, seed
+
+    def fit(self, train: LabelledTexts, phi: np.ndarray | None) -> _Evaluator:
+        from sklearn.linear_model import LogisticRegression
+
+        from aflite.features.ngrams import NgramVectorizer
+
+        y = train.labels
+        if self.name == "partial":
+            self.vec = NgramVectorizer(max_features=20_000).fit([train.texts[self.partial_field]])
+            self.model = LogisticRegression(max_iter=2000).fit(
+                self.vec.transform([train.texts[self.partial_field]], dense=False), y
+            )
+        elif self.name == "max-ppmi":
+            from aflite.audits.baselines import max_ppmi_features
+            from aflite.audits.word_label import presence_matrix
+
+            self.classes, codes = np.unique(y, return_inverse=True)
+            mat, vocab = presence_matrix(train.texts[self.partial_field])
+            self.vocab = {w: i for i, w in enumerate(vocab)}
+            self.train_mat, self.train_codes = mat, codes
+            feats = max_ppmi_features(mat, codes, len(self.classes), mat)
+            self.model = LogisticRegression(max_iter=1000).fit(feats, codes)
+        else:
+            self.model = (
+                LogisticRegression(max_iter=2000)
+                if self.name == "logreg"
+                else _estimator(self.name)
+            )
+            self.model.fit(phi, y)
+        return self
+
+    def score(self, data: LabelledTexts, phi: np.ndarray | None) -> float:
+        if self.name == "partial":
+            return float(
+                self.model.score(
+                    self.vec.transform([data.texts[self.partial_field]], dense=False), data.labels
+                )
+            )
+        if self.name == "max-ppmi":
+            from sklearn.feature_extraction.text import CountVectorizer
+
+            from aflite.audits.baselines import max_ppmi_features
+
+            vec = CountVectorizer(token_pattern=r"(?u)\b\w+\b", binary=True, vocabulary=self.vocab)
+            mat = vec.transform(data.texts[self.partial_field])
+            feats = max_ppmi_features(self.train_mat, self.train_codes, len(self.classes), mat)
+            pred = self.classes[self.model.predict(feats)]
+            return float(np.mean(pred == data.labels))
+        return float(self.model.score(phi, data.labels))
+
+
+def compare_experiment(
+    train: LabelledTexts,
+    dev: LabelledTexts,
+    *,
+    features: str = "ngrams",
+    partial_field: str | None = None,
+    evaluators: Sequence[str] = EVALUATORS,
+    ood: dict[str, LabelledTexts] | None = None,
+    groups: np.ndarray | None = None,
+    dev_groups: np.ndarray | None = None,
+    target_size: float = 0.5,
+    train_size: float = 0.4,
+    slice_size: int = 300,
+    threshold: float = 0.55,
+    n_partitions: int = 64,
+    seed: int = 0,
+    progress: bool = False,
+) -> CompareResult:
+    """Run the protocol. ``features`` is ``ngrams`` or ``sentence-transformers:MODEL``; the
+    filter and the ``logreg`` evaluator use it. Dev is filtered with the same settings."""
+    from aflite.features.build import parse_feature_spec
+
+    fields = list(train.texts)
+    partial_field = partial_field or fields[-1]
+    for name in evaluators:
+        if name not in EVALUATORS:
+            _estimator(name)
+    spec = parse_feature_spec(features)
+    ood = ood or {}
+
+    if spec.kind == "ngrams":
+        from aflite.features.ngrams import NgramVectorizer
+
+        vec = NgramVectorizer().fit([train.texts[f] for f in fields])
+
+        def represent(d: LabelledTexts) -> np.ndarray:
+            return vec.transform([d.texts[f] for f in fields])
+    elif spec.kind == "sentence-transformers":
+        from aflite.features.encoders import encode_texts, pair_features
+
+        def represent(d: LabelledTexts) -> np.ndarray:
+            parts = [encode_texts(d.texts[f], spec.arg) for f in fields]
+            return pair_features(*parts) if len(parts) == 2 else np.concatenate(parts, axis=1)
+    else:
+        raise ValueError("compare supports ngrams or sentence-transformers features")
+
+    phi_train, phi_dev = represent(train), represent(dev)
+    kwargs = dict(
+        train_size=train_size,
+        slice_size=slice_size,
+        threshold=threshold,
+        n_partitions=n_partitions,
+        seed=seed,
+        progress=progress,
+    )
+    res = aflite.filter(phi_train, train.labels, target_size=target_size, groups=groups, **kwargs)
+    rng = np.random.default_rng(seed)
+    random_idx = np.sort(rng.choice(len(train), len(res.kept), replace=False))
+    dev_res = aflite.filter(
+        phi_dev, dev.labels, target_size=target_size, groups=dev_groups, **kwargs
+    )
+
+    train_sets = {
+        "D": np.arange(len(train)),
+        "D_n (random)": random_idx,
+        "D(Phi) (AFLITE)": res.kept,
+    }
+    eval_sets = {
+        "dev": (dev, phi_dev),
+        "dev (filtered)": (dev.subset(dev_res.kept), phi_dev[dev_res.kept]),
+    }
+    for name, data in ood.items():
+        key = name if name not in eval_sets else f"{name} (ood)"
+        eval_sets[key] = (data, represent(data))
+
+    rows = []
+    for ev_name in evaluators:
+        for tr_name, idx in train_sets.items():
+            ev = _Evaluator(ev_name, fields, partial_field, seed).fit(
+                train.subset(idx), phi_train[idx]
+            )
+            row = {"evaluator": ev_name, "train": tr_name, "size": int(len(idx))}
+            for es_name, (data, phi) in eval_sets.items():
+                row[es_name] = ev.score(data, phi)
+            rows.append(row)
+    return CompareResult(
+        rows=rows,
+        sizes={k: int(len(v)) for k, v in train_sets.items()}
+        | {"dev": len(dev), "dev (filtered)": len(dev_res.kept)},
+        eval_sets=list(eval_sets),
+        filter_summary=res.summary(),
+        details={
+            "train_bias": [res.initial_bias, res.final_bias],
+            "dev_bias": [dev_res.initial_bias, dev_res.final_bias],
+        },
+    )

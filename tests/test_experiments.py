@@ -1,0 +1,113 @@
+"""The paper's experiments reproduce its published shape."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from aflite.cli.main import bundled_snli
+from aflite.experiments import LabelledTexts, compare_experiment, make_biased_circles, run_synthetic
+
+
+def test_synthetic_study_has_the_published_shape(tmp_path):
+    levels = run_synthetic(n=1200, plot=tmp_path / "grid.png")
+    assert len(levels) == 4
+    for lv in levels:
+        assert lv.biased_before == pytest.approx(0.75, abs=0.01)
+        assert lv.biased_after < 0.5  # the artifact carriers are largely gone
+        assert lv.linear_before > 0.8 and lv.linear_after < 0.65  # linear falls toward chance
+        assert lv.rbf_after > 0.75  # the real (non-linear) signal is still learnable
+    assert levels[0].flipped_before == pytest.approx(0.05, abs=0.005)
+    assert levels[0].flipped_after < levels[0].flipped_before * 0.7
+    assert (tmp_path / "grid.png").stat().st_size > 20_000
+
+
+def test_flipped_rows_carry_the_flipped_labels_artifact():
+    x, y, biased, flipped = make_biased_circles(2000, 0.3, flip_share=0.05, seed=1)
+    assert flipped.sum() == 100 and np.all(biased[flipped])
+    # bias features point at the (flipped) label: the sign of the mean bias feature
+    assert np.mean((x[flipped, 2:].mean(axis=1) > 0) == (y[flipped] == 1)) > 0.9
+
+
+@pytest.fixture(scope="module")
+def snli_split():
+    rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()]
+
+    def lt(rs, fields):
+        return LabelledTexts(
+            {f: [r[f] for r in rs] for f in fields}, np.array([r["label"] for r in rs])
+        )
+
+    return rows[:4500], rows[4500:], lt
+
+
+def test_compare_protocol_on_snli(snli_split):
+    train, dev, lt = snli_split
+    res = compare_experiment(
+        lt(train, ["hypothesis"]),
+        lt(dev, ["hypothesis"]),
+        evaluators=["logreg", "partial", "max-ppmi", "sklearn.naive_bayes.MultinomialNB"],
+        ood={"extra": lt(dev[:300], ["hypothesis"])},
+        groups=np.array([r["premise"] for r in train]),
+        dev_groups=np.array([r["premise"] for r in dev]),
+    )
+    acc = {(r["evaluator"], r["train"]): r for r in res.rows}
+    for ev in ("logreg", "partial", "max-ppmi"):
+        full, rand, filt = (acc[(ev, t)] for t in ("D", "D_n (random)", "D(Phi) (AFLITE)"))
+        # hypothesis-only models learn much less from the filtered set than from a random one
+        assert filt["dev"] < rand["dev"] - 0.02, ev
+        # and the filtered dev set is harder than the original one
+        assert full["dev (filtered)"] < full["dev"] - 0.05, ev
+        assert "extra" in full
+    assert res.sizes["D(Phi) (AFLITE)"] == res.sizes["D_n (random)"]
+    md = res.markdown()
+    assert md.count("\n") == 2 + 3 * 4 and "(-" in md
+
+
+def test_compare_rejects_unknown_evaluator(snli_split):
+    train, dev, lt = snli_split
+    with pytest.raises(ValueError, match="unknown evaluator"):
+        compare_experiment(
+            lt(train[:60], ["hypothesis"]), lt(dev[:60], ["hypothesis"]), evaluators=["gpt"]
+        )
+
+
+def test_experiment_cli(tmp_path, snli_split):
+    train, dev, _ = snli_split
+    tr, dv = tmp_path / "train.jsonl", tmp_path / "dev.jsonl"
+    tr.write_text("".join(json.dumps(r) + "\n" for r in train[:2400]))
+    dv.write_text("".join(json.dumps(r) + "\n" for r in dev[:900]))
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aflite",
+            "experiment",
+            "ood",
+            str(tr),
+            "--dev",
+            str(dv),
+            "--ood",
+            str(dv),
+            "--text-fields",
+            "hypothesis",
+            "--evaluators",
+            "partial",
+            "--markdown",
+            str(tmp_path / "t.md"),
+            "--json",
+            str(tmp_path / "t.json"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "t.json").read_text())
+    assert doc["eval_sets"] == ["dev", "dev (filtered)", "dev (ood)"]
+    assert len(doc["rows"]) == 3 and all(0 <= r["dev (ood)"] <= 1 for r in doc["rows"])
+    assert "dev (ood)" in r.stdout
+    assert (tmp_path / "t.md").read_text().startswith("| evaluator")

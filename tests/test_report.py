@@ -1,0 +1,126 @@
+"""The HTML report: self-contained, escaped, and it loads in a real headless browser."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from aflite.jobs import FilterJob, run_filter_job
+from aflite.reports import render_report
+
+CHROMIUM = (
+    shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    from aflite.cli.main import bundled_snli
+
+    d = tmp_path_factory.mktemp("report")
+    rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()[:900]]
+    rows[0]["hypothesis"] = "<script>document.title='pwned'</script> nobody sleeps"
+    rows[1]["hypothesis"] = 'a "quoted" & <b>bold</b> cat'
+    src = d / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    job = FilterJob(
+        input=str(src),
+        text_fields=["premise", "hypothesis"],
+        id_field="id",
+        target_size=450,
+        train_size=300,
+        slice_size=60,
+        threshold=0.5,
+        n_partitions=32,
+        out_dir=str(d / "out"),
+        cache_dir=None,
+        audits=["pmi", "partial"],
+    )
+    run_filter_job(job, progress=False)
+    return d / "out"
+
+
+def test_report_is_self_contained_and_escapes_text(run_dir):
+    page = (run_dir / "report.html").read_text()
+    assert "<script" not in page.lower().replace("&lt;script", "")
+    assert "&lt;script&gt;document.title=" in page or "nobody sleeps" not in page
+    assert "http://" not in page and "https://" not in page.replace("https://creativecommons", "")
+    assert page.count("data:image/png;base64,") >= 5  # phases, histogram, labels, heatmaps
+    for section in (
+        "Parameters",
+        "Most predictable removed examples",
+        "Least predictable kept",
+        "Nearest-neighbour cosine distances",
+        "Audit: word-label PMI",
+    ):
+        assert section in page, section
+
+
+def test_escaping_of_a_removed_script_row(run_dir, tmp_path):
+    extra_path = run_dir / "result" / "report_extra.json"
+    extra = json.loads(extra_path.read_text())
+    cls = next(iter(extra["top_removed"]))
+    extra["top_removed"][cls].insert(
+        0, {"score": 1.0, "id": "x", "hypothesis": "<script>alert(1)</script>"}
+    )
+    out = tmp_path / "copy"
+    shutil.copytree(run_dir, out)
+    (out / "result" / "report_extra.json").write_text(json.dumps(extra))
+    page = render_report(out)
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_report_cli_rebuilds(run_dir):
+    import sys
+
+    (run_dir / "report.html").unlink()
+    r = subprocess.run(
+        [sys.executable, "-m", "aflite", "report", str(run_dir)], capture_output=True, text=True
+    )
+    assert r.returncode == 0 and (run_dir / "report.html").exists()
+    bad = subprocess.run(
+        [sys.executable, "-m", "aflite", "report", str(run_dir / "nope")],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "no summary.json" in bad.stderr
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium)")
+def test_report_loads_in_headless_chromium_without_console_errors(run_dir, tmp_path):
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]
+    shot = tmp_path / "shot.png"
+    url = (run_dir / "report.html").as_uri()
+    r = subprocess.run(
+        [CHROMIUM, *flags, "--window-size=1280,2000", f"--screenshot={shot}", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert shot.exists() and shot.stat().st_size > 50_000, r.stderr[-2000:]
+    console_errors = [
+        line for line in r.stderr.splitlines() if "CONSOLE" in line and "ERROR" in line.upper()
+    ]
+    assert not console_errors, console_errors
+    dom = subprocess.run(
+        [CHROMIUM, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120
+    )
+    assert "<title>aflite report" in dom.stdout
+    assert "pwned" not in dom.stdout.split("<title>")[1].split("</title>")[0]
