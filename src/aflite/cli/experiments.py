@@ -109,7 +109,8 @@ def _compare(
     typer.echo(res.filter_summary)
     header, rows = res.table()
     if only_ood:
-        keep = [0, 1, 2] + [i for i, h in enumerate(header) if h in ood_sets]
+        # evaluator, trained on, size, then the sets after dev and filtered dev
+        keep = [0, 1, 2] + list(range(5, len(header)))
         header, rows = [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
     _print_table("Accuracy by training set (delta vs D)", header, rows)
     _write(markdown, res.markdown())
