@@ -18,7 +18,7 @@ from _data import embedding_like
 from sklearn.linear_model import LogisticRegression
 
 import aflite
-from aflite.algorithm.scoring import _standardise_with_bias
+from aflite.algorithm.scoring import standardise_with_bias
 
 
 def main() -> None:
@@ -44,7 +44,7 @@ def main() -> None:
     t_fast = time.perf_counter() - start
     print(f"batched linear ensemble (cpu): {t_fast:8.2f} s")
 
-    xs = _standardise_with_bias(x, torch.device("cpu"))[:, :-1].numpy()
+    xs = standardise_with_bias(x)[:, :-1]
     correct = np.zeros(args.n)
     heldout = np.zeros(args.n)
     iters = []

@@ -143,6 +143,7 @@ def test_checkpoint_and_resume_give_identical_result(planted):
                 history=list(state.history),
                 generator_state=state.generator_state.copy(),
                 preconditioner_phase=state.preconditioner_phase,
+                storage_phase=state.storage_phase,
                 stop_reason=state.stop_reason,
                 stop_message=state.stop_message,
             )
@@ -154,3 +155,27 @@ def test_checkpoint_and_resume_give_identical_result(planted):
     np.testing.assert_array_equal(resumed.kept, full.kept)
     np.testing.assert_array_equal(resumed.removed, full.removed)
     np.testing.assert_array_equal(resumed.kept_scores, full.kept_scores)
+
+
+@pytest.mark.parametrize("owned", [False, True])
+def test_compaction_keeps_rows_labels_and_groups_aligned(owned):
+    import torch
+
+    from aflite.algorithm.scoring import _PhaseRunner
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(50, 3)).astype(np.float32 if not owned else np.float64)
+    y = rng.integers(0, 2, 50)
+    g = np.arange(50) // 5
+    original = x.copy()
+    runner = _PhaseRunner(
+        x, y, 2, model=aflite.LinearEnsemble(), n_partitions=2, train_size=5, groups=g,
+        device=torch.device("cpu"), generator=torch.Generator().manual_seed(0), chunk_rows=7,
+    )
+    assert runner.owned == owned
+    for rows in (np.arange(0, 50, 2), np.arange(0, 50, 6)):
+        runner.compact_to(rows)
+        np.testing.assert_allclose(runner.store.numpy(), x[rows].astype(np.float32))
+        np.testing.assert_array_equal(runner.y.numpy(), y[rows])
+        np.testing.assert_array_equal(runner.groups.numpy(), g[rows])
+    np.testing.assert_array_equal(x, original)  # the caller's matrix is never modified

@@ -8,7 +8,7 @@ from sklearn.linear_model import LogisticRegression
 
 import aflite
 from aflite.algorithm.linear import LinearEnsemble, batched_logistic_predict, gram_preconditioner
-from aflite.algorithm.scoring import _standardise_with_bias
+from aflite.algorithm.scoring import _moments, standardise_with_bias
 
 
 def _correlated(n=600, d=24, n_classes=3, seed=0):
@@ -23,7 +23,7 @@ def _correlated(n=600, d=24, n_classes=3, seed=0):
 def test_scores_match_sklearn_reference_loop():
     x, y = _correlated()
     ps = aflite.predictability_scores(x, y, n_partitions=16, train_size=150, seed=3, device="cpu")
-    xs = _standardise_with_bias(x, torch.device("cpu"))[:, :-1].numpy()
+    xs = standardise_with_bias(x)[:, :-1]
     correct = np.zeros(len(y))
     heldout = np.zeros(len(y))
     for j in range(ps.train_mask.shape[1]):
@@ -42,16 +42,16 @@ def test_scores_match_sklearn_reference_loop():
 
 def test_converged_predictions_equal_sklearn():
     x, y = _correlated(n=400, d=10, seed=1)
-    xb = _standardise_with_bias(x, torch.device("cpu"))
     rng = np.random.default_rng(0)
     train = torch.zeros(len(y), 4)
     for j in range(4):
         train[rng.permutation(len(y))[:120], j] = 1.0
     model = LinearEnsemble(C=0.5, n_steps=60)
-    pred = batched_logistic_predict(
-        xb, torch.as_tensor(y), train, 3, model=model, chol=gram_preconditioner(xb, 120, 0.5)
-    ).numpy()
-    xs = xb[:, :-1].numpy()
+    xt = torch.from_numpy(x)
+    std = _moments(x, torch.device("cpu"))
+    chol = gram_preconditioner(xt, std, 120, 0.5)
+    pred = batched_logistic_predict(xt, std, torch.as_tensor(y), train, 3, model=model, chol=chol).numpy()
+    xs = standardise_with_bias(x)[:, :-1]
     for j in range(4):
         tr = train[:, j].numpy().astype(bool)
         ref = LogisticRegression(C=0.5, max_iter=5000, tol=1e-8).fit(xs[tr], y[tr]).predict(xs)

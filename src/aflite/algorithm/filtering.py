@@ -41,8 +41,9 @@ class FilterState:
 
     Positions are input row indices. ``generator_state`` is the torch generator's state, so a
     resumed run draws exactly the partitions an uninterrupted run would have drawn;
-    ``preconditioner_phase`` says which phase's set the solver's curvature approximation was
-    last built from, so a resumed run rebuilds the same one.
+    ``preconditioner_phase`` and ``storage_phase`` say which phase's set the solver's curvature
+    approximation and the compacted storage were last built from, so a resumed run rebuilds
+    the same ones (and sums in the same order).
     """
 
     def rows_at_phase(self, phase: int) -> np.ndarray:
@@ -58,6 +59,7 @@ class FilterState:
     history: list[PhaseRecord] = field(default_factory=list)
     generator_state: np.ndarray | None = None
     preconditioner_phase: int | None = None
+    storage_phase: int | None = None
     stop_reason: str | None = None
     stop_message: str | None = None
 
@@ -153,7 +155,7 @@ def adversarial_filter(
         device=device,
         train_size=train_size,
     )
-    n_input = runner.xb.shape[0]
+    n_input = runner.n_input
     n = resolve_size(target_size, n_input, "target_size")
     if n >= n_input:
         raise ValueError(f"target_size ({n}) must be smaller than the number of rows ({n_input})")
@@ -179,15 +181,15 @@ def adversarial_filter(
         "grouped": groups is not None,
     }
 
-    dev = runner.device
     y_np = runner.y.cpu().numpy()
     if resume is not None:
         state = resume
         if state.generator_state is not None:
             runner.generator.set_state(torch.as_tensor(state.generator_state, dtype=torch.uint8))
         if state.preconditioner_phase is not None:
-            rows_then = state.rows_at_phase(state.preconditioner_phase)
-            runner.set_preconditioner(torch.as_tensor(rows_then, device=runner.device))
+            runner.set_preconditioner(state.rows_at_phase(state.preconditioner_phase))
+        if state.storage_phase is not None:
+            runner.compact_to(state.rows_at_phase(state.storage_phase))
     else:
         state = FilterState(rows=np.arange(n_input, dtype=np.int64))
 
@@ -209,7 +211,9 @@ def adversarial_filter(
     kept_scores = np.full(len(kept), np.nan)
     final_bias = float("nan")
     if score_kept and len(kept) > t:
-        correct, heldout, _ = runner.run(torch.as_tensor(kept, device=dev))
+        if runner.needs_compaction(len(kept)):
+            runner.compact_to(kept)
+        correct, heldout, _ = runner.run(kept)
         c = correct.cpu().numpy()
         h = heldout.cpu().numpy()
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -264,12 +268,14 @@ def _one_phase(
 
     start = time.perf_counter()
     dev = runner.device
-    rows_t = torch.as_tensor(state.rows, device=dev)
     phase = len(state.history)
     if runner.needs_preconditioner(size):
-        runner.set_preconditioner(rows_t)
+        runner.set_preconditioner(state.rows)
         state.preconditioner_phase = phase
-    correct, heldout, _ = runner.run(rows_t)
+    if runner.needs_compaction(size):
+        runner.compact_to(state.rows)
+        state.storage_phase = phase
+    correct, heldout, _ = runner.run(state.rows)
     scored = heldout > 0
     scores = torch.where(scored, correct / heldout.clamp_min(1), torch.nan).double()
     # Ties between equal scores are broken at random, not by row order.

@@ -19,7 +19,7 @@ import torch
 from aflite._internal.device import make_generator, resolve_device
 from aflite.algorithm._validation import check_features, encode_labels, resolve_size
 from aflite.algorithm.linear import LinearEnsemble, batched_logistic_predict, gram_preconditioner
-from aflite.algorithm.scoring import _standardise_with_bias, resolve_model
+from aflite.algorithm.scoring import _as_store, _moments, resolve_model
 
 __all__ = ["OptimumResult", "optimum", "subset_bias", "MAX_OPTIMUM_ROWS", "MAX_OPTIMUM_SUBSETS"]
 
@@ -71,9 +71,11 @@ def subset_bias(
         raise ValueError(f"every subset must have more than train_size ({train_size}) rows")
     dev = resolve_device(device)
     gen = make_generator(seed, dev)
-    xb = _standardise_with_bias(x, dev)
+    x32 = np.ascontiguousarray(x, dtype=np.float32)
+    std = _moments(x32, dev)
+    store, _ = _as_store(x32, dev)
     yt = torch.as_tensor(y, device=dev)
-    chol = gram_preconditioner(xb, train_size, mdl.C)
+    chol = gram_preconditioner(store, std, train_size, mdl.C)
     n = x.shape[0]
     per_chunk = max(1, _CHUNK_COLUMNS // n_partitions)
     out = np.empty(len(subsets))
@@ -83,11 +85,11 @@ def subset_bias(
         keys = torch.rand(member.shape, generator=gen, device=dev)
         keys = torch.where(member, keys, torch.full_like(keys, 2.0))
         idx = torch.topk(keys, train_size, dim=0, largest=False, sorted=False).indices
-        train = torch.zeros(member.shape, dtype=xb.dtype, device=dev)
+        train = torch.zeros(member.shape, dtype=torch.float32, device=dev)
         train.scatter_(0, idx, 1.0)
-        pred = batched_logistic_predict(xb, yt, train, len(classes), model=mdl, chol=chol)
-        heldout = member.to(xb.dtype) - train
-        correct = (pred == yt[:, None]).to(xb.dtype) * heldout
+        pred = batched_logistic_predict(store, std, yt, train, len(classes), model=mdl, chol=chol)
+        heldout = member.float() - train
+        correct = (pred == yt[:, None]).float() * heldout
         s = block.shape[0]
         c = correct.view(n, s, n_partitions).sum(dim=2)
         h = heldout.view(n, s, n_partitions).sum(dim=2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,13 @@ from aflite.algorithm._validation import (
     encode_labels,
     resolve_size,
 )
-from aflite.algorithm.linear import LinearEnsemble, batched_logistic_predict, gram_preconditioner
+from aflite.algorithm.linear import (
+    LinearEnsemble,
+    Standardizer,
+    batched_logistic_fit,
+    gram_preconditioner,
+    heldout_correct,
+)
 from aflite.algorithm.partitions import train_masks
 
 __all__ = ["PhaseScores", "predictability_scores", "representation_bias", "resolve_model"]
@@ -67,11 +74,16 @@ def resolve_model(model: Any) -> Any:
 
 
 class _PhaseRunner:
-    """Holds the standardised data on the compute device and runs phases on subsets of it.
+    """Holds the data on the compute device and runs phases on subsets of its rows.
 
-    Rows are addressed by their position in the input. Standardisation uses the statistics of
-    the whole input once, so scores across phases are comparable.
+    Rows are addressed by their position in the input. The caller's matrix is used as is (no
+    standardised copy: see :mod:`aflite.algorithm.linear`); rows that left the set are masked
+    out until fewer than half of the stored rows are active, then the active rows are compacted
+    into an owned buffer (in place once it is ours). Partitions are drawn over the active rows
+    only, so the random stream does not depend on the storage layout.
     """
+
+    COMPACT_BELOW = 0.5
 
     def __init__(
         self,
@@ -85,6 +97,7 @@ class _PhaseRunner:
         groups: np.ndarray | None,
         device: torch.device,
         generator: torch.Generator,
+        chunk_rows: int | None = None,
     ) -> None:
         self.model = model
         self.n_classes = n_classes
@@ -92,80 +105,158 @@ class _PhaseRunner:
         self.train_size = train_size
         self.device = device
         self.generator = generator
+        self.is_linear = isinstance(model, LinearEnsemble)
+        self.chunk_rows = chunk_rows or (1 << 20 if device.type == "cuda" else 65_536)
+        self.std = _moments(x, device)
+        self.store, self.owned = _as_store(x, device)
+        self.store_rows = np.arange(x.shape[0], dtype=np.int64)
         self.y = torch.as_tensor(y, device=device)
         self.groups = None if groups is None else torch.as_tensor(groups, device=device)
-        self.is_linear = isinstance(model, LinearEnsemble)
-        self.xb = _standardise_with_bias(x, device)
         self._chol: torch.Tensor | None = None
         self._chol_rows = 0
+        self.n_input = x.shape[0]
 
+    # --- storage layout ---
+    def _positions(self, rows: np.ndarray) -> np.ndarray:
+        pos = np.searchsorted(self.store_rows, rows)
+        if len(rows) and (pos.max() >= len(self.store_rows) or not np.array_equal(self.store_rows[pos], rows)):
+            raise RuntimeError("internal error: rows are not in the working set")
+        return pos
+
+    def needs_compaction(self, n_rows: int) -> bool:
+        return n_rows < self.COMPACT_BELOW * len(self.store_rows)
+
+    def compact_to(self, rows: np.ndarray) -> None:
+        """Keep only ``rows`` (sorted input positions) in storage."""
+        pos = self._positions(rows)
+        pos_t = torch.as_tensor(pos, device=self.device)
+        n, d = len(rows), self.store.shape[1]
+        if self.owned:
+            # pos is sorted and pos[i] >= i, so copying front to back never overwrites a row
+            # that is still to be read: compaction in place, no second buffer.
+            for s in range(0, n, self.chunk_rows):
+                idx = pos_t[s : s + self.chunk_rows]
+                self.store[s : s + len(idx)] = self.store[idx]
+            self.store = self.store[:n]
+        else:
+            buf = torch.empty((n, d), dtype=torch.float32, device=self.device)
+            for s in range(0, n, self.chunk_rows):
+                buf[s : s + self.chunk_rows] = self.store[pos_t[s : s + self.chunk_rows]]
+            self.store, self.owned = buf, True
+        self.y = self.y[pos_t]
+        if self.groups is not None:
+            self.groups = self.groups[pos_t]
+        self.store_rows = np.asarray(rows, dtype=np.int64).copy()
+
+    # --- preconditioner ---
     def needs_preconditioner(self, n_rows: int) -> bool:
         """The Gram matrix changes slowly as rows leave: refresh it when the set shrank by 10%."""
         return self.is_linear and (self._chol is None or n_rows < 0.9 * self._chol_rows)
 
-    def set_preconditioner(self, rows: torch.Tensor) -> None:
-        """Build the shared curvature approximation from ``rows`` (int64 positions)."""
-        xb = self.xb[rows] if rows.shape[0] != self.xb.shape[0] else self.xb
-        self._chol = gram_preconditioner(xb, self.train_size, self.model.C)
-        self._chol_rows = rows.shape[0]
+    def set_preconditioner(self, rows: np.ndarray) -> None:
+        """Build the shared curvature approximation from ``rows`` (sorted input positions)."""
+        pos = torch.as_tensor(self._positions(rows), device=self.device)
+        self._chol = gram_preconditioner(
+            self.store, self.std, self.train_size, self.model.C, rows=pos, chunk_rows=self.chunk_rows
+        )
+        self._chol_rows = len(rows)
 
-    def run(self, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """One phase on ``rows`` (int64 positions). Returns (n_correct, n_heldout, train)."""
-        n = rows.shape[0]
-        if self.needs_preconditioner(n) and self._chol is None:
+    # --- one phase ---
+    def run(self, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One phase on ``rows`` (sorted input positions).
+
+        Returns (n_correct, n_heldout, train mask), each aligned with ``rows``.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        n = len(rows)
+        if self.is_linear and self._chol is None:
             self.set_preconditioner(rows)
+        pos = torch.as_tensor(self._positions(rows), device=self.device)
         groups = None
         if self.groups is not None:
-            groups = torch.unique(self.groups[rows], return_inverse=True)[1]
-        train = train_masks(
+            groups = torch.unique(self.groups[pos], return_inverse=True)[1]
+        train_active = train_masks(
             n,
             self.n_partitions,
             self.train_size,
             generator=self.generator,
             device=self.device,
             groups=groups,
-            dtype=self.xb.dtype,
         )
-        y = self.y[rows]
-        xb = self.xb[rows] if n != self.xb.shape[0] else self.xb
+        n_store = self.store.shape[0]
+        if n == n_store:
+            train = train_active
+            heldout = 1.0 - train
+        else:
+            train = torch.zeros((n_store, self.n_partitions), dtype=torch.float32, device=self.device)
+            train[pos] = train_active
+            heldout = torch.zeros_like(train)
+            heldout[pos] = 1.0 - train_active
         if self.is_linear:
-            pred = batched_logistic_predict(
-                xb,
-                y,
+            w, prob = batched_logistic_fit(
+                self.store,
+                self.std,
+                self.y,
                 train,
                 self.n_classes,
                 model=self.model,
                 chol=self._chol,
+                chunk_rows=self.chunk_rows,
             )
+            correct, n_held = heldout_correct(w, prob, heldout)
         else:
-            pred = _sklearn_predict(self.model, xb[:, :-1], y, train)
-        heldout = 1.0 - train
-        correct = ((pred == y[:, None]).to(heldout.dtype) * heldout).sum(dim=1)
-        return correct, heldout.sum(dim=1), train
+            xs = ((self.store[pos].float() - self.std.mean) * self.std.inv_std)
+            pred = _sklearn_predict(self.model, xs, self.y[pos], train_active)
+            held = 1.0 - train_active
+            correct = ((pred == self.y[pos][:, None]).float() * held).sum(dim=1)
+            return correct, held.sum(dim=1), train_active
+        if n != n_store:
+            correct, n_held = correct[pos], n_held[pos]
+        return correct, n_held, train_active
 
 
-def _standardise_with_bias(x: np.ndarray, device: torch.device) -> torch.Tensor:
-    """float32 (N, d+1): features scaled to zero mean and unit variance, then a ones column."""
+def _moments(x: np.ndarray, device: torch.device) -> Standardizer:
+    """Per-feature mean and 1/std over all input rows (chunked, float64 accumulation)."""
     n, d = x.shape
-    mean = np.zeros(d, dtype=np.float64)
+    total = np.zeros(d, dtype=np.float64)
     sq = np.zeros(d, dtype=np.float64)
     step = max(1, 2**22 // d)
     for start in range(0, n, step):
         block = np.asarray(x[start : start + step], dtype=np.float64)
-        mean += block.sum(axis=0)
+        total += block.sum(axis=0)
         sq += (block * block).sum(axis=0)
-    mean /= n
-    var = np.maximum(sq / n - mean * mean, 0.0)
-    std = np.sqrt(var)
+    mean = total / n
+    std = np.sqrt(np.maximum(sq / n - mean * mean, 0.0))
     std[std < 1e-12] = 1.0
-    out = torch.empty((n, d + 1), dtype=torch.float32, device=device)
-    mean_t = torch.as_tensor(mean, dtype=torch.float32, device=device)
-    inv_t = torch.as_tensor(1.0 / std, dtype=torch.float32, device=device)
-    for start in range(0, n, step):
-        block = torch.from_numpy(np.array(x[start : start + step], dtype=np.float32))
-        out[start : start + step, :d] = (block.to(device) - mean_t) * inv_t
-    out[:, d] = 1.0
-    return out
+    return Standardizer(
+        mean=torch.as_tensor(mean, dtype=torch.float32, device=device),
+        inv_std=torch.as_tensor(1.0 / std, dtype=torch.float32, device=device),
+    )
+
+
+def _as_store(x: np.ndarray, device: torch.device) -> tuple[torch.Tensor, bool]:
+    """The feature matrix as a float32 tensor on ``device``; (tensor, whether we own a copy).
+
+    A float32 C-contiguous array or memory map on the CPU is used without copying.
+    """
+    if device.type == "cpu" and x.dtype == np.float32 and x.flags["C_CONTIGUOUS"]:
+        with warnings.catch_warnings():
+            # read-only memory maps are fine: aflite never writes to a matrix it does not own
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.from_numpy(x), False
+    out = torch.empty(x.shape, dtype=torch.float32, device=device)
+    step = max(1, 2**22 // max(1, x.shape[1]))
+    for s in range(0, x.shape[0], step):
+        out[s : s + step] = torch.from_numpy(np.array(x[s : s + step], dtype=np.float32)).to(device)
+    return out, True
+
+
+def standardise_with_bias(x: np.ndarray) -> np.ndarray:
+    """The matrix the linear family sees: features standardised over all rows, plus a ones
+    column. For references and tests; the filter never materialises it."""
+    std = _moments(x, torch.device("cpu"))
+    xs = (np.asarray(x, dtype=np.float32) - std.mean.numpy()) * std.inv_std.numpy()
+    return np.hstack([xs, np.ones((len(xs), 1), dtype=np.float32)])
 
 
 def _sklearn_predict(
@@ -261,9 +352,7 @@ def predictability_scores(
         device=device,
         train_size=train_size,
     )
-    n = runner.xb.shape[0]
-    rows = torch.arange(n, device=runner.device)
-    correct, heldout, train = runner.run(rows)
+    correct, heldout, train = runner.run(np.arange(runner.n_input))
     correct_np = correct.cpu().numpy().astype(np.int64)
     heldout_np = heldout.cpu().numpy().astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):

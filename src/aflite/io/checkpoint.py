@@ -50,6 +50,7 @@ def save_state(
             "arrays": arrays.name,
             "history": [asdict(h) for h in state.history],
             "preconditioner_phase": state.preconditioner_phase,
+            "storage_phase": state.storage_phase,
             "stop_reason": state.stop_reason,
             "stop_message": state.stop_message,
         }
@@ -77,6 +78,7 @@ def load_state(directory: Path) -> tuple[np.ndarray, FilterState | None, dict[st
             history=[PhaseRecord(**h) for h in doc["history"]],
             generator_state=z["generator_state"],
             preconditioner_phase=doc["preconditioner_phase"],
+            storage_phase=doc.get("storage_phase"),
             stop_reason=doc["stop_reason"],
             stop_message=doc["stop_message"],
         )
