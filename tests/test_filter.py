@@ -169,8 +169,16 @@ def test_compaction_keeps_rows_labels_and_groups_aligned(owned):
     g = np.arange(50) // 5
     original = x.copy()
     runner = _PhaseRunner(
-        x, y, 2, model=aflite.LinearEnsemble(), n_partitions=2, train_size=5, groups=g,
-        device=torch.device("cpu"), generator=torch.Generator().manual_seed(0), chunk_rows=7,
+        x,
+        y,
+        2,
+        model=aflite.LinearEnsemble(),
+        n_partitions=2,
+        train_size=5,
+        groups=g,
+        device=torch.device("cpu"),
+        generator=torch.Generator().manual_seed(0),
+        chunk_rows=7,
     )
     assert runner.owned == owned
     for rows in (np.arange(0, 50, 2), np.arange(0, 50, 6)):

@@ -50,7 +50,9 @@ def test_converged_predictions_equal_sklearn():
     xt = torch.from_numpy(x)
     std = _moments(x, torch.device("cpu"))
     chol = gram_preconditioner(xt, std, 120, 0.5)
-    pred = batched_logistic_predict(xt, std, torch.as_tensor(y), train, 3, model=model, chol=chol).numpy()
+    pred = batched_logistic_predict(
+        xt, std, torch.as_tensor(y), train, 3, model=model, chol=chol
+    ).numpy()
     xs = standardise_with_bias(x)[:, :-1]
     for j in range(4):
         tr = train[:, j].numpy().astype(bool)

@@ -149,7 +149,11 @@ class _Problem:
             true_logit = torch.gather(logits, 2, yc[:, None, None].expand(e - s, p, 1)).squeeze(2)
             loss += ((lse - true_logit) * t).sum(dim=0)
             resid = torch.exp(logits - lse[:, :, None])
-            resid.scatter_add_(2, yc[:, None, None].expand(e - s, p, 1), -torch.ones((e - s, p, 1), dtype=w.dtype, device=w.device))
+            resid.scatter_add_(
+                2,
+                yc[:, None, None].expand(e - s, p, 1),
+                -torch.ones((e - s, p, 1), dtype=w.dtype, device=w.device),
+            )
             resid.mul_(t[:, :, None])
             r2 = resid.view(e - s, p * c)
             g_raw.addmm_(xb.T, r2)

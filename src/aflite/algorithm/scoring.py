@@ -119,7 +119,9 @@ class _PhaseRunner:
     # --- storage layout ---
     def _positions(self, rows: np.ndarray) -> np.ndarray:
         pos = np.searchsorted(self.store_rows, rows)
-        if len(rows) and (pos.max() >= len(self.store_rows) or not np.array_equal(self.store_rows[pos], rows)):
+        if len(rows) and (
+            pos.max() >= len(self.store_rows) or not np.array_equal(self.store_rows[pos], rows)
+        ):
             raise RuntimeError("internal error: rows are not in the working set")
         return pos
 
@@ -157,7 +159,12 @@ class _PhaseRunner:
         """Build the shared curvature approximation from ``rows`` (sorted input positions)."""
         pos = torch.as_tensor(self._positions(rows), device=self.device)
         self._chol = gram_preconditioner(
-            self.store, self.std, self.train_size, self.model.C, rows=pos, chunk_rows=self.chunk_rows
+            self.store,
+            self.std,
+            self.train_size,
+            self.model.C,
+            rows=pos,
+            chunk_rows=self.chunk_rows,
         )
         self._chol_rows = len(rows)
 
@@ -188,7 +195,9 @@ class _PhaseRunner:
             train = train_active
             heldout = 1.0 - train
         else:
-            train = torch.zeros((n_store, self.n_partitions), dtype=torch.float32, device=self.device)
+            train = torch.zeros(
+                (n_store, self.n_partitions), dtype=torch.float32, device=self.device
+            )
             train[pos] = train_active
             heldout = torch.zeros_like(train)
             heldout[pos] = 1.0 - train_active
@@ -205,7 +214,7 @@ class _PhaseRunner:
             )
             correct, n_held = heldout_correct(w, prob, heldout)
         else:
-            xs = ((self.store[pos].float() - self.std.mean) * self.std.inv_std)
+            xs = (self.store[pos].float() - self.std.mean) * self.std.inv_std
             pred = _sklearn_predict(self.model, xs, self.y[pos], train_active)
             held = 1.0 - train_active
             correct = ((pred == self.y[pos][:, None]).float() * held).sum(dim=1)

@@ -16,7 +16,7 @@ from aflite.io.tables import DataError
 
 __all__ = ["FeatureSpec", "parse_feature_spec", "build_features", "FEATURE_KINDS"]
 
-FEATURE_KINDS = ("ngrams", "sentence-transformers", "precomputed")
+FEATURE_KINDS = ("ngrams", "sentence-transformers", "precomputed", "warmup-cnn")
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class FeatureSpec:
 
     @property
     def needs_text(self) -> bool:
-        return self.kind != "precomputed"
+        return self.kind in ("ngrams", "sentence-transformers")
 
 
 def parse_feature_spec(spec: str) -> FeatureSpec:
@@ -42,7 +42,8 @@ def parse_feature_spec(spec: str) -> FeatureSpec:
         kind = "sentence-transformers"
     if kind not in FEATURE_KINDS:
         raise DataError(
-            f"unknown features '{spec}': use ngrams, sentence-transformers:MODEL or precomputed:FILE"
+            f"unknown features '{spec}': use ngrams, sentence-transformers:MODEL, "
+            "precomputed:FILE or warmup-cnn (images)"
         )
     if kind in ("sentence-transformers", "precomputed") and not arg:
         raise DataError(f"features '{spec}' needs an argument, e.g. {kind}:NAME")

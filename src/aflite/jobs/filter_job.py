@@ -79,7 +79,17 @@ class JobInputs:
 def load_job_inputs(job: FilterJob) -> JobInputs:
     """Read and check the data file; every problem is a one-line DataError."""
     spec = parse_feature_spec(job.features)
-    table = read_table(job.input, job.input_format)
+    from aflite.io.images import is_image_input, read_images
+
+    if is_image_input(job.input):
+        table = read_images(job.input)
+    elif spec.kind == "warmup-cnn":
+        raise DataError(
+            f"{job.input}: warmup-cnn needs images: a folder of class sub-folders or an .npz "
+            "with 'images' and 'labels'"
+        )
+    else:
+        table = read_table(job.input, job.input_format)
     labels_raw = table.column(job.label_field)
     for i, v in enumerate(labels_raw):
         if not isinstance(v, (str, int)) or isinstance(v, bool) or v == "":
@@ -133,6 +143,8 @@ def run_filter_job(
     ckpt_dir = out / ".checkpoint"
 
     # Validate sizes before anything is computed or written.
+    if spec.kind == "warmup-cnn" and job.warmup_fraction is None:
+        job.warmup_fraction = 0.2  # the paper's ImageNet setting
     if job.warmup_fraction is not None:
         warm_rows, rest = split_warmup(
             n_all, job.warmup_fraction, seed=job.seed, groups=inputs.groups
@@ -226,6 +238,20 @@ def _representation(
     from aflite._internal.progress import progress_bar
 
     device = str(resolve_device(job.device))
+    if spec.kind == "warmup-cnn":
+        from aflite.features.cnn import warmup_cnn_representation
+
+        codes = np.unique(inputs.labels, return_inverse=True)[1]
+        with progress_bar("warm-up CNN", enabled=progress) as bar:
+            return warmup_cnn_representation(
+                inputs.table.images,
+                codes,
+                warm_rows,
+                rest,
+                seed=job.seed,
+                device=device,
+                progress=bar,
+            )
     if job.warmup_finetune:
         if spec.kind != "sentence-transformers" or job.warmup_fraction is None:
             raise DataError(
@@ -418,6 +444,20 @@ def report_extra(
         v = x[np.concatenate([a, b])]
         v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
         extra["heatmaps"][str(c)] = {"similarity": np.round(v @ v.T, 3).tolist(), "n_kept": len(a)}
+    images = getattr(inputs.table, "images", None) if inputs is not None else None
+    if images is not None:
+        extra["images"] = {
+            "removed": _image_grid(
+                images, rest, result.removed, labels[result.removed], "most predictable removed"
+            ),
+            "kept": _image_grid(
+                images,
+                rest,
+                result.kept[np.argsort(kept_scores, kind="stable")],
+                labels[result.kept][np.argsort(kept_scores, kind="stable")],
+                "least predictable kept",
+            ),
+        }
     if len(result.removed):
         before = knn_distances(x, labels, ks=(1, 5, 10, 50), seed=seed, max_rows=5000)
         after = knn_distances(
@@ -430,6 +470,32 @@ def report_extra(
             rows.append([r[0], r[1]] + [f"{b:.3f} → {c:.3f}" for b, c in zip(r[2:], a)])
         extra["knn"] = {"header": before.header, "rows": rows}
     return extra
+
+
+def _image_grid(images, rest, order, labels, title, per_class: int = 8) -> str:
+    """A PNG (data URI) with up to ``per_class`` images of each class, in the given order."""
+    import matplotlib.pyplot as plt
+
+    from aflite.reports.html import _png
+
+    classes = list(np.unique(labels))[:10]
+    fig, axes = plt.subplots(
+        len(classes), per_class, figsize=(per_class * 0.9, len(classes) * 0.95), squeeze=False
+    )
+    for r, c in enumerate(classes):
+        picks = order[labels == c][:per_class]
+        for k in range(per_class):
+            ax = axes[r, k]
+            ax.axis("off")
+            if k < len(picks):
+                img = images[rest[picks[k]]]
+                ax.imshow(
+                    img[..., 0] if img.shape[-1] == 1 else img,
+                    cmap="gray" if img.shape[-1] == 1 else None,
+                )
+        axes[r, 0].set_title(str(c), fontsize=7, loc="left")
+    fig.suptitle(title, fontsize=9)
+    return _png(fig)
 
 
 def _counts(values: np.ndarray) -> dict[str, int]:

