@@ -82,6 +82,7 @@ def adversarial_filter(
     score_kept: bool = True,
     checkpoint: Callable[[FilterState], None] | None = None,
     resume: FilterState | None = None,
+    backend: Any = None,
 ) -> FilterResult:
     """Remove the most predictable instances until the set is ``target_size`` or clean.
 
@@ -130,6 +131,9 @@ def adversarial_filter(
         Run one more scoring phase on the kept rows to estimate their representation bias.
     checkpoint, resume:
         A callable given a :class:`FilterState` after every phase, and a state to continue from.
+    backend:
+        None (this process), ``"ray"`` (a local Ray instance with 2 workers) or an
+        :class:`aflite.distributed.RayBackend` to spread each phase's partitions over a cluster.
 
     Returns
     -------
@@ -145,6 +149,58 @@ def adversarial_filter(
     >>> len(res.kept) >= 200
     True
     """
+    own_backend = False
+    if isinstance(backend, str):
+        if backend != "ray":
+            raise ValueError(f"unknown backend {backend!r}: use None, 'ray' or a RayBackend")
+        from aflite.distributed import RayBackend
+
+        backend, own_backend = RayBackend(), True
+    try:
+        return _filter(
+            features,
+            labels,
+            target_size=target_size,
+            n_partitions=n_partitions,
+            train_size=train_size,
+            slice_size=slice_size,
+            threshold=threshold,
+            strategy=strategy,
+            model=model,
+            groups=groups,
+            seed=seed,
+            device=device,
+            progress=progress,
+            score_kept=score_kept,
+            checkpoint=checkpoint,
+            resume=resume,
+            backend=backend,
+        )
+    finally:
+        if own_backend:
+            backend.close()
+
+
+def _filter(
+    features: Any,
+    labels: Any,
+    *,
+    target_size: Any,
+    n_partitions: int,
+    train_size: Any,
+    slice_size: int,
+    threshold: float,
+    strategy: str,
+    model: Any,
+    groups: Any,
+    seed: Any,
+    device: Any,
+    progress: Any,
+    score_kept: bool,
+    checkpoint: Any,
+    resume: FilterState | None,
+    backend: Any,
+) -> FilterResult:
     runner, classes, t = _prepare(
         features,
         labels,
@@ -154,6 +210,7 @@ def adversarial_filter(
         seed=seed,
         device=device,
         train_size=train_size,
+        backend=backend,
     )
     n_input = runner.n_input
     n = resolve_size(target_size, n_input, "target_size")
@@ -179,6 +236,7 @@ def adversarial_filter(
         "seed": seed if isinstance(seed, (int, type(None))) else repr(seed),
         "device": str(runner.device),
         "grouped": groups is not None,
+        "backend": "local" if backend is None else type(backend).__name__,
     }
 
     y_np = runner.y.cpu().numpy()

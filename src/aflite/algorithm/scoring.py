@@ -98,8 +98,10 @@ class _PhaseRunner:
         device: torch.device,
         generator: torch.Generator,
         chunk_rows: int | None = None,
+        backend: Any = None,
     ) -> None:
         self.model = model
+        self.backend = backend
         self.n_classes = n_classes
         self.n_partitions = n_partitions
         self.train_size = train_size
@@ -115,6 +117,10 @@ class _PhaseRunner:
         self._chol: torch.Tensor | None = None
         self._chol_rows = 0
         self.n_input = x.shape[0]
+        if backend is not None:
+            if not self.is_linear:
+                raise ValueError("a distributed backend supports the linear model family only")
+            backend.attach(self.store, self.std, self.y, self.chunk_rows)
 
     # --- storage layout ---
     def _positions(self, rows: np.ndarray) -> np.ndarray:
@@ -149,6 +155,8 @@ class _PhaseRunner:
         if self.groups is not None:
             self.groups = self.groups[pos_t]
         self.store_rows = np.asarray(rows, dtype=np.int64).copy()
+        if self.backend is not None:
+            self.backend.attach(self.store, self.std, self.y, self.chunk_rows)
 
     # --- preconditioner ---
     def needs_preconditioner(self, n_rows: int) -> bool:
@@ -201,7 +209,11 @@ class _PhaseRunner:
             train[pos] = train_active
             heldout = torch.zeros_like(train)
             heldout[pos] = 1.0 - train_active
-        if self.is_linear:
+        if self.backend is not None:
+            correct, n_held = self.backend.score(
+                train, heldout, self.n_classes, self.model, self._chol
+            )
+        elif self.is_linear:
             w, prob = batched_logistic_fit(
                 self.store,
                 self.std,
@@ -299,6 +311,7 @@ def _prepare(
     seed: Any,
     device: Any,
     train_size: Any,
+    backend: Any = None,
 ) -> tuple[_PhaseRunner, np.ndarray, int]:
     x = check_features(features)
     y, classes = encode_labels(labels, x.shape[0])
@@ -322,6 +335,7 @@ def _prepare(
         groups=g,
         device=dev,
         generator=make_generator(seed, dev),
+        backend=backend,
     )
     return runner, classes, t
 

@@ -52,7 +52,8 @@ def filter_cmd(
         None, help="Rows sharing this field never straddle a split (e.g. premise)."
     ),
     features: str = typer.Option(
-        "ngrams", help="ngrams[:svd=N] | sentence-transformers:MODEL | precomputed:FILE[#KEY]."
+        "ngrams",
+        help="ngrams[:svd=N] | sentence-transformers:MODEL | precomputed:FILE[#KEY] | warmup-cnn (images).",
     ),
     target_size: str = typer.Option("0.5", help="n: rows to keep (count or fraction)."),
     n_partitions: int = typer.Option(64, help="m: random partitions per phase."),
@@ -82,6 +83,10 @@ def filter_cmd(
     audits: str | None = typer.Option(
         None, help="Audits to run before/after for the report, e.g. pmi,partial,ppmi."
     ),
+    backend: str = typer.Option("local", help="local | ray (partitions and embeddings on Ray)."),
+    ray_address: str | None = typer.Option(
+        None, help="Ray cluster address (e.g. auto, ray://head:10001); default: a local instance."
+    ),
 ) -> None:
     """Filter a labelled data file; write kept / removed / warm-up rows, scores and a summary."""
     from aflite.jobs import FilterJob, run_filter_job
@@ -107,6 +112,8 @@ def filter_cmd(
         resume=resume,
         report=not no_report,
         audits=_fields(audits),
+        backend=backend,
+        ray_address=ray_address,
     )
     if cache_dir is not None:
         job.cache_dir = cache_dir

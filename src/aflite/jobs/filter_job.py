@@ -56,6 +56,8 @@ class FilterJob:
     input_format: str | None = None
     report: bool = True
     audits: list[str] = field(default_factory=list)
+    backend: str | None = None
+    ray_address: str | None = None
 
 
 @dataclass
@@ -188,6 +190,13 @@ def run_filter_job(
         if stop_after_phases is not None and phases_done[0] >= stop_after_phases:
             raise _Interrupted
 
+    backend = None
+    if job.backend == "ray":
+        from aflite.distributed import RayBackend
+
+        backend = RayBackend(address=job.ray_address)
+    elif job.backend not in (None, "local"):
+        raise DataError(f"unknown backend '{job.backend}': use local or ray")
     try:
         result = adversarial_filter(
             phi,
@@ -204,9 +213,13 @@ def run_filter_job(
             progress=progress,
             checkpoint=checkpoint,
             resume=resume_state,
+            backend=backend,
         )
     except _Interrupted:
         raise KeyboardInterrupt("interrupted after a checkpoint") from None
+    finally:
+        if backend is not None:
+            backend.close()
 
     outcome = _write_outputs(job, inputs, result, warm_rows, rest, t_start, phi)
     shutil.rmtree(ckpt_dir, ignore_errors=True)
@@ -219,7 +232,7 @@ class _Interrupted(Exception):
 
 def _job_key(job: FilterJob) -> dict[str, Any]:
     d = asdict(job)
-    for k in ("resume", "out_dir", "cache_dir", "device", "report"):
+    for k in ("resume", "out_dir", "cache_dir", "device", "report", "backend", "ray_address"):
         d.pop(k)
     return json.loads(json.dumps(d, default=str))
 
@@ -262,6 +275,26 @@ def _representation(
         codes = np.unique(inputs.labels, return_inverse=True)[1]
         return finetuned_representation(
             spec.arg, inputs.texts, codes, warm_rows, rest, seed=job.seed, device=device
+        )
+    if job.backend == "ray" and spec.kind == "sentence-transformers":
+        from aflite.distributed import embed_with_ray
+        from aflite.features.cache import cached
+        from aflite.features.encoders import pair_features
+
+        def embed():
+            parts = [
+                embed_with_ray(inputs.texts[f], spec.arg, address=job.ray_address)
+                for f in inputs.texts
+            ]
+            return pair_features(*parts) if len(parts) == 2 else np.concatenate(parts, axis=1)
+
+        fingerprint = inputs.table.fingerprint()
+        base, _ = cached([fingerprint, str(spec), ",".join(inputs.texts)], embed, job.cache_dir)
+        if job.warmup_fraction is None:
+            return np.asarray(base)
+        codes = np.unique(inputs.labels, return_inverse=True)[1]
+        return warmup_representation(
+            np.asarray(base), codes, warm_rows, rest, seed=job.seed, device=device
         )
     with progress_bar("embedding", enabled=progress) as bar:
         base, _ = build_features(
