@@ -11,7 +11,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
 from aflite.audits.base import AuditResult
-from aflite.audits.word_label import presence_matrix
+from aflite.audits.word_label import presence_matrix, word_label_counts
 
 __all__ = [
     "partial_input_baseline",
@@ -60,13 +60,7 @@ def max_ppmi_features(
 ) -> np.ndarray:
     """For each instance and label, the maximum positive PMI(word, label) over its words, with
     PMI estimated on the training rows only."""
-    from scipy import sparse
-
-    onehot = sparse.csr_matrix(
-        (np.ones(len(train_labels)), (np.arange(len(train_labels)), train_labels)),
-        shape=(len(train_labels), n_classes),
-    )
-    joint = np.asarray((train_texts_matrix.T @ onehot).todense()) + 1.0  # add-one smoothing
+    joint = word_label_counts(train_texts_matrix, train_labels, n_classes) + 1.0  # add-one
     p_label = np.bincount(train_labels, minlength=n_classes) / len(train_labels)
     ppmi = np.maximum(np.log2(joint / joint.sum(axis=1, keepdims=True) / p_label[None, :]), 0.0)
     out = np.zeros((matrix.shape[0], n_classes))

@@ -13,7 +13,14 @@ from scipy.stats import norm
 
 from aflite.audits.base import AuditResult
 
-__all__ = ["word_label_pmi", "word_label_zstats", "tokenize", "TOKEN_PATTERN", "presence_matrix"]
+__all__ = [
+    "word_label_pmi",
+    "word_label_zstats",
+    "word_label_counts",
+    "tokenize",
+    "TOKEN_PATTERN",
+    "presence_matrix",
+]
 
 TOKEN_PATTERN = r"(?u)\b\w+\b"
 
@@ -35,15 +42,19 @@ def presence_matrix(
     return mat, vec.get_feature_names_out()
 
 
+def word_label_counts(matrix: sparse.spmatrix, codes: np.ndarray, n_classes: int) -> np.ndarray:
+    """(V, L): how many texts containing each word carry each label."""
+    onehot = sparse.csr_matrix(
+        (np.ones(len(codes)), (np.arange(len(codes)), codes)), shape=(len(codes), n_classes)
+    )
+    return np.asarray((matrix.T @ onehot).todense())
+
+
 def _label_counts(texts: Sequence[str], labels: Sequence[Any], min_count: int):
     y = np.asarray(labels)
     classes, codes = np.unique(y, return_inverse=True)
     mat, vocab = presence_matrix(texts, min_count)
-    onehot = sparse.csr_matrix(
-        (np.ones(len(codes)), (np.arange(len(codes)), codes)), shape=(len(codes), len(classes))
-    )
-    joint = np.asarray((mat.T @ onehot).todense())  # (V, L) texts containing w with label l
-    return classes, codes, vocab, joint
+    return classes, codes, vocab, word_label_counts(mat, codes, len(classes))
 
 
 def word_label_pmi(

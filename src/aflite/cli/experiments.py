@@ -67,6 +67,7 @@ def synthetic_cmd(
 
 
 def _compare(
+    *,
     train,
     dev,
     label_field,
@@ -145,25 +146,7 @@ def compare_cmd(
     json_out: str | None = typer.Option(None, "--json", help="Write the results as JSON here."),
 ) -> None:
     """Train on D, a random D_n and the filtered D(Phi); evaluate on dev and filtered dev."""
-    _compare(
-        train,
-        dev,
-        label_field,
-        text_fields,
-        partial_field,
-        group_field,
-        features,
-        evaluators,
-        ood,
-        target_size,
-        train_size,
-        slice_size,
-        threshold,
-        seed,
-        markdown,
-        json_out,
-        False,
-    )
+    _compare(**locals(), only_ood=False)
 
 
 @experiment_app.command("ood")
@@ -188,22 +171,4 @@ def ood_cmd(
     json_out: str | None = typer.Option(None, "--json"),
 ) -> None:
     """Per-set accuracy of the compare models on out-of-distribution sets."""
-    _compare(
-        train,
-        dev,
-        label_field,
-        text_fields,
-        partial_field,
-        group_field,
-        features,
-        evaluators,
-        ood,
-        target_size,
-        train_size,
-        slice_size,
-        threshold,
-        seed,
-        markdown,
-        json_out,
-        True,
-    )
+    _compare(**locals(), only_ood=True)
