@@ -21,7 +21,7 @@ def test_sklearn_digits_npz_end_to_end(tmp_path):
     d = load_digits()
     np.savez(
         tmp_path / "digits.npz",
-        images=(d.images * 16).astype(np.uint8),
+        images=np.round(d.images * 255 / 16).astype(np.uint8),
         labels=d.target,
         ids=np.array([f"d{i}" for i in range(len(d.target))]),
     )

@@ -467,6 +467,8 @@ def report_extra(
         kc = kc[np.argsort(kept_scores[kc], kind="stable")][:n_examples]
         extra["top_kept"][str(c)] = [example(result.kept[i], result.kept_scores[i]) for i in kc]
     x = np.asarray(phi, dtype=np.float32)
+    # centred, so non-negative features (ReLU layers, TF-IDF) do not all look alike
+    centre = x[:: max(1, len(x) // 20_000)].mean(axis=0)
     for c in np.unique(labels)[:3]:
         kept_c = result.kept[labels[result.kept] == c]
         rm_c = result.removed[labels[result.removed] == c]
@@ -474,7 +476,7 @@ def report_extra(
             continue
         a = rng.choice(kept_c, min(heatmap_rows // 2, len(kept_c)), replace=False)
         b = rng.choice(rm_c, min(heatmap_rows // 2, len(rm_c)), replace=False)
-        v = x[np.concatenate([a, b])]
+        v = x[np.concatenate([a, b])] - centre
         v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
         extra["heatmaps"][str(c)] = {"similarity": np.round(v @ v.T, 3).tolist(), "n_kept": len(a)}
     images = getattr(inputs.table, "images", None) if inputs is not None else None
