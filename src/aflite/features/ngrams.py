@@ -17,11 +17,18 @@ class NgramVectorizer:
     """
 
     def __init__(
-        self, *, max_features: int = 1024, min_df: int = 2, svd: int | None = None, seed: int = 0
+        self,
+        *,
+        max_features: int = 1024,
+        min_df: int = 2,
+        svd: int | None = None,
+        hashed: int | None = None,
+        seed: int = 0,
     ) -> None:
         self.max_features = max_features
         self.min_df = min_df
         self.svd = svd
+        self.hashed = hashed
         self.seed = seed
 
     def fit(self, fields: Sequence[Sequence[str]]) -> NgramVectorizer:
@@ -29,6 +36,24 @@ class NgramVectorizer:
 
         self.vectorizers_ = []
         for texts in fields:
+            if self.hashed:
+                # no vocabulary to hold: for very large or streaming corpora
+                from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
+                from sklearn.pipeline import make_pipeline
+
+                vec = make_pipeline(
+                    HashingVectorizer(
+                        n_features=self.hashed,
+                        ngram_range=(1, 2),
+                        alternate_sign=False,
+                        norm=None,
+                        token_pattern=r"(?u)\b\w+\b",
+                        dtype=np.float32,
+                    ),
+                    TfidfTransformer(sublinear_tf=True),
+                )
+                self.vectorizers_.append(vec.fit(texts))
+                continue
             vec = TfidfVectorizer(
                 ngram_range=(1, 2),
                 min_df=min(self.min_df, max(1, len(texts) // 2)),
@@ -70,13 +95,17 @@ def ngram_features(
     max_features: int = 1024,
     min_df: int = 2,
     svd: int | None = None,
+    hashed: int | None = None,
     seed: int = 0,
     dense: bool = True,
 ):
     """Fit :class:`NgramVectorizer` on ``fields`` and return their features.
 
     ``svd`` reduces the result to that many dimensions (TruncatedSVD) for large inputs;
+    ``hashed`` hashes n-grams into that many columns instead of keeping a vocabulary;
     ``dense=False`` returns the sparse matrix.
     """
-    vec = NgramVectorizer(max_features=max_features, min_df=min_df, svd=svd, seed=seed)
+    vec = NgramVectorizer(
+        max_features=max_features, min_df=min_df, svd=svd, hashed=hashed, seed=seed
+    )
     return vec.fit_transform(fields, dense=dense)

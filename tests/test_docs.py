@@ -1,0 +1,20 @@
+"""The examples in public docstrings run."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "aflite.algorithm.filtering",
+    "aflite.algorithm.scoring",
+    "aflite.algorithm.optimum",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
