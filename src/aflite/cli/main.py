@@ -39,7 +39,7 @@ def filter_cmd(
     input_path: str = typer.Argument(
         ...,
         metavar="INPUT",
-        help="JSONL, CSV, TSV, Parquet, a saved HF dataset folder, or hf:NAME:SPLIT.",
+        help="JSONL, CSV, TSV, Parquet, a saved HF dataset folder, hf:NAME:SPLIT, or images (a folder of class sub-folders, or an .npz).",
     ),
     label_field: str = typer.Option("label", help="Field holding the class label."),
     text_fields: str | None = typer.Option(
