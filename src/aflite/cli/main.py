@@ -53,7 +53,7 @@ def filter_cmd(
     ),
     features: str = typer.Option(
         "ngrams",
-        help="ngrams[:svd=N] | sentence-transformers:MODEL | precomputed:FILE[#KEY] | warmup-cnn (images).",
+        help="ngrams[:svd=N,hash=N] | sentence-transformers:MODEL | precomputed:FILE[#KEY] | warmup-cnn (images).",
     ),
     target_size: str = typer.Option("0.5", help="n: rows to keep (count or fraction)."),
     n_partitions: int = typer.Option(64, help="m: random partitions per phase."),
