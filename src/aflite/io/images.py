@@ -70,12 +70,15 @@ class ImageTable:
         raise DataError(f"{self.path}: image data has no text fields; use --features warmup-cnn")
 
     def fingerprint(self) -> str:
-        import hashlib
+        """Hash of a sample of the images and all ids (computed once)."""
+        if getattr(self, "_fingerprint", None) is None:
+            import hashlib
 
-        h = hashlib.sha256()
-        h.update(np.ascontiguousarray(self.images[:: max(1, len(self) // 64)]).tobytes())
-        h.update("\x1f".join(self.ids).encode())
-        return h.hexdigest()[:16]
+            h = hashlib.sha256()
+            h.update(np.ascontiguousarray(self.images[:: max(1, len(self) // 64)]).tobytes())
+            h.update("\x1f".join(self.ids).encode())
+            self._fingerprint = h.hexdigest()[:16]
+        return self._fingerprint
 
     def output_name(self, stem: str) -> str:
         return stem + (".npz" if self.format == "npz" else ".jsonl")

@@ -110,7 +110,12 @@ class Table:
         return values
 
     def fingerprint(self) -> str:
-        """Content hash of the input, for caches and the run summary."""
+        """Content hash of the input, for caches and the run summary (computed once)."""
+        if getattr(self, "_fingerprint", None) is None:
+            self._fingerprint = self._hash()
+        return self._fingerprint
+
+    def _hash(self) -> str:
         h = hashlib.sha256()
         p = Path(self.path)
         if p.is_file():
