@@ -163,3 +163,30 @@ def test_precomputed_safetensors_and_parquet(tmp_path):
     pq.write_table(pa.table({"emb": [[1.0, 2.0], [3.0]]}), tmp_path / "bad.parquet")
     with pytest.raises(DataError, match="row 2: field 'emb' has a missing or ragged vector"):
         load_precomputed(str(tmp_path / "bad.parquet") + "#emb", n_rows=2)
+
+
+def test_ray_backend_embeds_through_build_features(tmp_path, monkeypatch):
+    import aflite.distributed
+    from aflite.jobs import FilterJob
+    from aflite.jobs.filter_job import _representation, load_job_inputs
+
+    calls = []
+
+    def fake_embed_with_ray(texts, model, **kwargs):
+        calls.append((len(texts), model, kwargs.get("address")))
+        return np.random.default_rng(len(calls)).normal(size=(len(texts), 4)).astype(np.float32)
+
+    monkeypatch.setattr(aflite.distributed, "embed_with_ray", fake_embed_with_ray)
+    rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()[:30]]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    job = FilterJob(input=str(src), text_fields=["premise", "hypothesis"], cache_dir=str(tmp_path / "c"),
+                    features="sentence-transformers:some-model", backend="ray", ray_address="auto")
+    inputs = load_job_inputs(job)
+    rest = np.arange(30)
+    phi = _representation(job, parse_feature_spec(job.features), inputs, rest[:0], rest, progress=False)
+    assert calls == [(30, "some-model", "auto"), (30, "some-model", "auto")]
+    assert phi.shape == (30, 16)  # a pair: [u, v, |u-v|, u*v]
+    again = _representation(job, parse_feature_spec(job.features), inputs, rest[:0], rest, progress=False)
+    assert len(calls) == 2  # served from the cache
+    np.testing.assert_array_equal(again, phi)

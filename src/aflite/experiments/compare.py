@@ -185,11 +185,10 @@ def compare_experiment(
         def represent(d: LabelledTexts) -> np.ndarray:
             return vec.transform([d.texts[f] for f in fields])
     elif spec.kind == "sentence-transformers":
-        from aflite.features.encoders import encode_texts, pair_features
+        from aflite.features.encoders import combine_fields, encode_texts
 
         def represent(d: LabelledTexts) -> np.ndarray:
-            parts = [encode_texts(d.texts[f], spec.arg) for f in fields]
-            return pair_features(*parts) if len(parts) == 2 else np.concatenate(parts, axis=1)
+            return combine_fields([encode_texts(d.texts[f], spec.arg) for f in fields])
     else:
         raise ValueError("compare supports ngrams or sentence-transformers features")
 

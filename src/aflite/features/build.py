@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from aflite.features.cache import cached
-from aflite.features.encoders import encode_texts, pair_features
+from aflite.features.encoders import combine_fields, encode_texts
 from aflite.features.ngrams import ngram_features
 from aflite.features.precomputed import load_precomputed
 from aflite.io.tables import DataError
@@ -68,11 +68,14 @@ def build_features(
     device: str = "cpu",
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    encode: Callable[..., np.ndarray] | None = None,
 ) -> tuple[np.ndarray, bool]:
     """Feature matrix for all rows, and whether it came from the cache.
 
     With several text fields, n-grams get one vocabulary per field, and sentence encoders
     embed each field and combine two fields as ``[u, v, |u-v|, u*v]`` (more are concatenated).
+    ``encode(texts, model, device=..., progress=...)`` replaces the in-process encoder (e.g.
+    Ray Data); the cache and the combining rule stay the same.
     """
     if spec.kind == "precomputed":
         return load_precomputed(spec.arg, n_rows=n_rows, ids=ids), False
@@ -93,6 +96,8 @@ def build_features(
 
         return compute(), False  # fast enough that caching buys nothing
 
+    encode = encode or encode_texts
+
     def embed():
         total = n_rows * len(fields)
         done = 0
@@ -103,10 +108,8 @@ def build_features(
                 if progress is not None:
                     progress(base + k, total)
 
-            parts.append(encode_texts(texts[f], spec.arg, device=device, progress=step))
+            parts.append(encode(texts[f], spec.arg, device=device, progress=step))
             done += n_rows
-        if len(parts) == 2:
-            return pair_features(parts[0], parts[1])
-        return np.concatenate(parts, axis=1)
+        return combine_fields(parts)
 
     return cached([fingerprint, str(spec), ",".join(fields)], embed, cache_dir)

@@ -10,7 +10,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["encode_texts", "resolve_model_path", "pair_features", "MissingExtraError"]
+__all__ = [
+    "encode_texts",
+    "resolve_model_path",
+    "pair_features",
+    "combine_fields",
+    "embedding_dim",
+    "MissingExtraError",
+]
 
 # Packages that carry a model's weights, so the model loads with no hub access.
 _PACKAGED = {
@@ -70,8 +77,7 @@ def encode_texts(
     ``model`` is a name or path, or an already loaded SentenceTransformer.
     """
     st = _load(model, device) if isinstance(model, str) else model
-    dim_of = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
-    out = np.empty((len(texts), dim_of()), dtype=np.float32)
+    out = np.empty((len(texts), embedding_dim(st)), dtype=np.float32)
     chunk = batch_size * 8
     for s in range(0, len(texts), chunk):
         out[s : s + chunk] = st.encode(
@@ -89,3 +95,16 @@ def encode_texts(
 def pair_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """[u, v, |u - v|, u * v]: the standard pair representation for bi-encoder embeddings."""
     return np.concatenate([u, v, np.abs(u - v), u * v], axis=1).astype(np.float32)
+
+
+def combine_fields(parts: list[np.ndarray]) -> np.ndarray:
+    """Two fields (a pair task) -> ``pair_features``; otherwise the fields side by side."""
+    if len(parts) == 2:
+        return pair_features(parts[0], parts[1])
+    return np.concatenate(parts, axis=1).astype(np.float32)
+
+
+def embedding_dim(st: Any) -> int:
+    """Embedding width of a SentenceTransformer (the method was renamed in v5)."""
+    dim_of = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
+    return int(dim_of())

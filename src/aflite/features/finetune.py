@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from aflite.features.encoders import _load, pair_features
+from aflite.features.encoders import _load, combine_fields, embedding_dim
 
 __all__ = ["finetuned_representation"]
 
@@ -46,11 +46,7 @@ def finetuned_representation(
     dev = torch.device(device)
     st = _load(model, device)
     fields = list(texts)
-    dim = (
-        st.get_embedding_dimension()
-        if hasattr(st, "get_embedding_dimension")
-        else st.get_sentence_embedding_dimension()
-    )
+    dim = embedding_dim(st)
     width = 4 * dim if len(fields) == 2 else dim * len(fields)
     n_classes = int(labels.max()) + 1
     gen = torch.Generator().manual_seed(seed)
@@ -74,6 +70,4 @@ def finetuned_representation(
     parts = []
     for f in fields:
         parts.append(encode_texts([texts[f][i] for i in rest_rows], st, device=device))
-    if len(parts) == 2:
-        return pair_features(parts[0], parts[1])
-    return np.concatenate(parts, axis=1)
+    return combine_fields(parts)

@@ -276,26 +276,13 @@ def _representation(
         return finetuned_representation(
             spec.arg, inputs.texts, codes, warm_rows, rest, seed=job.seed, device=device
         )
+    encode = None
     if job.backend == "ray" and spec.kind == "sentence-transformers":
         from aflite.distributed import embed_with_ray
-        from aflite.features.cache import cached
-        from aflite.features.encoders import pair_features
 
-        def embed():
-            parts = [
-                embed_with_ray(inputs.texts[f], spec.arg, address=job.ray_address)
-                for f in inputs.texts
-            ]
-            return pair_features(*parts) if len(parts) == 2 else np.concatenate(parts, axis=1)
+        def encode(texts, model, *, device, progress):
+            return embed_with_ray(texts, model, address=job.ray_address)
 
-        fingerprint = inputs.table.fingerprint()
-        base, _ = cached([fingerprint, str(spec), ",".join(inputs.texts)], embed, job.cache_dir)
-        if job.warmup_fraction is None:
-            return np.asarray(base)
-        codes = np.unique(inputs.labels, return_inverse=True)[1]
-        return warmup_representation(
-            np.asarray(base), codes, warm_rows, rest, seed=job.seed, device=device
-        )
     with progress_bar("embedding", enabled=progress) as bar:
         base, _ = build_features(
             spec,
@@ -307,6 +294,7 @@ def _representation(
             device=device,
             seed=job.seed,
             progress=bar,
+            encode=encode,
         )
     if job.warmup_fraction is None:
         return np.asarray(base)
