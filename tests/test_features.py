@@ -180,13 +180,23 @@ def test_ray_backend_embeds_through_build_features(tmp_path, monkeypatch):
     rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()[:30]]
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    job = FilterJob(input=str(src), text_fields=["premise", "hypothesis"], cache_dir=str(tmp_path / "c"),
-                    features="sentence-transformers:some-model", backend="ray", ray_address="auto")
+    job = FilterJob(
+        input=str(src),
+        text_fields=["premise", "hypothesis"],
+        cache_dir=str(tmp_path / "c"),
+        features="sentence-transformers:some-model",
+        backend="ray",
+        ray_address="auto",
+    )
     inputs = load_job_inputs(job)
     rest = np.arange(30)
-    phi = _representation(job, parse_feature_spec(job.features), inputs, rest[:0], rest, progress=False)
+    phi = _representation(
+        job, parse_feature_spec(job.features), inputs, rest[:0], rest, progress=False
+    )
     assert calls == [(30, "some-model", "auto"), (30, "some-model", "auto")]
     assert phi.shape == (30, 16)  # a pair: [u, v, |u-v|, u*v]
-    again = _representation(job, parse_feature_spec(job.features), inputs, rest[:0], rest, progress=False)
+    again = _representation(
+        job, parse_feature_spec(job.features), inputs, rest[:0], rest, progress=False
+    )
     assert len(calls) == 2  # served from the cache
     np.testing.assert_array_equal(again, phi)
