@@ -126,6 +126,8 @@ class _Problem:
         self.d = x.shape[1]
         self.chunk_rows = chunk_rows
         self.reg = 1.0 / reg_c
+        # a broadcast -1 for subtracting the one-hot label, without a chunk-sized allocation
+        self.minus_one = torch.full((1, 1, 1), -1.0, dtype=torch.float32, device=x.device)
 
     def _raw_weights(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Weights for raw features: x~ @ W + b == x @ (s*W) + (b - (mean*s) @ W)."""
@@ -152,7 +154,7 @@ class _Problem:
             resid.scatter_add_(
                 2,
                 yc[:, None, None].expand(e - s, p, 1),
-                -torch.ones((e - s, p, 1), dtype=w.dtype, device=w.device),
+                self.minus_one.expand(e - s, p, 1),
             )
             resid.mul_(t[:, :, None])
             r2 = resid.view(e - s, p * c)
