@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from aflite.audits.cooccurrence import CooccurrenceCounts, count_cooccurrences
-from aflite.cli.main import bundled_snli
+from aflite.data import bundled_snli
 
 
 def main() -> None:

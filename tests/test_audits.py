@@ -21,7 +21,7 @@ from aflite.audits import (
     word_label_pmi,
     word_label_zstats,
 )
-from aflite.cli.main import bundled_snli
+from aflite.data import bundled_snli
 
 
 @pytest.fixture(scope="module")

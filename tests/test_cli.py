@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from aflite.cli.main import bundled_snli
+from aflite.data import bundled_snli
 from aflite.jobs import FilterJob, run_filter_job
 
 

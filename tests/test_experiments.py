@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from aflite.cli.main import bundled_snli
+from aflite.data import bundled_snli
 from aflite.experiments import LabelledTexts, compare_experiment, make_biased_circles, run_synthetic
 
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from aflite.cli.main import bundled_snli
+from aflite.data import bundled_snli
 from aflite.features import (
     ngram_features,
     pair_features,

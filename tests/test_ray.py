@@ -51,7 +51,7 @@ def test_embed_with_ray_keeps_row_order(local_ray):
 def test_cli_filter_with_ray_backend(tmp_path, local_ray):
     import json
 
-    from aflite.cli.main import bundled_snli
+    from aflite.data import bundled_snli
     from aflite.jobs import FilterJob, run_filter_job
 
     rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()[:600]]

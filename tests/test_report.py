@@ -18,7 +18,7 @@ CHROMIUM = (
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    from aflite.cli.main import bundled_snli
+    from aflite.data import bundled_snli
 
     d = tmp_path_factory.mktemp("report")
     rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()[:900]]

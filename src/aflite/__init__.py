@@ -8,17 +8,22 @@ on random partitions of the data and remove the instances they predict too easil
 """
 
 from aflite.algorithm import (
+    SCORERS,
     STOP_REASONS,
     STRATEGIES,
+    ConvergenceWarning,
     FilterResult,
     FilterState,
     LinearEnsemble,
     OptimumResult,
     PhaseRecord,
     PhaseScores,
+    Scorer,
+    SolveReport,
     adversarial_filter,
     optimum,
     predictability_scores,
+    register_scorer,
     representation_bias,
     subset_bias,
 )
@@ -28,19 +33,24 @@ filter = adversarial_filter  # noqa: A001 - the public name the paper's users ex
 __version__ = "0.1.0"
 
 __all__ = [
+    "SCORERS",
     "STOP_REASONS",
     "STRATEGIES",
+    "ConvergenceWarning",
     "FilterResult",
     "FilterState",
     "LinearEnsemble",
     "OptimumResult",
     "PhaseRecord",
     "PhaseScores",
+    "Scorer",
+    "SolveReport",
     "__version__",
     "adversarial_filter",
     "filter",
     "optimum",
     "predictability_scores",
+    "register_scorer",
     "representation_bias",
     "subset_bias",
 ]

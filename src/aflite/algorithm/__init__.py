@@ -3,24 +3,32 @@
 Pure array code: nothing here reads or writes data files.
 """
 
-from aflite.algorithm.filtering import STRATEGIES, FilterState, adversarial_filter
-from aflite.algorithm.linear import LinearEnsemble
+from aflite.algorithm.filtering import ConvergenceWarning, FilterState, adversarial_filter
 from aflite.algorithm.optimum import OptimumResult, optimum, subset_bias
 from aflite.algorithm.result import STOP_REASONS, FilterResult, PhaseRecord
+from aflite.algorithm.scorers import SCORERS, PhaseCounts, Scorer, register_scorer
 from aflite.algorithm.scoring import PhaseScores, predictability_scores, representation_bias
+from aflite.algorithm.selection import STRATEGIES
+from aflite.algorithm.solvers import LinearEnsemble, SolveReport
 
 __all__ = [
+    "SCORERS",
     "STOP_REASONS",
     "STRATEGIES",
+    "ConvergenceWarning",
     "FilterResult",
     "FilterState",
     "LinearEnsemble",
     "OptimumResult",
+    "PhaseCounts",
     "PhaseRecord",
     "PhaseScores",
+    "Scorer",
+    "SolveReport",
     "adversarial_filter",
     "optimum",
     "predictability_scores",
+    "register_scorer",
     "representation_bias",
     "subset_bias",
 ]

@@ -9,6 +9,8 @@ import numpy as np
 
 __all__ = [
     "check_features",
+    "check_partitions",
+    "threshold_fraction",
     "encode_labels",
     "encode_groups",
     "resolve_size",
@@ -82,6 +84,23 @@ def resolve_size(value: Any, n: int, name: str) -> int:
     if size < 1:
         raise ValueError(f"{name} must be at least 1 row, got {size}")
     return size
+
+
+def check_partitions(n_partitions: Any) -> int:
+    if isinstance(n_partitions, bool) or not isinstance(n_partitions, (int, np.integer)):
+        raise ValueError(f"n_partitions must be a positive int, got {n_partitions!r}")
+    if n_partitions < 1:
+        raise ValueError(f"n_partitions must be a positive int, got {n_partitions!r}")
+    return int(n_partitions)
+
+
+def threshold_fraction(tau: float) -> tuple[int, int]:
+    """tau as an exact fraction (numerator, denominator) of the decimal the user wrote, so
+    ``score >= tau`` can be decided on integer counts: 42 of 60 correct passes tau = 0.7."""
+    from fractions import Fraction
+
+    f = Fraction(repr(float(tau))).limit_denominator(10**9)
+    return f.numerator, f.denominator
 
 
 def check_fraction(value: Any, name: str) -> float:

@@ -11,13 +11,18 @@ aflite             Le Bras et al. 2020        WinoGrande (Sakaguchi et al.)
 ``slice_size``     k (slice size)             k
 ``threshold``      tau (early-stop cut-off)   tau
 =================  =========================  ==============================
+
+Beyond the paper, two options keep the filter from overshooting: ``min_bias`` stops once the
+representation bias is within that margin of the chance level (the majority-class rate of
+the current set), and ``balance="classes"`` removes from every class in proportion to its size,
+so the label distribution cannot drift. Both are off here (Algorithm 1 as published); the
+command line and :func:`aflite.filter_dataset` turn the chance stop on.
 """
 
 from __future__ import annotations
 
-import math
-import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,13 +31,18 @@ import numpy as np
 import torch
 
 from aflite.algorithm._validation import check_fraction, resolve_size
+from aflite.algorithm.progress import Reporter
 from aflite.algorithm.result import STOP_REASONS, FilterResult, PhaseRecord
-from aflite.algorithm.scoring import _prepare
+from aflite.algorithm.scoring import prepare_runner
+from aflite.algorithm.selection import BALANCE, STRATEGIES, select_slice
 
-__all__ = ["adversarial_filter", "FilterState", "STRATEGIES"]
+__all__ = ["adversarial_filter", "FilterState", "STRATEGIES", "ConvergenceWarning"]
 
-STRATEGIES = ("slicing", "greedy", "sampling", "single_shot")
 _HIST_BINS = 20
+
+
+class ConvergenceWarning(UserWarning):
+    """Some classifiers of a phase stopped at the iteration cap before reaching ``tol``."""
 
 
 @dataclass
@@ -41,16 +51,9 @@ class FilterState:
 
     Positions are input row indices. ``generator_state`` is the torch generator's state, so a
     resumed run draws exactly the partitions an uninterrupted run would have drawn;
-    ``preconditioner_phase`` and ``storage_phase`` say which phase's set the solver's curvature
-    approximation and the compacted storage were last built from, so a resumed run rebuilds
-    the same ones (and sums in the same order).
+    ``storage_phase`` says which phase's set the compacted storage was last built from, so a
+    resumed run lays out (and sums) rows the same way.
     """
-
-    def rows_at_phase(self, phase: int) -> np.ndarray:
-        """The (sorted) set as it was at the start of ``phase``."""
-        removed = np.asarray(self.removed, dtype=np.int64)
-        later = removed[np.asarray(self.removed_phase, dtype=np.int64) >= phase]
-        return np.sort(np.concatenate([self.rows, later]))
 
     rows: np.ndarray
     removed: list[int] = field(default_factory=list)
@@ -58,10 +61,15 @@ class FilterState:
     removed_score: list[float] = field(default_factory=list)
     history: list[PhaseRecord] = field(default_factory=list)
     generator_state: np.ndarray | None = None
-    preconditioner_phase: int | None = None
     storage_phase: int | None = None
     stop_reason: str | None = None
     stop_message: str | None = None
+
+    def rows_at_phase(self, phase: int) -> np.ndarray:
+        """The (sorted) set as it was at the start of ``phase``."""
+        removed = np.asarray(self.removed, dtype=np.int64)
+        later = removed[np.asarray(self.removed_phase, dtype=np.int64) >= phase]
+        return np.sort(np.concatenate([self.rows, later]))
 
 
 def adversarial_filter(
@@ -74,6 +82,8 @@ def adversarial_filter(
     slice_size: int = 500,
     threshold: float = 0.75,
     strategy: str = "slicing",
+    min_bias: float | None = None,
+    balance: str | None = None,
     model: Any = "linear",
     groups: Any = None,
     seed: Any = 0,
@@ -91,7 +101,8 @@ def adversarial_filter(
     predictions that are correct. Up to ``slice_size`` rows with score >= ``threshold`` are
     removed. The run stops when the set reaches ``target_size`` (the last slice is trimmed so
     exactly ``target_size`` rows remain), when fewer than ``slice_size`` rows reach the
-    threshold, or when the set is too small to hold out any row.
+    threshold, or (with ``min_bias``) when the representation bias is at most the chance level
+    plus ``min_bias``.
 
     Parameters
     ----------
@@ -100,7 +111,7 @@ def adversarial_filter(
     labels:
         (N,) class labels, strings or integers, at least two classes.
     target_size:
-        n: rows to keep at least; an int, or a fraction of N.
+        n: rows to keep at least; an int, or a fraction of N. Must exceed ``train_size``.
     n_partitions:
         m: random partitions (models) per phase.
     train_size:
@@ -114,10 +125,15 @@ def adversarial_filter(
         per phase), ``"sampling"`` (slice sampling: k rows drawn with probability proportional
         to their score, via Gumbel top-k), ``"single_shot"`` (baseline: one phase, the most
         predictable removed down to the target regardless of the threshold).
+    min_bias:
+        Stop once the representation bias is at most the chance level (majority-class rate of
+        the current set) plus this margin; None (default) runs Algorithm 1 as published.
+    balance:
+        ``"classes"``: each slice removes from every class in proportion to its size.
     model:
         ``"linear"`` (batched logistic regression, see :class:`aflite.LinearEnsemble`), a
         ``LinearEnsemble`` with other settings, or any scikit-learn classifier instance (cloned
-        per partition; slower).
+        per partition, fed the features as given; slower).
     groups:
         Optional group id per row; a group never straddles a training/held-out split.
     seed:
@@ -128,7 +144,8 @@ def adversarial_filter(
         True for a progress bar, False for none, None for a bar only on a terminal, or a
         callable that receives each :class:`PhaseRecord`.
     score_kept:
-        Run one more scoring phase on the kept rows to estimate their representation bias.
+        Run one more scoring phase on the kept rows, at the same t, to estimate their
+        representation bias.
     checkpoint, resume:
         A callable given a :class:`FilterState` after every phase, and a state to continue from.
     backend:
@@ -158,73 +175,58 @@ def adversarial_filter(
         backend, own_backend = RayBackend(), True
     try:
         return _filter(
-            features,
-            labels,
-            target_size=target_size,
-            n_partitions=n_partitions,
-            train_size=train_size,
-            slice_size=slice_size,
-            threshold=threshold,
-            strategy=strategy,
-            model=model,
-            groups=groups,
-            seed=seed,
-            device=device,
-            progress=progress,
-            score_kept=score_kept,
-            checkpoint=checkpoint,
-            resume=resume,
-            backend=backend,
+            features, labels, target_size=target_size, n_partitions=n_partitions,
+            train_size=train_size, slice_size=slice_size, threshold=threshold,
+            strategy=strategy, min_bias=min_bias, balance=balance, model=model, groups=groups,
+            seed=seed, device=device, progress=progress, score_kept=score_kept,
+            checkpoint=checkpoint, resume=resume, backend=backend,
         )
     finally:
         if own_backend:
             backend.close()
 
 
-def _filter(
-    features: Any,
-    labels: Any,
-    *,
-    target_size: Any,
-    n_partitions: int,
-    train_size: Any,
-    slice_size: int,
-    threshold: float,
-    strategy: str,
-    model: Any,
-    groups: Any,
-    seed: Any,
-    device: Any,
-    progress: Any,
-    score_kept: bool,
-    checkpoint: Any,
-    resume: FilterState | None,
-    backend: Any,
-) -> FilterResult:
-    runner, classes, t = _prepare(
-        features,
-        labels,
-        n_partitions=n_partitions,
-        model=model,
-        groups=groups,
-        seed=seed,
-        device=device,
-        train_size=train_size,
-        backend=backend,
-    )
-    n_input = runner.n_input
+def check_filter_options(
+    n_input: int, *, target_size: Any, train_size: Any, slice_size: Any, threshold: Any,
+    strategy: Any, min_bias: Any, balance: Any,
+) -> tuple[int, int, int, float]:
+    """Validate the options of :func:`adversarial_filter` for ``n_input`` rows before any
+    work; returns (target size n, train size t, slice size k, tau)."""
     n = resolve_size(target_size, n_input, "target_size")
     if n >= n_input:
         raise ValueError(f"target_size ({n}) must be smaller than the number of rows ({n_input})")
-    if isinstance(slice_size, bool) or not isinstance(slice_size, (int, np.integer)):
+    t = resolve_size(train_size, n_input, "train_size")
+    if t >= n:
+        raise ValueError(
+            f"train_size ({t}) must be smaller than target_size ({n}): Algorithm 1 needs t < n "
+            "so the kept set can still be scored out of sample"
+        )
+    if isinstance(slice_size, bool) or not isinstance(slice_size, (int, np.integer)) or slice_size < 1:
         raise ValueError(f"slice_size must be a positive int, got {slice_size!r}")
-    if slice_size < 1:
-        raise ValueError(f"slice_size must be >= 1, got {slice_size}")
     tau = check_fraction(threshold, "threshold")
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")
+    if min_bias is not None:
+        check_fraction(min_bias, "min_bias")
+    if balance not in BALANCE:
+        raise ValueError(f"balance must be None or 'classes', got {balance!r}")
     k = 1 if strategy == "greedy" else int(slice_size)
+    return n, t, k, tau
 
+
+def _filter(features, labels, *, target_size, n_partitions, train_size, slice_size, threshold,
+            strategy, min_bias, balance, model, groups, seed, device, progress, score_kept,
+            checkpoint, resume, backend) -> FilterResult:
+    n_rows = np.asarray(labels).shape[0] if np.ndim(labels) else 0
+    n, _, k, tau = check_filter_options(
+        n_rows, target_size=target_size, train_size=train_size, slice_size=slice_size,
+        threshold=threshold, strategy=strategy, min_bias=min_bias, balance=balance,
+    )
+    runner, classes, t = prepare_runner(
+        features, labels, n_partitions=n_partitions, model=model, groups=groups, seed=seed,
+        device=device, train_size=train_size, backend=backend,
+    )
+    n_input = runner.n_input
     params = {
         "target_size": n,
         "n_partitions": n_partitions,
@@ -232,32 +234,29 @@ def _filter(
         "slice_size": k,
         "threshold": tau,
         "strategy": strategy,
-        "model": _describe_model(runner.model),
+        "min_bias": min_bias,
+        "balance": balance,
+        "model": runner.scorer.describe(),
         "seed": seed if isinstance(seed, (int, type(None))) else repr(seed),
         "device": str(runner.device),
         "grouped": groups is not None,
         "backend": "local" if backend is None else type(backend).__name__,
     }
 
-    y_np = runner.y.cpu().numpy()
     if resume is not None:
         state = resume
         if state.generator_state is not None:
             runner.generator.set_state(torch.as_tensor(state.generator_state, dtype=torch.uint8))
-        if state.preconditioner_phase is not None:
-            runner.set_preconditioner(state.rows_at_phase(state.preconditioner_phase))
         if state.storage_phase is not None:
             runner.compact_to(state.rows_at_phase(state.storage_phase))
     else:
         state = FilterState(rows=np.arange(n_input, dtype=np.int64))
 
-    reporter = _Reporter(progress, total=n_input - n, done=n_input - len(state.rows))
+    reporter = Reporter(progress, total=n_input - n, done=n_input - len(state.rows))
+    opts = dict(n=n, k=k, tau=tau, t=t, strategy=strategy, min_bias=min_bias, balance=balance)
     try:
         while state.stop_reason is None:
-            ran = _one_phase(
-                state, runner, y_np, classes, n=n, k=k, tau=tau, t=t, strategy=strategy
-            )
-            if ran:
+            if _one_phase(state, runner, classes, **opts):
                 reporter.update(state.history[-1], len(state.rows))
             state.generator_state = runner.generator.get_state().numpy().copy()
             if checkpoint is not None:
@@ -271,14 +270,12 @@ def _filter(
     if score_kept and len(kept) > t:
         if runner.needs_compaction(len(kept)):
             runner.compact_to(kept)
-        correct, heldout, _ = runner.run(kept)
-        c = correct.cpu().numpy()
-        h = heldout.cpu().numpy()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            kept_scores = np.where(h > 0, c / np.maximum(h, 1), np.nan)
+        out = runner.run(kept)
+        kept_scores = out.scores()
         if (~np.isnan(kept_scores)).any():
             final_bias = float(np.nanmean(kept_scores))
-
+    kept_labels = runner.labels_of(kept)
+    params["kept_class_counts"] = np.bincount(kept_labels, minlength=len(classes)).tolist()
     return FilterResult(
         kept=kept,
         removed=np.asarray(state.removed, dtype=np.int64),
@@ -295,18 +292,9 @@ def _filter(
     )
 
 
-def _one_phase(
-    state: FilterState,
-    runner: Any,
-    y_np: np.ndarray,
-    classes: np.ndarray,
-    *,
-    n: int,
-    k: int,
-    tau: float,
-    t: int,
-    strategy: str,
-) -> bool:
+def _one_phase(state: FilterState, runner: Any, classes: np.ndarray, *,
+               n: int, k: int, tau: float, t: int, strategy: str, min_bias: float | None,
+               balance: str | None) -> bool:
     """Run one phase, remove its slice from ``state`` and set the stop reason when it fires.
 
     Returns False when a stop rule fired before any work was done.
@@ -316,81 +304,67 @@ def _one_phase(
         state.stop_reason = "target_size"
         state.stop_message = f"{STOP_REASONS['target_size']} ({size} <= {n})"
         return False
-    if t >= size:
-        state.stop_reason = "too_small"
-        state.stop_message = (
-            f"{STOP_REASONS['too_small']}: {size} rows left, train_size is {t}; "
-            "lower train_size or raise target_size"
-        )
-        return False
-
     start = time.perf_counter()
-    dev = runner.device
     phase = len(state.history)
-    if runner.needs_preconditioner(size):
-        runner.set_preconditioner(state.rows)
-        state.preconditioner_phase = phase
     if runner.needs_compaction(size):
         runner.compact_to(state.rows)
         state.storage_phase = phase
-    correct, heldout, _ = runner.run(state.rows)
-    scored = heldout > 0
-    scores = torch.where(scored, correct / heldout.clamp_min(1), torch.nan).double()
-    # Ties between equal scores are broken at random, not by row order.
-    tiebreak = torch.rand(size, generator=runner.generator, device=dev, dtype=torch.float64)
+    out = runner.run(state.rows)
+    labels = runner.labels_of(state.rows)
+    counts = np.bincount(labels, minlength=len(classes))
+    chance = float(counts.max() / counts.sum())
+    scores = out.scores()
+    valid = scores[~np.isnan(scores)]
+    bias = float(valid.mean()) if len(valid) else float("nan")
+    _warn_if_capped(out.info, phase, getattr(getattr(runner.scorer, "model", None), "tol", None))
 
     budget = size - n  # never go below target_size
-    if strategy == "single_shot":
-        eligible = scored
-        k_eff = budget
+    at_chance = min_bias is not None and strategy != "single_shot" and bias <= chance + min_bias
+    if at_chance:
+        picked, picked_scores, n_eligible = np.zeros(0, np.int64), np.zeros(0), 0
+        k_eff = 0
     else:
-        eligible = scored & (scores >= tau)
-        k_eff = min(k, budget)
-    n_eligible = int(eligible.sum().item())
-
-    if strategy == "sampling":
-        # Gumbel top-k over log-scores = sampling without replacement proportional to score
-        gumbel = -torch.log(-torch.log(tiebreak.clamp(1e-300, 1 - 1e-16)))
-        key = torch.log(scores.clamp_min(1e-300)) + gumbel
-    else:
-        key = scores + tiebreak * 1e-12
-    key = torch.where(eligible, key, torch.full_like(key, -math.inf))
-    n_take = min(k_eff, n_eligible)
-    picked = torch.topk(key, n_take).indices if n_take > 0 else key.new_zeros(0, dtype=torch.long)
-
-    picked_np = picked.cpu().numpy()
-    scores_np = scores.cpu().numpy()
-    removed_rows = state.rows[picked_np]
-    # Record in descending key order so 'removed' lists the most predictable first.
+        k_eff = budget if strategy == "single_shot" else min(k, budget)
+        picked, picked_scores, n_eligible = select_slice(
+            out.correct, out.heldout, labels, k=k_eff, tau=tau, strategy=strategy,
+            balance=balance, generator=runner.generator, device=runner.device,
+        )
+    removed_rows = state.rows[picked]
+    # Recorded in descending order, so 'removed' lists the most predictable first.
     state.removed.extend(removed_rows.tolist())
-    state.removed_phase.extend([phase] * len(picked_np))
-    state.removed_score.extend(scores_np[picked_np].tolist())
+    state.removed_phase.extend([phase] * len(picked))
+    state.removed_score.extend(picked_scores.tolist())
     keep_mask = np.ones(size, dtype=bool)
-    keep_mask[picked_np] = False
-
-    valid = scores_np[~np.isnan(scores_np)]
-    counts = np.bincount(y_np[state.rows], minlength=len(classes))
+    keep_mask[picked] = False
     state.history.append(
         PhaseRecord(
             phase=phase,
             size_before=size,
-            n_removed=len(picked_np),
+            n_removed=len(picked),
             n_eligible=n_eligible,
-            representation_bias=float(valid.mean()) if len(valid) else float("nan"),
+            representation_bias=bias,
             class_counts={str(c): int(v) for c, v in zip(classes, counts)},
             seconds=0.0,
             score_histogram=np.histogram(valid, bins=_HIST_BINS, range=(0.0, 1.0))[0].tolist(),
+            chance=chance,
+            solver=out.info,
         )
     )
     state.rows = state.rows[keep_mask]
 
-    if strategy == "single_shot":
+    if at_chance:
+        state.stop_reason = "chance"
+        state.stop_message = (
+            f"{STOP_REASONS['chance']} ({bias:.3f} <= {chance:.3f} + {min_bias:g}); "
+            f"{len(state.rows)} rows kept"
+        )
+    elif strategy == "single_shot":
         state.stop_reason = "single_shot"
         state.stop_message = STOP_REASONS["single_shot"]
-    elif n_take < k_eff:
+    elif len(picked) < k_eff:
         state.stop_reason = "threshold"
         state.stop_message = (
-            f"{STOP_REASONS['threshold']} ({n_eligible} < {k_eff} at tau={tau:g}); "
+            f"{STOP_REASONS['threshold']} ({len(picked)} < {k_eff} at tau={tau:g}); "
             f"{len(state.rows)} rows kept"
         )
     elif len(state.rows) <= n:
@@ -400,43 +374,20 @@ def _one_phase(
     return True
 
 
-def _describe_model(model: Any) -> str:
-    return repr(model)
-
-
-class _Reporter:
-    """Progress bar over rows removed, or a user callback, or nothing."""
-
-    def __init__(self, progress: Any, *, total: int, done: int) -> None:
-        self.callback = progress if callable(progress) else None
-        show = (
-            progress if isinstance(progress, bool) else (progress is None and sys.stderr.isatty())
+def _warn_if_capped(info: dict[str, Any], phase: int, tol: float | None) -> None:
+    """Warn when a classifier ended unconverged: at the iteration cap, or stalled more than
+    ten times above the tolerance."""
+    residual = info.get("residual", 0.0)
+    stalled_far = info.get("n_stalled") and tol is not None and residual > 10 * tol
+    if info.get("n_capped") or stalled_far:
+        why = (
+            f"{info['n_capped']} classifier(s) stopped at the iteration cap ({info.get('iterations')})"
+            if info.get("n_capped")
+            else f"{info['n_stalled']} classifier(s) stalled"
         )
-        self.bar = None
-        if show and self.callback is None:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-            self.bar = Progress(
-                TextColumn("[bold]filtering"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[info]}"),
-                transient=False,
-            )
-            self.bar.start()
-            self.task = self.bar.add_task("filter", total=total, completed=done, info="")
-
-    def update(self, record: PhaseRecord, size_after: int) -> None:
-        if self.callback is not None:
-            self.callback(record)
-        if self.bar is not None:
-            self.bar.update(
-                self.task,
-                advance=record.n_removed,
-                info=f"phase {record.phase}  size {size_after}  "
-                f"bias {record.representation_bias:.3f}",
-            )
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
+        warnings.warn(
+            f"phase {phase}: {why} with relative gradient norm {residual:.1e}"
+            f"{f' (tol {tol:g})' if tol else ''}; raise LinearEnsemble(max_iter=...) or loosen tol",
+            ConvergenceWarning,
+            stacklevel=4,
+        )

@@ -18,8 +18,8 @@ import torch
 
 from aflite._internal.device import make_generator, resolve_device
 from aflite.algorithm._validation import check_features, encode_labels, resolve_size
-from aflite.algorithm.linear import LinearEnsemble, batched_logistic_predict, gram_preconditioner
-from aflite.algorithm.scoring import _as_store, _moments, resolve_model
+from aflite.algorithm.solvers import LinearEnsemble, fit_ensemble, predict_all
+from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["OptimumResult", "optimum", "subset_bias", "MAX_OPTIMUM_ROWS", "MAX_OPTIMUM_SUBSETS"]
 
@@ -60,7 +60,7 @@ def subset_bias(
     """
     x = check_features(features)
     y, classes = encode_labels(labels, x.shape[0])
-    mdl = resolve_model(model)
+    mdl = LinearEnsemble() if model == "linear" else model
     if not isinstance(mdl, LinearEnsemble):
         raise ValueError("subset_bias and optimum support the linear model family only")
     subsets = np.asarray(subsets, dtype=bool)
@@ -71,11 +71,8 @@ def subset_bias(
         raise ValueError(f"every subset must have more than train_size ({train_size}) rows")
     dev = resolve_device(device)
     gen = make_generator(seed, dev)
-    x32 = np.ascontiguousarray(x, dtype=np.float32)
-    std = _moments(x32, dev)
-    store, _ = _as_store(x32, dev)
+    store = FeatureStore(np.asarray(x), dev)
     yt = torch.as_tensor(y, device=dev)
-    chol = gram_preconditioner(store, std, train_size, mdl.C)
     n = x.shape[0]
     per_chunk = max(1, _CHUNK_COLUMNS // n_partitions)
     out = np.empty(len(subsets))
@@ -87,7 +84,8 @@ def subset_bias(
         idx = torch.topk(keys, train_size, dim=0, largest=False, sorted=False).indices
         train = torch.zeros(member.shape, dtype=torch.float32, device=dev)
         train.scatter_(0, idx, 1.0)
-        pred = batched_logistic_predict(store, std, yt, train, len(classes), model=mdl, chol=chol)
+        ensemble, _ = fit_ensemble(store, yt, train, len(classes), mdl)
+        pred = predict_all(store, ensemble)
         heldout = member.float() - train
         correct = (pred == yt[:, None]).float() * heldout
         s = block.shape[0]

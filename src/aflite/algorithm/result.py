@@ -17,7 +17,7 @@ __all__ = ["PhaseRecord", "FilterResult", "STOP_REASONS"]
 STOP_REASONS = {
     "target_size": "target size reached",
     "threshold": "fewer than slice_size instances at or above the threshold",
-    "too_small": "remaining set too small for train_size",
+    "chance": "representation bias at the chance level plus min_bias",
     "single_shot": "single-shot baseline: one phase, most predictable removed down to the target",
 }
 
@@ -27,7 +27,10 @@ class PhaseRecord:
     """One phase of the filter.
 
     ``representation_bias`` is the mean predictability of the scored rows of the set before
-    removal: the estimate of R(Phi, S, M) at that point.
+    removal: the estimate of R(Phi, S, M) at that point. ``chance`` is the majority-class rate
+    of that set: a linear model that learned nothing but the label prior scores this much.
+    ``solver`` says how the phase's fits ended (solver, iterations, worst relative gradient
+    norm, classifiers stopped by the iteration cap).
     """
 
     phase: int
@@ -38,6 +41,8 @@ class PhaseRecord:
     class_counts: dict[str, int]
     seconds: float
     score_histogram: list[int] = field(default_factory=list)
+    chance: float = float("nan")
+    solver: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -81,6 +86,17 @@ class FilterResult:
         """Representation-bias estimate of the input (first phase)."""
         return self.history[0].representation_bias if self.history else self.final_bias
 
+    @property
+    def initial_chance(self) -> float:
+        """Majority-class rate of the input."""
+        return self.history[0].chance if self.history else float("nan")
+
+    @property
+    def final_chance(self) -> float:
+        """Majority-class rate of the kept rows."""
+        counts = np.asarray(self.params.get("kept_class_counts", []), dtype=float)
+        return float(counts.max() / counts.sum()) if counts.sum() > 0 else float("nan")
+
     def scores(self) -> np.ndarray:
         """(n_input,) one score per input row: removal score if removed, final score if kept."""
         out = np.full(self.n_input, np.nan)
@@ -91,11 +107,20 @@ class FilterResult:
     def summary(self) -> str:
         """A few lines for a terminal."""
         n_rm = len(self.removed)
+        phases = len(self.history)
         return (
             f"kept {len(self.kept)} of {self.n_input} rows, removed {n_rm} "
-            f"in {len(self.history)} phases\n"
-            f"representation bias {self.initial_bias:.3f} -> {self.final_bias:.3f}\n"
+            f"in {phases} phase{'' if phases == 1 else 's'}\n"
+            f"representation bias {self.initial_bias:.3f} -> {self.final_bias:.3f} "
+            f"(chance {self.initial_chance:.3f} -> {self.final_chance:.3f})\n"
             f"stopped: {self.stop_message}"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"FilterResult(kept={len(self.kept)}, removed={len(self.removed)}, "
+            f"phases={len(self.history)}, bias={self.initial_bias:.3f}->{self.final_bias:.3f}, "
+            f"stop_reason={self.stop_reason!r})"
         )
 
     # --- persistence (JSON for metadata, npz for arrays; no pickle) ---
@@ -106,7 +131,11 @@ class FilterResult:
         meta = {
             "final_bias": _nan_to_none(self.final_bias),
             "history": [
-                {**asdict(h), "representation_bias": _nan_to_none(h.representation_bias)}
+                {
+                    **asdict(h),
+                    "representation_bias": _nan_to_none(h.representation_bias),
+                    "chance": _nan_to_none(h.chance),
+                }
                 for h in self.history
             ],
             "stop_reason": self.stop_reason,
@@ -141,6 +170,7 @@ class FilterResult:
                 **{
                     **h,
                     "representation_bias": _none_to_nan(h["representation_bias"]),
+                    "chance": _none_to_nan(h.get("chance")),
                 }
             )
             for h in meta["history"]

@@ -29,9 +29,7 @@ def _fields(value: str | None) -> list[str]:
     return [f.strip() for f in value.split(",") if f.strip()] if value else []
 
 
-def bundled_snli() -> Path:
-    """Path of the SNLI slice shipped inside the package."""
-    return Path(str(resources.files("aflite") / "data" / "snli_slice.jsonl"))
+from aflite.data import bundled_snli  # noqa: E402,F401  (re-exported for old imports)
 
 
 @app.command("filter")

@@ -33,48 +33,29 @@ def _ray():
 
 
 class _ShardWorker:
-    """Holds the working matrix; fits a subset of partition columns on request."""
+    """Holds the working matrix (standardised); fits a subset of partition columns on request."""
 
     def __init__(self, threads: int) -> None:
         torch.set_num_threads(max(1, threads))
         self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
-    def attach(
-        self,
-        store: np.ndarray,
-        mean: np.ndarray,
-        inv_std: np.ndarray,
-        y: np.ndarray,
-        chunk_rows: int,
-    ) -> bool:
-        from aflite.algorithm.linear import Standardizer
+    def attach(self, data: np.ndarray, y: np.ndarray, n_classes: int, chunk_rows: int) -> bool:
+        from aflite.algorithm.storage import FeatureStore
 
-        self.store = torch.as_tensor(np.array(store), device=self.device)
-        self.std = Standardizer(
-            torch.as_tensor(mean, device=self.device), torch.as_tensor(inv_std, device=self.device)
-        )
+        self.store = FeatureStore.from_standardised(np.array(data), self.device, chunk_rows)
         self.y = torch.as_tensor(y, device=self.device)
-        self.chunk_rows = chunk_rows
+        self.n_classes = n_classes
         return True
 
-    def score(
-        self, train: np.ndarray, heldout: np.ndarray, n_classes: int, model: Any, chol: np.ndarray
-    ):
-        from aflite.algorithm.linear import batched_logistic_fit, heldout_correct
+    def score(self, train: np.ndarray, heldout: np.ndarray, current: np.ndarray, model: Any):
+        from aflite.algorithm.solvers import fit_ensemble, heldout_counts
 
-        tr = torch.as_tensor(train, device=self.device)
-        w, prob = batched_logistic_fit(
-            self.store,
-            self.std,
-            self.y,
-            tr,
-            n_classes,
-            model=model,
-            chol=torch.as_tensor(chol, device=self.device),
-            chunk_rows=self.chunk_rows,
-        )
-        correct, held = heldout_correct(w, prob, torch.as_tensor(heldout, device=self.device))
-        return correct.cpu().numpy(), held.cpu().numpy()
+        dev = self.device
+        tr = torch.as_tensor(train, device=dev)
+        cur = torch.as_tensor(current, device=dev)
+        ens, _ = fit_ensemble(self.store, self.y, tr, self.n_classes, model, current=cur)
+        correct, held = heldout_counts(self.store, self.y, ens, torch.as_tensor(heldout, device=dev))
+        return correct.cpu().numpy(), held.cpu().numpy(), ens.report.to_dict()
 
 
 class RayBackend:
@@ -113,47 +94,60 @@ class RayBackend:
         cls = ray.remote(num_cpus=self.num_cpus, num_gpus=self.num_gpus)(_ShardWorker)
         self._actors = [cls.remote(int(self.num_cpus)) for _ in range(self.n_workers)]
 
-    def attach(self, store: torch.Tensor, std: Any, y: torch.Tensor, chunk_rows: int) -> None:
-        """Send the working matrix to every actor (shared-memory object store on one node)."""
-        ray = _ray()
-        if not self._actors:
-            self._start()
-        ref = ray.put(store.detach().cpu().numpy())
-        mean, inv = std.mean.cpu().numpy(), std.inv_std.cpu().numpy()
-        ray.get(
-            [a.attach.remote(ref, mean, inv, y.cpu().numpy(), chunk_rows) for a in self._actors]
-        )
-
-    def score(
-        self,
-        train: torch.Tensor,
-        heldout: torch.Tensor,
-        n_classes: int,
-        model: Any,
-        chol: torch.Tensor,
-    ):
-        """(correct, heldout) counts per stored row, summed over the actors' column slices."""
-        ray = _ray()
-        cols = np.array_split(np.arange(train.shape[1]), min(self.n_workers, train.shape[1]))
-        tr, ho, ch = train.cpu().numpy(), heldout.cpu().numpy(), chol.cpu().numpy()
-        futures = [
-            actor.score.remote(
-                np.ascontiguousarray(tr[:, c]), np.ascontiguousarray(ho[:, c]), n_classes, model, ch
-            )
-            for actor, c in zip(self._actors, cols)
-        ]
-        parts = ray.get(futures)
-        correct = sum(p[0] for p in parts)
-        held = sum(p[1] for p in parts)
-        return torch.as_tensor(correct, device=train.device), torch.as_tensor(
-            held, device=train.device
-        )
+    def scorer(self, model: Any) -> RayScorer:
+        """The :class:`~aflite.algorithm.scorers.Scorer` that runs ``model`` on this cluster."""
+        return RayScorer(self, model)
 
     def close(self) -> None:
         ray = _ray()
         for a in self._actors:
             ray.kill(a)
         self._actors = []
+
+
+class RayScorer:
+    """The linear ensemble with each phase's partition columns split over the actors.
+
+    The driver draws every partition exactly as the single-process filter does; correct-
+    prediction counts are integers, so summing the actors' results is exact.
+    """
+
+    def __init__(self, backend: RayBackend, model: Any) -> None:
+        self.backend, self.model = backend, model
+
+    def attach(self, store: Any, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
+        """Send the standardised working matrix to every actor (shared-memory object store
+        on one node)."""
+        ray = _ray()
+        if not self.backend._actors:
+            self.backend._start()
+        ref = ray.put(store.standardised().detach().cpu().numpy())
+        ray.get([
+            a.attach.remote(ref, y.cpu().numpy(), n_classes, store.chunk_rows)
+            for a in self.backend._actors
+        ])
+
+    def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor):
+        from aflite.algorithm.scorers import PhaseCounts
+
+        ray = _ray()
+        actors = self.backend._actors
+        cols = np.array_split(np.arange(train.shape[1]), min(len(actors), train.shape[1]))
+        tr, ho, cur = train.cpu().numpy(), heldout.cpu().numpy(), current.cpu().numpy()
+        futures = [
+            actor.score.remote(
+                np.ascontiguousarray(tr[:, c]), np.ascontiguousarray(ho[:, c]), cur, self.model
+            )
+            for actor, c in zip(actors, cols)
+        ]
+        parts = ray.get(futures)
+        correct = torch.as_tensor(sum(p[0] for p in parts), device=train.device)
+        held = torch.as_tensor(sum(p[1] for p in parts), device=train.device)
+        worst = max(parts, key=lambda p: p[2]["residual"])[2]
+        return PhaseCounts(correct, held, worst)
+
+    def describe(self) -> str:
+        return f"{self.model!r} on Ray ({self.backend.n_workers} workers)"
 
 
 class _Encoder:

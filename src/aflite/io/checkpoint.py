@@ -49,7 +49,6 @@ def save_state(
         doc = {
             "arrays": arrays.name,
             "history": [asdict(h) for h in state.history],
-            "preconditioner_phase": state.preconditioner_phase,
             "storage_phase": state.storage_phase,
             "stop_reason": state.stop_reason,
             "stop_message": state.stop_message,
@@ -77,7 +76,6 @@ def load_state(directory: Path) -> tuple[np.ndarray, FilterState | None, dict[st
             removed_score=z["removed_score"].tolist(),
             history=[PhaseRecord(**h) for h in doc["history"]],
             generator_state=z["generator_state"],
-            preconditioner_phase=doc["preconditioner_phase"],
             storage_phase=doc.get("storage_phase"),
             stop_reason=doc["stop_reason"],
             stop_message=doc["stop_message"],

@@ -1,0 +1,116 @@
+"""One phase of AFLITE on a subset of rows: draw the partitions, let the scorer fit and
+predict, and return the per-row counts aligned with the subset."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from aflite.algorithm.partitions import train_masks
+from aflite.algorithm.scorers import Scorer
+from aflite.algorithm.storage import FeatureStore
+
+__all__ = ["PhaseRunner", "PhaseOutput"]
+
+
+@dataclass
+class PhaseOutput:
+    """Counts for the rows a phase ran on (aligned with them), its training mask (rows x P)
+    and the scorer's details (solver, iterations, residual)."""
+
+    correct: np.ndarray
+    heldout: np.ndarray
+    train: np.ndarray
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def scores(self) -> np.ndarray:
+        """Fraction of held-out predictions that were correct; NaN where never held out."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.heldout > 0, self.correct / np.maximum(self.heldout, 1), np.nan)
+
+
+class PhaseRunner:
+    """Holds the standardised features on the compute device and runs phases on subsets of
+    the input rows (sorted input positions). Partitions are drawn over the active rows only,
+    so the random stream does not depend on how the storage is laid out."""
+
+    def __init__(
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        n_classes: int,
+        *,
+        scorer: Scorer,
+        n_partitions: int,
+        train_size: int,
+        groups: np.ndarray | None,
+        device: torch.device,
+        generator: torch.Generator,
+        chunk_rows: int | None = None,
+    ) -> None:
+        self.raw = x
+        self.scorer = scorer
+        self.n_classes = n_classes
+        self.n_partitions = n_partitions
+        self.train_size = train_size
+        self.device = device
+        self.generator = generator
+        self.store = FeatureStore(x, device, chunk_rows=chunk_rows)
+        self.y = torch.as_tensor(y, device=device)
+        self.groups = None if groups is None else torch.as_tensor(groups, device=device)
+        self.n_input = x.shape[0]
+        self.labels = np.asarray(y, dtype=np.int64)
+        scorer.attach(self.store, x, self.y, n_classes)
+
+    def labels_of(self, rows: np.ndarray) -> np.ndarray:
+        """Class codes of input rows."""
+        return self.labels[rows]
+
+    def needs_compaction(self, n_rows: int) -> bool:
+        return self.store.needs_compaction(n_rows)
+
+    def compact_to(self, rows: np.ndarray) -> None:
+        """Keep only ``rows`` (sorted input positions) in storage."""
+        pos = torch.as_tensor(self.store.compact_to(rows), device=self.device)
+        self.y = self.y[pos]
+        if self.groups is not None:
+            self.groups = self.groups[pos]
+        self.scorer.attach(self.store, self.raw, self.y, self.n_classes)
+
+    def run(self, rows: np.ndarray) -> PhaseOutput:
+        """One phase on ``rows`` (sorted input positions)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        n = len(rows)
+        pos = torch.as_tensor(self.store.positions(rows), device=self.device)
+        groups = None
+        if self.groups is not None:
+            groups = torch.unique(self.groups[pos], return_inverse=True)[1]
+        train_active = train_masks(
+            n,
+            self.n_partitions,
+            self.train_size,
+            generator=self.generator,
+            device=self.device,
+            groups=groups,
+        )
+        n_store = self.store.n_stored
+        current = torch.zeros(n_store, dtype=torch.float32, device=self.device)
+        current[pos] = 1.0
+        if n == n_store:
+            train, heldout = train_active, 1.0 - train_active
+        else:
+            train = torch.zeros((n_store, self.n_partitions), dtype=torch.float32, device=self.device)
+            train[pos] = train_active
+            heldout = torch.zeros_like(train)
+            heldout[pos] = 1.0 - train_active
+        counts = self.scorer.score(train, heldout, current)
+        correct, held = counts.correct[pos], counts.heldout[pos]
+        return PhaseOutput(
+            correct=correct.cpu().numpy().astype(np.int64),
+            heldout=held.cpu().numpy().astype(np.int64),
+            train=train_active.cpu().numpy().astype(bool),
+            info=counts.info,
+        )

@@ -1,0 +1,206 @@
+"""One phase's classifiers: choose the solver, fit, and count correct held-out predictions."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import torch
+
+from aflite.algorithm.solvers.primal import NEG, boehning_inverse, solve_primal, stacked_logits
+from aflite.algorithm.solvers.span import solve_span
+from aflite.algorithm.storage import FeatureStore
+
+__all__ = [
+    "Ensemble",
+    "LinearEnsemble",
+    "SolveReport",
+    "choose_solver",
+    "fit_ensemble",
+    "heldout_counts",
+    "predict_all",
+]
+
+Solver = Literal["auto", "primal", "span"]
+_SPAN_BYTES = 1 << 30  # Gram and inverse matrices of all parts, float32
+
+
+@dataclass(frozen=True)
+class LinearEnsemble:
+    """The default model family: multinomial logistic regression with an L2 penalty.
+
+    Parameters
+    ----------
+    C:
+        Inverse regularisation strength, as in scikit-learn's ``LogisticRegression``: each
+        classifier minimises ``C * sum(cross_entropy) + 0.5 * ||W||^2`` (the intercept is not
+        penalised; two classes are fitted as one binary model would be).
+    tol:
+        A classifier has converged when its gradient norm, in the preconditioner's metric, is
+        at most ``tol`` times its value at zero.
+    max_iter:
+        L-BFGS iterations at most; a phase that needs more warns and records it.
+    history:
+        L-BFGS memory (curvature pairs kept).
+    solver:
+        ``"primal"`` (all weights stacked, best when the training part is at least the
+        feature dimension), ``"span"`` (coefficients over each part's training rows, best
+        for small parts of wide features) or ``"auto"``.
+    """
+
+    C: float = 1.0
+    tol: float = 1e-4
+    max_iter: int = 1000
+    history: int = 5
+    solver: Solver = "auto"
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.C, (int, float)) and math.isfinite(self.C) and self.C > 0):
+            raise ValueError(f"LinearEnsemble: C must be a positive number, got {self.C!r}")
+        if not (isinstance(self.tol, (int, float)) and 0 < self.tol < 1):
+            raise ValueError(f"LinearEnsemble: tol must be in (0, 1), got {self.tol!r}")
+        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, int) or self.max_iter < 1:
+            raise ValueError(f"LinearEnsemble: max_iter must be a positive int, got {self.max_iter!r}")
+        if isinstance(self.history, bool) or not isinstance(self.history, int) or self.history < 1:
+            raise ValueError(f"LinearEnsemble: history must be a positive int, got {self.history!r}")
+        if self.solver not in ("auto", "primal", "span"):
+            raise ValueError(
+                f"LinearEnsemble: solver must be 'auto', 'primal' or 'span', got {self.solver!r}"
+            )
+
+
+@dataclass
+class SolveReport:
+    """How a phase's fits ended.
+
+    ``iterations`` is the most any classifier took, ``residual`` the largest final relative
+    gradient norm; ``n_capped`` classifiers stopped at ``max_iter`` and ``n_stalled`` where
+    float arithmetic could not lower their objective further (their residual is on record).
+    """
+
+    solver: str
+    iterations: int
+    mean_iterations: float
+    residual: float
+    n_capped: int
+    n_stalled: int = 0
+
+    def to_dict(self) -> dict[str, float | int | str]:
+        return asdict(self)
+
+
+def choose_solver(model: LinearEnsemble, train_size: int, dim: int, n_partitions: int) -> str:
+    """``span`` when a training part is at most half the feature dimension and the parts'
+    t x t matrices fit in 1 GiB; otherwise ``primal``."""
+    if model.solver != "auto":
+        return model.solver
+    fits = 2 * n_partitions * train_size * train_size * 4 <= _SPAN_BYTES
+    return "span" if 2 * train_size <= dim and fits else "primal"
+
+
+def _absent_classes(y: torch.Tensor, train: torch.Tensor, n_classes: int) -> torch.Tensor:
+    onehot = torch.nn.functional.one_hot(y, n_classes).to(torch.float32)
+    counts = onehot.T @ train  # (C, P)
+    return torch.where(counts.T > 0, 0.0, NEG)
+
+
+@dataclass
+class Ensemble:
+    """Fitted classifiers: weights (d+1, P, C) in standardised coordinates (intercept last)
+    and the (P, C) logit offsets that rule out classes absent from a training part."""
+
+    theta: torch.Tensor
+    neg: torch.Tensor
+    report: SolveReport
+
+    def logits(self, xb: torch.Tensor) -> torch.Tensor:
+        """(n, P, C) logits of standardised rows."""
+        return stacked_logits(xb, self.theta, self.neg)
+
+
+def fit_ensemble(
+    store: FeatureStore,
+    y: torch.Tensor,
+    train: torch.Tensor,
+    n_classes: int,
+    model: LinearEnsemble,
+    *,
+    binv: torch.Tensor | None = None,
+    current: torch.Tensor | None = None,
+) -> tuple[Ensemble, torch.Tensor | None]:
+    """Fit one classifier per column of ``train`` (N_store, P), a 0/1 float mask.
+
+    ``binv`` is the primal preconditioner to reuse (built from the rows marked in
+    ``current``, default all stored rows, when None). Returns the ensemble and the
+    preconditioner the primal solver used (None for the span solver).
+    """
+    _, p = train.shape
+    t = int(round(float(train.sum(dim=0).mean())))
+    solver = choose_solver(model, t, store.dim, p)
+    reg_c = model.C / 2 if n_classes == 2 else model.C  # = a binary fit with C
+    neg = _absent_classes(y, train, n_classes)
+    if solver == "span":
+        t_max = int(train.sum(dim=0).max())
+        order = torch.argsort(train.T, dim=1, descending=True, stable=True)[:, :t_max]
+        weight = torch.gather(train.T, 1, order)
+        coef, intercept, iters, resid, stalled = solve_span(
+            store, y, order, weight, neg, reg_c=reg_c, tol=model.tol,
+            max_iter=model.max_iter, history=model.history,
+        )
+        theta = _weights_from_span(store, order, weight, coef, intercept)
+        binv = None
+    else:
+        if binv is None:
+            cur = current if current is not None else torch.ones(store.n_stored, device=store.device)
+            binv = boehning_inverse(store, cur, t, reg_c)
+        theta, iters, resid, stalled = solve_primal(
+            store, y, train, neg, binv=binv, reg_c=reg_c, tol=model.tol,
+            max_iter=model.max_iter, history=model.history,
+        )
+    report = SolveReport(
+        solver=solver,
+        iterations=int(iters.max()),
+        mean_iterations=float(iters.float().mean()),
+        residual=float(resid.max()),
+        n_capped=int((iters >= model.max_iter).sum()),
+        n_stalled=int(stalled.sum()),
+    )
+    return Ensemble(theta, neg, report), binv
+
+
+def heldout_counts(
+    store: FeatureStore, y: torch.Tensor, ensemble: Ensemble, heldout: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per stored row: correct predictions where ``heldout`` (N_store, P) is 1, and how
+    often it was held out. Predictions are made chunk by chunk and never stored."""
+    correct = torch.zeros(store.n_stored, dtype=torch.float32, device=store.device)
+    for s, e, xb in store.chunks():
+        pred = ensemble.logits(xb).argmax(dim=2)
+        correct[s:e] = ((pred == y[s:e, None]).to(torch.float32) * heldout[s:e]).sum(dim=1)
+    return correct, heldout.sum(dim=1)
+
+
+def predict_all(store: FeatureStore, ensemble: Ensemble) -> torch.Tensor:
+    """(N_store, P) predicted class of every stored row under every classifier."""
+    out = []
+    for _, _, xb in store.chunks():
+        out.append(ensemble.logits(xb).argmax(dim=2))
+    return torch.cat(out)
+
+
+def _weights_from_span(store, order, weight, coef, intercept) -> torch.Tensor:
+    """theta (d+1, P, C) from span coefficients: W_j = Z_j^T A_j."""
+    p, t_max = order.shape
+    c = coef.shape[1]
+    n = store.n_stored
+    scattered = torch.zeros((n, p, c), dtype=torch.float32, device=store.device)
+    cols = torch.arange(p, device=store.device)[:, None].expand(p, t_max)
+    values = (coef * weight[:, None, :]).transpose(1, 2).reshape(-1, c).to(torch.float32)
+    scattered.index_put_((order.reshape(-1), cols.reshape(-1)), values, accumulate=True)
+    theta = torch.zeros((store.dim + 1, p, c), dtype=torch.float32, device=store.device)
+    flat = theta[: store.dim].view(store.dim, p * c)
+    for s, e, xb in store.chunks():
+        flat.addmm_(xb.T, scattered[s:e].view(e - s, p * c))
+    theta[store.dim] = intercept.to(theta.dtype)
+    return theta

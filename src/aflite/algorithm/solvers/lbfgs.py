@@ -1,0 +1,153 @@
+"""Pieces of a batched L-BFGS: P independent problems advance together, each with its own
+curvature pairs, step length and stopping state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+__all__ = [
+    "ARMIJO",
+    "LINE_SEARCH_HALVINGS",
+    "STALL_STEPS",
+    "Batch",
+    "History",
+    "armijo_ok",
+    "stuck_count",
+]
+
+ARMIJO = 1e-4
+LINE_SEARCH_HALVINGS = 30
+STALL_STEPS = 10  # steps in a row without a measurable decrease: the precision floor
+
+
+@dataclass
+class History:
+    """Curvature pairs (s_k, y_k) and rho_k = 1 / <s_k, y_k>, oldest first.
+
+    Vectors are tuples of tensors whose partition axis is ``pdim``; ``rho`` is (P,). A pair
+    whose <s, y> is not positive (a rejected step) gets rho = 0, which removes it from the
+    recursion for that partition only.
+    """
+
+    size: int
+    s: list[tuple[torch.Tensor, ...]] = field(default_factory=list)
+    y: list[tuple[torch.Tensor, ...]] = field(default_factory=list)
+    rho: list[torch.Tensor] = field(default_factory=list)
+
+    def push(self, s: tuple[torch.Tensor, ...], y: tuple[torch.Tensor, ...], sy: torch.Tensor) -> None:
+        ok = sy > 1e-10 * sy.abs().amax().clamp_min(1e-30)
+        self.s.append(s)
+        self.y.append(y)
+        self.rho.append(torch.where(ok, 1.0 / torch.where(ok, sy, torch.ones_like(sy)), torch.zeros_like(sy)))
+        if len(self.s) > self.size:
+            self.s.pop(0)
+            self.y.pop(0)
+            self.rho.pop(0)
+
+    def keep(self, index: torch.Tensor, pdims: tuple[int, ...], ydims: tuple[int, ...]) -> None:
+        """Keep only the partitions in ``index`` (after some have converged)."""
+        self.s = [tuple(v.index_select(dim, index) for v, dim in zip(s, pdims)) for s in self.s]
+        self.y = [tuple(v.index_select(dim, index) for v, dim in zip(y, ydims)) for y in self.y]
+        self.rho = [r.index_select(0, index) for r in self.rho]
+
+
+def stuck_count(
+    count: torch.Tensor, accepted: torch.Tensor, loss: torch.Tensor, loss_new: torch.Tensor
+) -> torch.Tensor:
+    """Consecutive steps per partition that did not lower the objective measurably (by more
+    than 1e-12 of its value, far above float64 rounding of the sum)."""
+    moved = accepted & (loss - loss_new > 1e-12 * loss.abs())
+    return torch.where(moved, torch.zeros_like(count), count + 1)
+
+
+def armijo_ok(
+    loss_new: torch.Tensor, loss: torch.Tensor, step: torch.Tensor, slope: torch.Tensor
+) -> torch.Tensor:
+    """Sufficient decrease per partition; ``slope`` is <g, d> (negative along a descent d)."""
+    return torch.isfinite(loss_new) & (loss_new <= loss + ARMIJO * step * slope)
+
+
+
+class Batch:
+    """The state of the classifiers being fitted, and the results of those that stopped.
+
+    ``pdim`` gives the partition axis of each per-classifier tensor (default 0) and of the
+    history's vectors. ``retire`` records the finished classifiers' ``outputs`` and marks them
+    dead; the state is compacted (dead classifiers dropped from every tensor and from the
+    L-BFGS history) only once half of the stored ones are dead, so the large per-classifier
+    matrices are copied O(log P) times, not once per convergence.
+    """
+
+    def __init__(
+        self,
+        n: int,
+        device: torch.device,
+        *,
+        pdim: dict[str, int],
+        outputs: tuple[str, ...],
+        hist_dims: tuple[tuple[int, ...], tuple[int, ...]],
+    ) -> None:
+        self.n = n
+        self.pdim = pdim
+        self.outputs = outputs
+        self.hist_dims = hist_dims
+        self.v: dict[str, torch.Tensor] = {}
+        self.active = torch.arange(n, device=device)
+        self.live = torch.ones(n, dtype=torch.bool, device=device)
+        self.iters = torch.zeros(n, dtype=torch.int64, device=device)
+        self.resid = torch.zeros(n, dtype=torch.float32, device=device)
+        self.stalled = torch.zeros(n, dtype=torch.bool, device=device)
+        self._out: dict[str, torch.Tensor] = {}
+
+    def set(self, **tensors: torch.Tensor) -> None:
+        self.v.update(tensors)
+
+    @property
+    def empty(self) -> bool:
+        return not bool(self.live.any())
+
+    def retire(
+        self,
+        done: torch.Tensor,
+        iteration: int,
+        rel: torch.Tensor,
+        hist: History,
+        alphas: list[torch.Tensor],
+        *,
+        stalled: torch.Tensor | None = None,
+    ) -> list[torch.Tensor]:
+        """Record the live classifiers where ``done``; returns ``alphas`` (compacted if the
+        state was)."""
+        done = done & self.live
+        if not bool(done.any()):
+            return alphas
+        rows = self.active[done]
+        pos = done.nonzero().squeeze(1)
+        for key in self.outputs:
+            val, dim = self.v[key], self.pdim.get(key, 0)
+            if key not in self._out:
+                shape = list(val.shape)
+                shape[dim] = self.n
+                self._out[key] = torch.zeros(shape, dtype=val.dtype, device=val.device)
+            self._out[key].index_copy_(dim, rows, val.index_select(dim, pos))
+        self.iters[rows] = iteration
+        self.resid[rows] = rel[done].to(torch.float32)
+        if stalled is not None:
+            self.stalled[rows] = stalled[done]
+        self.live = self.live & ~done
+        n_live = int(self.live.sum())
+        if n_live > len(self.live) // 2:
+            return alphas
+        keep = self.live.nonzero().squeeze(1)
+        self.active = self.active[keep]
+        self.live = self.live[keep]
+        for key, val in self.v.items():
+            self.v[key] = val.index_select(self.pdim.get(key, 0), keep)
+        if hist.s:
+            hist.keep(keep, *self.hist_dims)
+        return [a.index_select(0, keep) for a in alphas]
+
+    def out(self, key: str) -> torch.Tensor:
+        return self._out[key]

@@ -1,0 +1,196 @@
+"""Primal solver: the weights of all classifiers stacked into one matrix.
+
+Weights are ``theta`` of shape (d+1, P, C): feature weights and, in the last row, the
+intercept. Logits of every stored row under every classifier are one product
+``X~ @ theta[:d].view(d, P*C)``; a 0/1 training mask (N, P) selects which rows enter which
+classifier's loss. Compute-bound on any device, and the held-out predictions come from the
+same product. The L-BFGS keeps each classifier's parameters as one contiguous row of a
+(P, (d+1)*C) matrix, so its inner products and updates are contiguous reductions.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from aflite.algorithm.solvers.lbfgs import STALL_STEPS, Batch, History, armijo_ok, stuck_count
+from aflite.algorithm.storage import FeatureStore
+
+__all__ = ["boehning_inverse", "solve_primal", "stacked_logits", "NEG"]
+
+NEG = -1e30  # logit of a class absent from a training part: never predicted, no gradient
+
+
+def boehning_inverse(
+    store: FeatureStore, current: torch.Tensor, train_size: float, reg_c: float
+) -> torch.Tensor:
+    """Inverse of ``c * (t/n) * [X~ 1]^T [X~ 1] + I`` over the current rows, float32.
+
+    ``c = C/2`` bounds the softmax Hessian (Böhning 1992); (t/n) times the Gram matrix of the
+    current set is the expected Gram matrix of one training part. ``current`` is a (N_store,)
+    0/1 float mask.
+    """
+    d = store.dim
+    dev = store.device
+    gram = torch.zeros((d + 1, d + 1), dtype=torch.float64, device=dev)
+    for s, e, xb in store.chunks():
+        xw = xb * current[s:e, None]
+        gram[:d, :d] += (xb.T @ xw).double()
+        col = xw.sum(dim=0).double()
+        gram[:d, d] += col
+        gram[d, :d] += col
+        gram[d, d] += float(current[s:e].sum())
+    n = max(float(gram[d, d]), 1.0)
+    b = gram * (0.5 * reg_c * train_size / n)
+    b.diagonal().add_(1.0)
+    eye = torch.eye(d + 1, dtype=b.dtype, device=dev)
+    jitter = 0.0
+    for _ in range(6):
+        chol, info = torch.linalg.cholesky_ex(b + jitter * eye)
+        if int(info) == 0:
+            return torch.cholesky_inverse(chol).to(torch.float32)
+        jitter = max(jitter * 100, 1e-8 * float(b.diagonal().mean()))
+    # A preconditioner changes the speed, never the fixed point: fall back to its diagonal.
+    return torch.diag(1.0 / b.diagonal()).to(torch.float32)
+
+
+def stacked_logits(xb: torch.Tensor, theta: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
+    """(n, P, C) logits of a chunk of standardised rows under every classifier."""
+    d1, p, c = theta.shape
+    bias = theta[d1 - 1].reshape(p * c) + neg.reshape(p * c)
+    return torch.addmm(bias, xb, theta[: d1 - 1].reshape(d1 - 1, p * c)).view(-1, p, c)
+
+
+def _objective(store, y, train, neg, reg_c, theta):
+    """Loss (P,) and gradient (d+1, P, C) of every classifier, one pass over the rows."""
+    d1, p, c = theta.shape
+    d = d1 - 1
+    # sums in float64: a float32 total over thousands of rows is only good to ~1e-6 relative,
+    # which stalls the line search before a classifier reaches a 1e-4 gradient tolerance
+    loss = torch.zeros(p, dtype=torch.float64, device=theta.device)
+    grad = torch.zeros_like(theta)
+    gw = grad[:d].view(d, p * c)
+    gb = grad[d].view(p * c)
+    minus_one = torch.full((1, 1, 1), -1.0, device=theta.device)
+    for s, e, xb in store.chunks():
+        n = e - s
+        logits = stacked_logits(xb, theta, neg)
+        lse = torch.logsumexp(logits, dim=2)
+        yc = y[s:e, None, None].expand(n, p, 1)
+        t = train[s:e]
+        loss += ((lse - torch.gather(logits, 2, yc).squeeze(2)) * t).sum(dim=0, dtype=torch.float64)
+        resid = logits.sub_(lse[:, :, None]).exp_()
+        resid.scatter_add_(2, yc, minus_one.expand(n, p, 1))
+        resid.mul_(t[:, :, None])
+        r2 = resid.view(n, p * c)
+        gw.addmm_(xb.T, r2)
+        gb += r2.sum(dim=0)
+    grad.mul_(reg_c)
+    grad[:d] += theta[:d]
+    reg = (theta[:d] * theta[:d]).sum(dim=(0, 2), dtype=torch.float64)
+    return reg_c * loss + 0.5 * reg, grad
+
+
+def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.einsum("pn,pn->p", a, b)
+
+
+def _scale(v: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    return v * s[:, None]
+
+
+def _to_rows(theta: torch.Tensor) -> torch.Tensor:
+    d1, p, c = theta.shape
+    return theta.permute(1, 0, 2).reshape(p, d1 * c)
+
+
+def _to_stacked(rows: torch.Tensor, d1: int, c: int) -> torch.Tensor:
+    return rows.view(rows.shape[0], d1, c).permute(1, 0, 2).contiguous()
+
+
+def solve_primal(
+    store: FeatureStore,
+    y: torch.Tensor,
+    train: torch.Tensor,
+    neg: torch.Tensor,
+    *,
+    binv: torch.Tensor,
+    reg_c: float,
+    tol: float,
+    max_iter: int,
+    history: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Fit every column of ``train`` (N_store, P); ``neg`` (P, C) is NEG for absent classes.
+
+    Returns theta (d+1, P, C), iterations (P,), the final relative gradient norm (P,) and
+    whether each classifier stalled (its line search could not lower the objective).
+    """
+    d1 = store.dim + 1
+    p_all, c = neg.shape
+    dev = store.device
+
+    def objective(v: dict[str, torch.Tensor], x: torch.Tensor):
+        loss, grad = _objective(store, y, v["train"], v["neg"], reg_c, _to_stacked(x, d1, c))
+        return loss, _to_rows(grad)
+
+    def precond(*vs: torch.Tensor) -> list[torch.Tensor]:
+        # B^-1 acts on each classifier's (d+1, C) block: one product for all of them
+        p = vs[0].shape[0]
+        stacked = torch.cat([v.view(p, d1, c).permute(1, 0, 2).reshape(d1, p * c) for v in vs], 1)
+        both = binv @ stacked
+        return [_to_rows(part.reshape(d1, p, c)) for part in both.split(p * c, dim=1)]
+
+    b = Batch(p_all, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0,)))
+    b.set(train=train, neg=neg)
+    theta = torch.zeros((p_all, d1 * c), dtype=torch.float32, device=dev)
+    loss, g = objective(b.v, theta)
+    (pg,) = precond(g)
+    gnorm0 = _dot(g, g).sqrt()
+    b.set(theta=theta, g=g, pg=pg, pq=pg, loss=loss, gnorm0=gnorm0,
+          step=torch.ones(p_all, dtype=torch.float64, device=dev),
+          flat=torch.zeros(p_all, dtype=torch.int64, device=dev),
+          gamma=torch.ones(p_all, device=dev))
+    hist = History(history)
+    alphas: list[torch.Tensor] = []
+    # a training part with one class is optimal at zero (its gradient is zero)
+    alphas = b.retire(gnorm0 <= 0, 0, torch.zeros_like(gnorm0), hist, alphas)
+
+    for it in range(1, max_iter + 1):
+        if b.empty:
+            break
+        v = b.v
+        r = _scale(v["pq"], v["gamma"])  # H0 = gamma * B^-1, then the second loop
+        for s_k, y_k, rho_k, a_k in zip(hist.s, hist.y, hist.rho, reversed(alphas)):
+            r.addcmul_(s_k[0], (a_k - rho_k * _dot(y_k[0], r))[:, None])
+        slope = -_dot(v["g"], r)
+        trial = v["theta"] - _scale(r, v["step"].to(r.dtype))
+        loss_t, g_t = objective(v, trial)
+        ok = armijo_ok(loss_t, v["loss"], v["step"], slope.double()) & (slope < 0) & b.live
+        okc = ok[:, None]
+        s_new = torch.where(okc, trial - v["theta"], 0.0)
+        y_new = torch.where(okc, g_t - v["g"], 0.0)
+        sy = _dot(s_new, y_new)
+        hist.push((s_new,), (y_new,), sy)
+        g = torch.where(okc, g_t, v["g"])
+        flat = stuck_count(v["flat"], ok, v["loss"], loss_t)
+        b.set(theta=torch.where(okc, trial, v["theta"]), g=g,
+              loss=torch.where(ok, loss_t, v["loss"]), flat=flat,
+              step=torch.where(ok, torch.ones_like(v["step"]), v["step"] * 0.5))
+
+        # first loop for the next step; B^-1 of q and g in one product
+        q = g.clone()
+        alphas = []
+        for s_k, y_k, rho_k in zip(reversed(hist.s), reversed(hist.y), reversed(hist.rho)):
+            a = rho_k * _dot(s_k[0], q)
+            alphas.append(a)
+            q.addcmul_(y_k[0], -a[:, None])
+        pq, pg = precond(q, g)
+        yby = _dot(y_new, pg - v["pg"])
+        gamma = torch.where(ok & (yby > 0) & (sy > 0), sy / yby.clamp_min(1e-30), v["gamma"])
+        b.set(pq=pq, pg=pg, gamma=gamma.clamp(1e-3, 1e3))
+        rel = _dot(g, g).sqrt() / v["gnorm0"].clamp_min(1e-30)
+        # no measurable decrease for STALL_STEPS steps: the objective cannot be lowered at
+        # this precision any more; the classifier stops with its residual on record
+        stalled = b.v["flat"] >= STALL_STEPS
+        done = (rel <= tol) | stalled if it < max_iter else torch.ones_like(b.live)
+        alphas = b.retire(done, it, rel, hist, alphas, stalled=stalled)
+    return _to_stacked(b.out("theta"), d1, c), b.iters, b.resid, b.stalled

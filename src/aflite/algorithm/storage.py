@@ -1,0 +1,190 @@
+"""The feature matrix of a filtering run, standardised, on the compute device.
+
+Features are standardised with the mean and standard deviation of *all input rows*, computed
+once in float64 with a chunked two-pass (Chan) update, so an offset of 1e5 on every feature
+loses nothing. Rows are centred before any product: folding the mean into the weights
+(``x @ (s*W) - (mu*s) @ W``) cancels catastrophically when features carry a large offset.
+
+Rows are addressed by their position in the input. Rows that leave the set stay in storage
+(masked out) until fewer than half of the stored rows are active; the active rows are then
+compacted, in place when the buffer is ours.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterator
+
+import numpy as np
+import torch
+
+__all__ = ["FeatureStore", "feature_moments", "standardise"]
+
+
+def feature_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature mean and standard deviation (float64), one chunked pass (Chan et al.).
+
+    Chunks are centred on their own mean before squaring, so a large common offset does not
+    cancel the variance away.
+    """
+    n, d = x.shape
+    mean = np.zeros(d, dtype=np.float64)
+    m2 = np.zeros(d, dtype=np.float64)
+    seen = 0
+    step = max(1, 2**22 // max(1, d))
+    for start in range(0, n, step):
+        block = np.asarray(x[start : start + step], dtype=np.float64)
+        k = block.shape[0]
+        b_mean = block.mean(axis=0)
+        b_m2 = ((block - b_mean) ** 2).sum(axis=0)
+        delta = b_mean - mean
+        total = seen + k
+        mean += delta * (k / total)
+        m2 += b_m2 + delta * delta * (seen * k / total)
+        seen = total
+    return mean, np.sqrt(m2 / max(n, 1))
+
+
+def standardise(x: np.ndarray) -> np.ndarray:
+    """The matrix the linear family sees: every feature centred and scaled by its standard
+    deviation over all rows (constant features become 0). For references and tests; the
+    filter standardises chunk by chunk."""
+    return FeatureStore(np.asarray(x), torch.device("cpu")).standardised().numpy()
+
+
+def _copy_limit_bytes() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
+
+
+class FeatureStore:
+    """Standardised float32 rows of the caller's matrix on ``device``.
+
+    An in-memory matrix is copied once, already standardised (so every product reads a
+    ready matrix). A memory map, or a matrix over a quarter of physical memory, is read as
+    is and standardised chunk by chunk, so matrices larger than RAM work.
+    """
+
+    COMPACT_BELOW = 0.5
+
+    def __init__(
+        self,
+        x: np.ndarray,
+        device: torch.device,
+        *,
+        chunk_rows: int | None = None,
+        copy_limit_bytes: int | None = None,
+    ) -> None:
+        self.device = device
+        self.n_input, self.dim = x.shape
+        self.chunk_rows = chunk_rows or (1 << 20 if device.type == "cuda" else 65_536)
+        mean, std = feature_moments(x)
+        # a constant feature carries no information: scale 0 makes it exactly zero
+        scale = np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), 1.0 / np.where(std > 0, std, 1), 0.0)
+        self.mean64, self.scale64 = mean, scale
+        self._mean = torch.as_tensor(mean, dtype=torch.float32, device=device)
+        self._scale = torch.as_tensor(scale, dtype=torch.float32, device=device)
+        limit = _copy_limit_bytes() if copy_limit_bytes is None else copy_limit_bytes
+        big = self.n_input * self.dim * 4 > limit
+        self.rows = np.arange(self.n_input, dtype=np.int64)
+        if device.type == "cpu" and (isinstance(x, np.memmap) or big):
+            self._raw: np.ndarray | None = x
+            self.data: torch.Tensor | None = None
+        else:
+            self._raw = None
+            self.data = self._standardised_copy(x, np.arange(self.n_input))
+
+    @classmethod
+    def from_standardised(cls, data: np.ndarray, device: torch.device, chunk_rows: int | None = None) -> FeatureStore:
+        """A store over rows that are already standardised (e.g. shipped to a worker)."""
+        self = cls.__new__(cls)
+        self.device = device
+        self.n_input, self.dim = data.shape
+        self.chunk_rows = chunk_rows or (1 << 20 if device.type == "cuda" else 65_536)
+        self.mean64 = np.zeros(self.dim)
+        self.scale64 = np.ones(self.dim)
+        self._mean = torch.zeros(self.dim, device=device)
+        self._scale = torch.ones(self.dim, device=device)
+        self.rows = np.arange(self.n_input, dtype=np.int64)
+        self._raw = None
+        self.data = torch.as_tensor(np.ascontiguousarray(data, dtype=np.float32), device=device)
+        return self
+
+    def standardised(self) -> torch.Tensor:
+        """All stored rows, standardised (materialised if read chunk by chunk)."""
+        if self.data is not None:
+            return self.data
+        return torch.cat([xb for _, _, xb in self.chunks()])
+
+    # --- reading ---
+    @property
+    def n_stored(self) -> int:
+        return len(self.rows)
+
+    def _standardise(self, block: np.ndarray) -> torch.Tensor:
+        # subtract in the input's precision (float64 input centres exactly), then cast
+        if block.dtype == np.float64:
+            out = torch.from_numpy(((block - self.mean64) * self.scale64).astype(np.float32))
+            return out.to(self.device)
+        t = torch.from_numpy(np.ascontiguousarray(block, dtype=np.float32)).to(self.device)
+        return (t - self._mean) * self._scale
+
+    def _standardised_copy(self, x: np.ndarray, rows: np.ndarray) -> torch.Tensor:
+        out = torch.empty((len(rows), self.dim), dtype=torch.float32, device=self.device)
+        step = max(1, 2**22 // max(1, self.dim))
+        contiguous = len(rows) == x.shape[0]
+        for s in range(0, len(rows), step):
+            block = x[s : s + step] if contiguous else x[rows[s : s + step]]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # read-only memory maps
+                out[s : s + step] = self._standardise(np.asarray(block))
+        return out
+
+    def chunks(self) -> Iterator[tuple[int, int, torch.Tensor]]:
+        """(start, end, standardised rows) over the stored rows."""
+        n = self.n_stored
+        for s in range(0, n, self.chunk_rows):
+            e = min(n, s + self.chunk_rows)
+            if self.data is not None:
+                yield s, e, self.data[s:e]
+            else:
+                yield s, e, self._standardise(np.asarray(self._raw[self.rows[s:e]]))
+
+    def gather(self, positions: torch.Tensor) -> torch.Tensor:
+        """Standardised rows at the given store positions (any shape of index tensor)."""
+        if self.data is not None:
+            return self.data[positions]
+        flat = positions.reshape(-1).cpu().numpy()
+        rows = self._standardise(np.asarray(self._raw[self.rows[flat]]))
+        return rows.reshape(*positions.shape, self.dim)
+
+    def positions(self, rows: np.ndarray) -> np.ndarray:
+        """Store positions of sorted input rows."""
+        pos = np.searchsorted(self.rows, rows)
+        if len(rows) and (pos.max() >= self.n_stored or not np.array_equal(self.rows[pos], rows)):
+            raise RuntimeError("internal error: rows are not in the working set")
+        return pos
+
+    # --- layout ---
+    def needs_compaction(self, n_rows: int) -> bool:
+        return n_rows < self.COMPACT_BELOW * self.n_stored
+
+    def compact_to(self, rows: np.ndarray) -> np.ndarray:
+        """Keep only ``rows`` (sorted input positions); returns their old store positions."""
+        pos = self.positions(rows)
+        if self.data is not None:
+            pos_t = torch.as_tensor(pos, device=self.device)
+            # pos is sorted and pos[i] >= i: copying front to back never overwrites a row
+            # still to be read, so compaction needs no second buffer
+            for s in range(0, len(pos), self.chunk_rows):
+                idx = pos_t[s : s + self.chunk_rows]
+                self.data[s : s + len(idx)] = self.data[idx]
+            self.data = self.data[: len(pos)]
+        else:
+            self.data = self._standardised_copy(self._raw, np.asarray(rows))
+            self._raw = None
+        self.rows = np.asarray(rows, dtype=np.int64).copy()
+        return pos
