@@ -6,6 +6,8 @@ embeddings are strongly anisotropic, which is what makes per-fit solvers slow.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 
@@ -21,3 +23,43 @@ def embedding_like(n: int, d: int = 1024, n_classes: int = 3, *, rank: int = 256
         z = rng.standard_normal((min(step, n - s), rank), dtype=np.float32) + means[y[s : s + step]]
         x[s : s + step] = z @ mix + 0.05 * rng.standard_normal((len(z), d), dtype=np.float32)
     return x, y
+
+
+def snli_rows():
+    import json
+
+    from aflite.data import bundled_snli
+
+    return [json.loads(line) for line in bundled_snli().read_text().splitlines()]
+
+
+def snli_labels(rows):
+    return np.unique([r["label"] for r in rows], return_inverse=True)[1]
+
+
+def snli_ngrams(max_features: int = 1024):
+    """Premise + hypothesis TF-IDF uni+bigrams of the bundled SNLI slice (d = 2 x 1024)."""
+    from aflite.features.ngrams import ngram_features
+
+    rows = snli_rows()
+    x = ngram_features(
+        [[r["premise"] for r in rows], [r["hypothesis"] for r in rows]], max_features=max_features
+    )
+    return x, snli_labels(rows)
+
+
+def snli_minilm():
+    """[u, v, |u-v|, u*v] MiniLM pair features of the bundled SNLI slice (d = 1536), from the
+    packaged all-MiniLM-L6-v2 weights; cached on disk by aflite's embedding cache."""
+    from aflite.features.build import build_features, parse_feature_spec
+
+    rows = snli_rows()
+    texts = {f: [r[f] for r in rows] for f in ("premise", "hypothesis")}
+    x, _ = build_features(
+        parse_feature_spec("sentence-transformers:all-MiniLM-L6-v2"),
+        texts,
+        n_rows=len(rows),
+        fingerprint="bundled-snli-slice",
+        cache_dir=str(Path.home() / ".cache" / "aflite"),
+    )
+    return np.asarray(x), snli_labels(rows)

@@ -79,7 +79,7 @@ def adversarial_filter(
     target_size: int | float,
     n_partitions: int = 64,
     train_size: int | float = 0.1,
-    slice_size: int = 500,
+    slice_size: int | float = 500,
     threshold: float = 0.75,
     strategy: str = "slicing",
     min_bias: float | None = None,
@@ -117,7 +117,7 @@ def adversarial_filter(
     train_size:
         t: rows in each training part; an int, or a fraction of N. Default 0.1.
     slice_size:
-        k: rows removed per phase at most.
+        k: rows removed per phase at most; an int, or a fraction of N.
     threshold:
         tau in [0, 1]: only rows scoring at least this can be removed.
     strategy:
@@ -201,8 +201,9 @@ def check_filter_options(
             f"train_size ({t}) must be smaller than target_size ({n}): Algorithm 1 needs t < n "
             "so the kept set can still be scored out of sample"
         )
-    if isinstance(slice_size, bool) or not isinstance(slice_size, (int, np.integer)) or slice_size < 1:
-        raise ValueError(f"slice_size must be a positive int, got {slice_size!r}")
+    if isinstance(slice_size, bool) or not isinstance(slice_size, (int, np.integer, float)):
+        raise ValueError(f"slice_size must be a positive int or a fraction, got {slice_size!r}")
+    slice_size = resolve_size(slice_size, n_input, "slice_size")
     tau = check_fraction(threshold, "threshold")
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")

@@ -77,6 +77,8 @@ class SolveReport:
     ``iterations`` is the most any classifier took, ``residual`` the largest final relative
     gradient norm; ``n_capped`` classifiers stopped at ``max_iter`` and ``n_stalled`` where
     float arithmetic could not lower their objective further (their residual is on record).
+    ``flops`` counts the floating-point operations of the phase's matrix products, fitting and
+    the held-out predictions included.
     """
 
     solver: str
@@ -85,6 +87,7 @@ class SolveReport:
     residual: float
     n_capped: int
     n_stalled: int = 0
+    flops: float = 0.0
 
     def to_dict(self) -> dict[str, float | int | str]:
         return asdict(self)
@@ -144,27 +147,31 @@ def fit_ensemble(
         t_max = int(train.sum(dim=0).max())
         order = torch.argsort(train.T, dim=1, descending=True, stable=True)[:, :t_max]
         weight = torch.gather(train.T, 1, order)
-        coef, intercept, iters, resid, stalled = solve_span(
+        coef, intercept, out = solve_span(
             store, y, order, weight, neg, reg_c=reg_c, tol=model.tol,
             max_iter=model.max_iter, history=model.history,
         )
         theta = _weights_from_span(store, order, weight, coef, intercept)
         binv = None
+        flops = 2.0 * store.n_stored * store.dim * p * n_classes  # W = X^T A
     else:
+        flops = 0.0
         if binv is None:
             cur = current if current is not None else torch.ones(store.n_stored, device=store.device)
             binv = boehning_inverse(store, cur, t, reg_c)
-        theta, iters, resid, stalled = solve_primal(
+            flops += 2.0 * store.n_stored * store.dim**2 + store.dim**3
+        theta, out = solve_primal(
             store, y, train, neg, binv=binv, reg_c=reg_c, tol=model.tol,
             max_iter=model.max_iter, history=model.history,
         )
     report = SolveReport(
         solver=solver,
-        iterations=int(iters.max()),
-        mean_iterations=float(iters.float().mean()),
-        residual=float(resid.max()),
-        n_capped=int((iters >= model.max_iter).sum()),
-        n_stalled=int(stalled.sum()),
+        iterations=int(out.iters.max()),
+        mean_iterations=float(out.iters.float().mean()),
+        residual=float(out.resid.max()),
+        n_capped=int((out.iters >= model.max_iter).sum()),
+        n_stalled=int(out.stalled.sum()),
+        flops=flops + out.flops + 2.0 * store.n_stored * store.dim * p * n_classes,  # + predict
     )
     return Ensemble(theta, neg, report), binv
 

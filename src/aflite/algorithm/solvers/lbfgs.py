@@ -13,6 +13,7 @@ __all__ = [
     "STALL_STEPS",
     "Batch",
     "History",
+    "Outcome",
     "armijo_ok",
     "stuck_count",
 ]
@@ -68,6 +69,17 @@ def armijo_ok(
     """Sufficient decrease per partition; ``slope`` is <g, d> (negative along a descent d)."""
     return torch.isfinite(loss_new) & (loss_new <= loss + ARMIJO * step * slope)
 
+
+
+@dataclass
+class Outcome:
+    """How the classifiers of one solve ended: iterations, final relative gradient norm and
+    whether each stalled (P,), and the floating-point operations of the matrix products."""
+
+    iters: torch.Tensor
+    resid: torch.Tensor
+    stalled: torch.Tensor
+    flops: float
 
 
 class Batch:
@@ -151,3 +163,6 @@ class Batch:
 
     def out(self, key: str) -> torch.Tensor:
         return self._out[key]
+
+    def outcome(self, flops: float) -> Outcome:
+        return Outcome(self.iters, self.resid, self.stalled, flops)

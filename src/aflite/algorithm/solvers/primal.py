@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import torch
 
-from aflite.algorithm.solvers.lbfgs import STALL_STEPS, Batch, History, armijo_ok, stuck_count
+from aflite.algorithm.solvers.lbfgs import (
+    STALL_STEPS,
+    Batch,
+    History,
+    Outcome,
+    armijo_ok,
+    stuck_count,
+)
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["boehning_inverse", "solve_primal", "stacked_logits", "NEG"]
@@ -118,23 +125,26 @@ def solve_primal(
     tol: float,
     max_iter: int,
     history: int,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+) -> tuple[torch.Tensor, Outcome]:
     """Fit every column of ``train`` (N_store, P); ``neg`` (P, C) is NEG for absent classes.
 
-    Returns theta (d+1, P, C), iterations (P,), the final relative gradient norm (P,) and
-    whether each classifier stalled (its line search could not lower the objective).
+    Returns theta (d+1, P, C) and the :class:`Outcome` (iterations, residuals, stalls, work).
     """
     d1 = store.dim + 1
     p_all, c = neg.shape
     dev = store.device
 
+    flops = [0.0]
+
     def objective(v: dict[str, torch.Tensor], x: torch.Tensor):
+        flops[0] += 4.0 * store.n_stored * store.dim * x.shape[0] * c
         loss, grad = _objective(store, y, v["train"], v["neg"], reg_c, _to_stacked(x, d1, c))
         return loss, _to_rows(grad)
 
     def precond(*vs: torch.Tensor) -> list[torch.Tensor]:
         # B^-1 acts on each classifier's (d+1, C) block: one product for all of them
         p = vs[0].shape[0]
+        flops[0] += 2.0 * d1 * d1 * p * c * len(vs)
         stacked = torch.cat([v.view(p, d1, c).permute(1, 0, 2).reshape(d1, p * c) for v in vs], 1)
         both = binv @ stacked
         return [_to_rows(part.reshape(d1, p, c)) for part in both.split(p * c, dim=1)]
@@ -193,4 +203,4 @@ def solve_primal(
         stalled = b.v["flat"] >= STALL_STEPS
         done = (rel <= tol) | stalled if it < max_iter else torch.ones_like(b.live)
         alphas = b.retire(done, it, rel, hist, alphas, stalled=stalled)
-    return _to_stacked(b.out("theta"), d1, c), b.iters, b.resid, b.stalled
+    return _to_stacked(b.out("theta"), d1, c), b.outcome(flops[0])

@@ -21,6 +21,7 @@ from aflite.algorithm.solvers.lbfgs import (
     STALL_STEPS,
     Batch,
     History,
+    Outcome,
     armijo_ok,
     stuck_count,
 )
@@ -73,20 +74,19 @@ def solve_span(
     tol: float,
     max_iter: int,
     history: int,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+) -> tuple[torch.Tensor, torch.Tensor, Outcome]:
     """Fit one classifier per row of ``idx`` (P, t): store positions of its training rows,
     padded where parts differ in size (``weight`` is 0 there). ``neg`` (P, C) is NEG for
     classes absent from a part.
 
-    Returns coefficients (P, C, t), intercepts (P, C), iterations (P,), the final relative
-    gradient norm (P,) and whether each stalled (no lower objective along its direction
-    within the line search's halvings).
+    Returns coefficients (P, C, t), intercepts (P, C) and the :class:`Outcome`.
     """
     p_all, t = idx.shape
     c = neg.shape[1]
     dev = store.device
     cb = 0.5 * reg_c
     k = span_gram(store, idx, weight)
+    flops = 2.0 * p_all * t * t * store.dim + 4.0 / 3.0 * p_all * t**3
     # Repeated training rows make K singular, and float32 rounding turns its zero eigenvalues
     # slightly negative: the coefficient objective is then unbounded along them. A ridge of
     # 1e-6 of the mean diagonal (a private feature of that variance per training row) keeps it
@@ -177,6 +177,7 @@ def solve_span(
         # two products per step: M^-1 [q, y], then K [M^-1 q, g]
         mq, my = prod(v["minv"], q_a, y_vec[0])
         kmq, kg = prod(v["k"], mq, ga_new)
+        flops += 8.0 * len(bt.active) * t * t * c
         yby = _kdot(kg - v["kg"], my) + (y_vec[1] ** 2).sum(dim=1) / (cb * v["tp"])
         gamma = torch.where(moved & (yby > 0) & (sy > 0), sy / yby.clamp_min(1e-30), v["gamma"])
         gnorm = (_kdot(ga_new, kg) + (gb_new * gb_new).sum(dim=1)).clamp_min(0).sqrt()
@@ -186,4 +187,4 @@ def solve_span(
         stalled = bt.live & (v["flat"] >= STALL_STEPS)
         done = (rel <= tol) | stalled if it < max_iter else torch.ones_like(bt.live)
         alphas = bt.retire(done, it, rel, hist, alphas, stalled=stalled)
-    return bt.out("a"), bt.out("b"), bt.iters, bt.resid, bt.stalled
+    return bt.out("a"), bt.out("b"), bt.outcome(flops)
