@@ -11,6 +11,7 @@ MODULES = [
     "aflite.algorithm.filtering",
     "aflite.algorithm.scoring",
     "aflite.algorithm.optimum",
+    "aflite.audits.cooccurrence",
 ]
 
 

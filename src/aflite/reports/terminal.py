@@ -1,4 +1,4 @@
-"""Audit results as rich tables in the terminal.
+"""Audit results and PMI queries as text for the terminal.
 
 Everything that comes from data (cells, summaries, sentences) is shown literally: rich markup
 such as ``[red]`` is not interpreted, and control characters (escape sequences, carriage
@@ -9,15 +9,16 @@ or rewrite the terminal.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from aflite.audits.base import AuditResult
+from aflite.audits.cooccurrence import Association, CooccurrenceCounts
 
-__all__ = ["print_audits", "printable"]
+__all__ = ["association_lines", "example_lines", "print_audits", "printable"]
 
 _UNSAFE = {"Cc", "Cf", "Zl", "Zp"}
 
@@ -71,3 +72,39 @@ def print_audits(
             if note:
                 console.print(Text(printable(note), style="dim"))
             console.print()
+
+
+def association_lines(
+    counts: CooccurrenceCounts,
+    term: str,
+    tables: Mapping[str, Sequence[Association]],
+    *,
+    min_count: int | None = None,
+) -> list[str]:
+    """A query's result as plain text: one header line, then one table per n-gram kind with
+    PMI, joint count (sentences holding both) and the n-gram's own count."""
+    m = counts.min_count if min_count is None else min_count
+    t = printable(" ".join(term.lower().split()))
+    lines = [
+        f"'{t}' in {printable(counts.name)}: count {counts.count(term):,}; min count {m}; "
+        f"{counts.n_sentences:,} sentences; N = {counts.n_tokens:,} tokens"
+    ]
+    for kind, rows in tables.items():
+        lines.append("")
+        lines.append(f"top {len(rows)} {kind} by PMI (ties: joint count, then alphabetical)")
+        lines.append(f"{'pmi':>7}  {'joint':>6}  {'count':>6}  {kind[:-1]}")
+        lines += [f"{a.pmi:7.3f}  {a.joint:6d}  {a.count:6d}  {printable(a.ngram)}" for a in rows]
+        if not rows:
+            lines.append(f"(no {kind} co-occur with '{t}' at min count {m})")
+    return lines
+
+
+def example_lines(term: str, other: str, n_both: int, sentences: Sequence[str]) -> list[str]:
+    """Example sentences for one association, each on one line, shown literally."""
+    t, o = (printable(" ".join(x.lower().split())) for x in (term, other))
+    if not n_both:
+        return ["", f"no sentence holds both '{t}' and '{o}'"]
+    head = f"sentences holding '{t}' and '{o}': {n_both:,}"
+    if len(sentences) < n_both:
+        head += f" (first {len(sentences)})"
+    return ["", head] + [f"  {printable(s)}" for s in sentences]
