@@ -323,9 +323,14 @@ def test_spacy_tokenizer_is_optional():
     except ImportError:
         with pytest.raises(ValueError, match="needs spaCy"):
             count_cooccurrences(["a woman"], tokenizer="spacy", n_jobs=1)
+        with pytest.raises(ValueError, match="needs spaCy"):
+            run_audits({"h": ["a woman"]}, ["x"], audits=["pmi", "identity"], tokenizer="spacy")
         return
-    counts = count_cooccurrences(["A woman's T-shirt, isn't it?"] * 10, tokenizer="spacy", n_jobs=1)
-    assert "woman" in counts and "t-shirt" in counts
+    text = ["A woman's T-shirt, isn't it?"]
+    spacy_counts = count_cooccurrences(text, min_count=1, tokenizer="spacy", n_jobs=1)
+    regex_counts = count_cooccurrences(text, min_count=1, n_jobs=1)
+    assert "woman" in spacy_counts and "shirt" in spacy_counts and "t-shirt" not in spacy_counts
+    assert "woman's" in regex_counts and "t-shirt" in regex_counts
 
 
 def test_loaded_counts_skip_text_unless_asked(saved):

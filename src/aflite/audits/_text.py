@@ -7,7 +7,9 @@ Text is lower-cased, then split by one of two tokenizers:
   ``man's``, "don't" -> ``don't``; everything else (punctuation, accents, emoji) separates
   tokens. Deterministic, no dependency, and fast enough for SNLI-scale counts.
 - ``"spacy"``: the rule-based tokenizer of a blank spaCy English pipeline (no model download),
-  keeping tokens that contain a letter or digit. Needs ``pip install spacy``.
+  keeping tokens that contain a letter or digit. It splits hyphens and clitics ("t-shirt" ->
+  ``t``, ``shirt``; "woman's" -> ``woman``, ``'s``) and is about three times slower. Needs
+  ``pip install spacy``.
 
 Stop words are scikit-learn's English list (318 words) minus every token of an identity term,
 so "he", "she", "her" and "him" stay countable.

@@ -43,6 +43,10 @@ def run_audits(
     field = field or fields[-1]
     if field not in texts:
         raise ValueError(f"field '{field}' is not among the text fields ({', '.join(fields)})")
+    if "identity" in audits:
+        from aflite.audits._text import get_tokenizer
+
+        get_tokenizer(tokenizer)  # a missing spaCy fails before the other audits run
     y = np.asarray([str(v) for v in labels])
     out: list[AuditResult] = []
     suffix = f" ({tag})" if tag else ""
