@@ -324,24 +324,19 @@ def _view(
     the Gram matrix of the sentence x n-gram presence matrix."""
     kept = np.flatnonzero(counts >= kw["min_count"])
     kept = kept[np.argsort(all_vocab[kept], kind="stable")]
-    remap = np.full(len(counts), -1, np.int64)
-    remap[kept] = np.arange(len(kept))
-    cols = remap[presence.indices]
-    ok = cols >= 0
-    # kept entries before each row start: the filtered matrix's row pointers
-    indptr = np.concatenate([[0], np.cumsum(ok)])[presence.indptr]
-    x = sparse.csr_matrix(
-        (np.ones(int(ok.sum()), np.float32), cols[ok], indptr),
-        shape=(presence.shape[0], len(kept)),
-    )
-    cooc = (x.T @ x).tocsr()
+    # scipy's column selection is one C pass over the entries, in the order asked for
+    x = presence[:, kept]
+    # the transpose is both the n-gram -> sentence index and the Gram product's left factor
+    postings = x.T.tocsr()
+    cooc = (postings @ x).tocsr()
     cooc.data = cooc.data.astype(np.int64)
-    post = x.T.tocsr()
-    # sentence ids index the list shared by all views, not this view's rows
-    postings = sparse.csr_matrix(
-        (post.data, post.indices + row_offset, post.indptr),
-        shape=(len(kept), len(kw["sentences"])),
-    )
+    n_all = len(kw["sentences"])
+    if row_offset or presence.shape[0] != n_all:
+        # sentence ids index the list shared by all views, not this view's rows
+        postings = sparse.csr_matrix(
+            (postings.data, postings.indices + row_offset, postings.indptr),
+            shape=(len(kept), n_all),
+        )
     return CooccurrenceCounts(
         vocab=all_vocab[kept].tolist(),
         counts=counts[kept],
