@@ -12,6 +12,7 @@ MODULES = [
     "aflite.algorithm.scoring",
     "aflite.algorithm.optimum",
     "aflite.audits.cooccurrence",
+    "aflite.audits.identity",
 ]
 
 

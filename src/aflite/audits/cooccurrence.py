@@ -115,7 +115,8 @@ class CooccurrenceCounts:
         i = self.index(term)
         if self.counts[i] < m:
             raise KeyError(
-                f"'{self.vocab[i]}' occurs {self.counts[i]} times in {self.name}, under min count {m}"
+                f"'{self.vocab[i]}' occurs {self.counts[i]} times in {self.name}, "
+                f"under min count {m}"
             )
         lo, hi = self.cooc.indptr[i], self.cooc.indptr[i + 1]
         j, c = self.cooc.indices[lo:hi], self.cooc.data[lo:hi]

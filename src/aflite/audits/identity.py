@@ -153,6 +153,13 @@ def identity_pmi(
     one result for two-word identity terms (:func:`compound_terms`) with their top bigrams.
     ``counts`` (from :func:`count_fields`, made at min count <= the lowest asked) skips
     counting.
+
+    >>> texts = ["A woman holds a purse."] * 12 + ["A man reads a map."] * 12
+    >>> unigrams, bigrams = identity_pmi(texts, min_counts=10, dedupe_sentences=False, n_jobs=1)
+    >>> for word, category, count, min_count, top in unigrams.rows:
+    ...     print(word, count, min_count, "->", top)
+    man 12 10 -> map (12/12), reads (12/12)
+    woman 12 10 -> holds (12/12), purse (12/12)
     """
     identity = dict(identity_words) if identity_words is not None else load_identity_words()
     mcs = parse_min_counts(min_counts)
