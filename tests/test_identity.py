@@ -285,6 +285,7 @@ def test_cli_query_tables_min_count_and_examples(saved, capsys):
         (["woman", "--examples", "qwxzy"], "'qwxzy' is not in the vocabulary"),
         (["woman", "--field", "title"], "no view 'title' here; saved views: premise, hypothesis"),
         (["woman", "--min-count", "5"], "min count 5 is below the 10"),
+        (["african boy", "--min-count", "100"], "occurs 30 times in premise+hypothesis, under"),
         (["woman", "--ngrams", "trigrams"], "--ngrams must be unigrams, bigrams, both or auto"),
     ],
 )
