@@ -11,8 +11,6 @@ import pytest
 
 import aflite
 from aflite.audits import (
-    CooccurrenceCounts,
-    count_cooccurrences,
     identity_pmi,
     knn_distances,
     max_ppmi_baseline,
@@ -104,40 +102,13 @@ def test_planted_token_ranks_first_and_is_significant():
     assert [r[1] for r in z.rows if r[0] == "2"][0] == "zebra"
 
 
-def test_cooccurrence_pmi_matches_the_formula_and_round_trips(tmp_path):
-    texts = ["the woman cooks dinner", "a woman cooks", "the man drives a truck", "man drives"] * 5
-    counts = count_cooccurrences(texts, min_count=1, n_jobs=1)
-    i, j = counts._index["woman"], counts._index["cooks"]
-    n = counts.n_tokens
-    expected = np.log2(n * 10 / (counts.counts[i] * counts.counts[j]))
-    top = dict((g, p) for g, p, _ in counts.top_associations("woman", 50))
-    assert top["cooks"] == pytest.approx(expected)
-    assert "truck" not in top  # never in the same sentence
-    assert "the" not in counts._index  # stop word removed
-    assert "woman cooks" in counts._index  # bigram kept
-    path = counts.save(tmp_path / "c.npz")
-    back = CooccurrenceCounts.load(path)
-    assert back.top_associations("woman", 5) == counts.top_associations("woman", 5)
-    with pytest.raises(KeyError):
-        back.top_associations("zebra")
-
-
-def test_parallel_counting_equals_serial():
-    texts = [f"woman {i % 7} man {i % 5} child" for i in range(3000)]
-    a = count_cooccurrences(texts, min_count=2, n_jobs=1, chunk_size=500)
-    b = count_cooccurrences(texts, min_count=2, n_jobs=2, chunk_size=500)
-    assert a.vocab == b.vocab
-    assert (a.cooc != b.cooc).nnz == 0
-
-
-def test_identity_words_are_kept_and_min_count_applies(snli):
-    sentences = snli["premise"] + snli["hypothesis"]
-    res = identity_pmi(sentences, min_count=10)
-    words = {r[1] for r in res.rows}
-    assert {"woman", "man", "he", "she"} & words  # "he"/"she" are stop words but identities
-    assert all(r[4] >= 1 for r in res.rows)
-    custom = identity_pmi(sentences, min_count=10, identity_words={"dog": "animal"})
-    assert {r[1] for r in custom.rows} == {"dog"}
+def test_identity_words_are_kept_and_custom_lists_apply(snli):
+    sentences = {"premise": snli["premise"], "hypothesis": snli["hypothesis"]}
+    res = identity_pmi(sentences, min_counts=10, n_jobs=1)
+    words = {r[0] for r in res[-2].rows}
+    assert {"woman", "man", "he", "she"} <= words  # "he"/"she" are stop words but identities
+    custom = identity_pmi(sentences, min_counts=10, identity_words={"dog": "animal"}, n_jobs=1)
+    assert {r[0] for r in custom[-2].rows} == {"dog"}
 
 
 def test_knn_distances_grow_when_near_duplicates_are_removed():
@@ -188,7 +159,7 @@ def test_audit_cli_compare_json_and_query(tmp_path, snli):
     assert r.returncode == 0, r.stderr
     assert "hypothesis-only accuracy" in r.stdout
     doc = json.loads(out.read_text())
-    assert len(doc["audits"]) == len(doc["compare_audits"]) == 7
+    assert len(doc["audits"]) == len(doc["compare_audits"]) == 10  # identity: 3 fields + bigrams
     assert all({"name", "summary", "table", "details"} <= set(a) for a in doc["audits"])
     assert (tmp_path / "zstats-input.png").exists() and (tmp_path / "zstats-compare.png").exists()
     q = subprocess.run(
@@ -196,7 +167,9 @@ def test_audit_cli_compare_json_and_query(tmp_path, snli):
         capture_output=True,
         text=True,
     )
-    assert q.returncode == 0 and len(q.stdout.splitlines()) == 20
+    rows = [line.split() for line in q.stdout.splitlines()[4:]]
+    assert q.returncode == 0 and len(rows) == 20
+    assert all(len(r) == 4 and r[3] != "woman" and float(r[0]) > 0 for r in rows)
     bad = subprocess.run(
         [sys.executable, "-m", "aflite", "pmi-query", str(tmp_path / "c.npz"), "qwxzy"],
         capture_output=True,

@@ -11,6 +11,8 @@ MODULES = [
     "aflite.algorithm.filtering",
     "aflite.algorithm.scoring",
     "aflite.algorithm.optimum",
+    "aflite.audits.cooccurrence",
+    "aflite.audits.identity",
 ]
 
 

@@ -1,15 +1,20 @@
-"""The HTML report: self-contained, escaped, and it loads in a real headless browser."""
+"""Reports: the HTML page (self-contained, escaped, loads in a real headless browser) and the
+terminal tables (data shown literally)."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
 
 import pytest
+from rich.console import Console
 
+from aflite.audits import AuditResult
 from aflite.jobs import FilterJob, run_filter_job
 from aflite.reports import render_report
+from aflite.reports.terminal import print_audits
 
 CHROMIUM = (
     shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
@@ -124,3 +129,31 @@ def test_report_loads_in_headless_chromium_without_console_errors(run_dir, tmp_p
     )
     assert "<title>aflite report" in dom.stdout
     assert "pwned" not in dom.stdout.split("<title>")[1].split("</title>")[0]
+
+
+def test_terminal_and_html_show_data_literally(tmp_path):
+    def hostile(where):
+        return f"[bold red]{where}[/bold red] \x1b[2J\r<script>{where}</script>"
+
+    res = AuditResult(
+        hostile("name"),
+        hostile("summary"),
+        ["word", hostile("header")],
+        [[hostile("cell"), 1.5]],
+        {"note": hostile("note")},
+    )
+    buf = io.StringIO()
+    print_audits([res], console=Console(file=buf, width=400, force_terminal=True))
+    text = buf.getvalue()
+    for where in ("name", "summary", "header", "cell", "note"):
+        assert f"[bold red]{where}[/bold red] \\x1b[2J\\r<script>" in text, where
+    assert "\x1b[2J" not in text and "\r" not in text
+    (tmp_path / "summary.json").write_text(
+        json.dumps({"input": "x.jsonl", "counts": {"input": 1, "kept": 1, "removed": 0}})
+    )
+    (tmp_path / "result").mkdir()
+    (tmp_path / "result" / "report_extra.json").write_text(json.dumps({"audits": [res.to_dict()]}))
+    page = render_report(tmp_path)
+    assert "<script>" not in page
+    for where in ("name", "summary", "header", "cell", "note"):
+        assert f"&lt;script&gt;{where}&lt;/script&gt;" in page, where

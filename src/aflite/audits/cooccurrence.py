@@ -1,71 +1,201 @@
-"""N-gram co-occurrence PMI against identity words: stereotype detection (Pagnoni 2020, SNLI).
+"""N-gram co-occurrence PMI, the statistic of the identity-word stereotype audit (Pagnoni 2020).
 
-PMI(w_i, w_j) = log2( N · c(w_i, w_j) / (c(w_i) · c(w_j)) ), with N the number of tokens,
-c(w) an n-gram's count and c(w_i, w_j) the number of sentences containing both. Text is
-lower-cased and tokenised; stop words are removed except identity words (Rudinger et al. 2017);
-unigrams and bigrams of what remains are counted; n-grams under ``min_count`` are dropped.
+PMI(w_i, w_j) = log2( N · c(w_i, w_j) / (c(w_i) · c(w_j)) ), where
 
-Counting runs once over all cores; the counts are saved (npz + JSON vocabulary, no pickle) so a
-query for one word's top associations is a row lookup.
+- each text is one sentence; it is lower-cased and tokenised (``aflite.audits._text``: a
+  documented regex tokenizer by default, spaCy's on request), and stop words are removed
+  except identity words (Rudinger et al. 2017);
+- the n-grams are the remaining tokens (unigrams) and adjacent pairs of them (bigrams, so
+  "sits in the dirt" gives "sits dirt");
+- c(w) is an n-gram's number of occurrences, N the number of (unigram) tokens, and
+  c(w_i, w_j) the number of sentences that contain both;
+- n-grams seen fewer than ``min_count`` times are dropped;
+- with ``dedupe_sentences`` (the default) a sentence repeated verbatim in a field is counted
+  once: an SNLI premise appears once per hypothesis written for it (about three times) and
+  would otherwise triple its weight against the hypotheses and pass a min count of 10 from
+  four captions.
+
+Counting runs once over all cores; :meth:`CooccurrenceCounts.save` writes the counts, the
+sentences and an n-gram -> sentence index, so a query or an example lookup is a row read.
+
+>>> counts = count_cooccurrences(["A woman holds a purse."] * 3, min_count=1,
+...                              dedupe_sentences=False, n_jobs=1)
+>>> [a.ngram for a in counts.top_associations("woman")]
+['holds', 'purse']
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
-from importlib import resources
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
 
-from aflite._internal.atomic import atomic_path
-from aflite.audits.base import AuditResult
+from aflite.audits._text import get_tokenizer, normalise_term, stop_words
 
-__all__ = ["CooccurrenceCounts", "count_cooccurrences", "load_identity_words", "identity_pmi"]
+__all__ = ["Association", "CooccurrenceCounts", "count_cooccurrences", "count_fields"]
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+NGRAM_KINDS = ("unigrams", "bigrams", "all")
 
 
-def load_identity_words(path: str | os.PathLike | None = None) -> dict[str, str]:
-    """{word: category} from a ``category<TAB>word`` file (default: the shipped list)."""
-    if path is None:
-        text = (resources.files("aflite") / "data" / "identity_words.txt").read_text()
-    else:
-        text = Path(path).read_text()
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        cat, _, word = line.partition("\t")
-        if not word:
-            cat, word = "identity", cat
-        out[word.strip().lower()] = cat.strip()
+class Association(NamedTuple):
+    """One association of a query term: the n-gram, its PMI with the term, the number of
+    sentences holding both (``joint``) and the n-gram's own count."""
+
+    ngram: str
+    pmi: float
+    joint: int
+    count: int
+
+
+@dataclass
+class CooccurrenceCounts:
+    """N-gram counts and sentence co-occurrences of one view of the data (a field or all).
+
+    ``vocab`` is sorted, so vocabulary order is alphabetical order and breaks PMI ties.
+    ``postings`` (n-gram x sentence, ids into ``sentences``) finds example sentences.
+    """
+
+    vocab: list[str]
+    counts: np.ndarray
+    cooc: sparse.csr_matrix
+    n_tokens: int
+    n_sentences: int
+    min_count: int
+    postings: sparse.csr_matrix | None = None
+    sentences: Sequence[str] | None = None
+    name: str = "text"
+    settings: dict[str, Any] = field(default_factory=dict)
+    parts: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        self._index = {w: i for i, w in enumerate(self.vocab)}
+        if self.parts is None:
+            self.parts = _token_parts(self.vocab, self._index)
+
+    def __contains__(self, term: object) -> bool:
+        return isinstance(term, str) and normalise_term(term) in self._index
+
+    def index(self, term: str) -> int:
+        """Vocabulary index of ``term``; KeyError with a readable message when absent."""
+        t = normalise_term(term)
+        i = self._index.get(t)
+        if i is None:
+            if len(t.split()) > 2:
+                raise KeyError(
+                    f"'{t}' has {len(t.split())} words; only unigrams and bigrams are counted"
+                )
+            raise KeyError(
+                f"'{t}' is not in the vocabulary of {self.name} (n-grams seen at least "
+                f"{self.min_count} times, stop words removed)"
+            )
+        return i
+
+    def count(self, term: str) -> int:
+        return int(self.counts[self.index(term)])
+
+    def top_associations(
+        self, term: str, k: int = 20, *, ngrams: str = "unigrams", min_count: int | None = None
+    ) -> list[Association]:
+        """The ``k`` n-grams with the highest PMI with ``term`` (a unigram or a bigram).
+
+        ``ngrams`` is ``"unigrams"``, ``"bigrams"`` or ``"all"``. An n-gram that shares a token
+        with the term (the term itself, a bigram containing it, a word of a two-word term) is
+        never reported: its PMI only restates the term's own count. Ties are ranked by joint
+        count, then alphabetically. ``min_count`` filters further than the saved counts.
+        """
+        if ngrams not in NGRAM_KINDS:
+            raise ValueError(f"ngrams must be one of {', '.join(NGRAM_KINDS)}, got '{ngrams}'")
+        m = self._check_min_count(min_count)
+        i = self.index(term)
+        if self.counts[i] < m:
+            raise KeyError(
+                f"'{self.vocab[i]}' occurs {self.counts[i]} times in {self.name}, "
+                f"under min count {m}"
+            )
+        lo, hi = self.cooc.indptr[i], self.cooc.indptr[i + 1]
+        j, c = self.cooc.indices[lo:hi], self.cooc.data[lo:hi]
+        own = self.counts[j]
+        parts = self.parts[j]
+        mine = [p for p in self.parts[i] if p >= 0]
+        keep = (own >= m) & ~np.isin(parts[:, 0], mine) & ~np.isin(parts[:, 1], mine)
+        if ngrams == "unigrams":
+            keep &= parts[:, 1] < 0
+        elif ngrams == "bigrams":
+            keep &= parts[:, 1] >= 0
+        j, c, own = j[keep], c[keep], own[keep]
+        pmi = np.log2(self.n_tokens * c / (float(self.counts[i]) * own))
+        # rounding makes equal count ratios tie exactly despite float error
+        order = np.lexsort((j, -c, -np.round(pmi, 9)))[:k]
+        return [Association(self.vocab[j[o]], float(pmi[o]), int(c[o]), int(own[o])) for o in order]
+
+    def example_sentences(self, term: str, other: str, k: int = 3) -> tuple[int, list[str]]:
+        """(number of sentences holding both n-grams, the first ``k`` of them)."""
+        if self.postings is None or self.sentences is None:
+            raise ValueError("these counts hold no sentences; load them with text=True")
+        a, b = self.index(term), self.index(other)
+        p = self.postings
+        both = np.intersect1d(
+            p.indices[p.indptr[a] : p.indptr[a + 1]], p.indices[p.indptr[b] : p.indptr[b + 1]]
+        )
+        return len(both), [self.sentences[int(s)] for s in both[:k]]
+
+    def _check_min_count(self, min_count: int | None) -> int:
+        if min_count is None:
+            return self.min_count
+        if min_count < self.min_count:
+            raise ValueError(
+                f"min count {min_count} is below the {self.min_count} these counts were made "
+                "with; count again with the lower min count"
+            )
+        return min_count
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write ``path`` (.npz, no pickle): see :func:`aflite.audits.save_counts`."""
+        from aflite.audits._counts_file import save_counts
+
+        return save_counts(path, {self.name: self})
+
+    @classmethod
+    def load(
+        cls, path: str | os.PathLike, view: str | None = None, *, text: bool = True
+    ) -> CooccurrenceCounts:
+        """Read one view (default: the file's main one) of a saved counts file."""
+        from aflite.audits._counts_file import load_counts
+
+        return load_counts(path, view, text=text)
+
+
+def _token_parts(vocab: Sequence[str], index: Mapping[str, int]) -> np.ndarray:
+    """(V, 2) vocabulary indices of each n-gram's tokens, -1 for a unigram's second.
+
+    A bigram's tokens are always in the vocabulary: each occurrence of it is one of theirs.
+    """
+    out = np.full((len(vocab), 2), -1, np.int64)
+    for i, g in enumerate(vocab):
+        a, _, b = g.partition(" ")
+        out[i, 0] = index[a] if b else i
+        if b:
+            out[i, 1] = index[b]
     return out
 
 
-def _stop_words(identity: Iterable[str]) -> frozenset[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS) - frozenset(identity)
-
-
-def _count_chunk(args: tuple[Sequence[str], frozenset[str]]):
-    """Tokenise one chunk: its local vocabulary, counts and sentence x n-gram presence CSR."""
-    texts, stop = args
+def _count_chunk(args: tuple[Sequence[str], frozenset[str], str]):
+    """Tokenise one chunk: local vocabulary, n-gram counts, sentence x n-gram presence CSR."""
+    texts, stop, tokenizer = args
+    tokenize = get_tokenizer(tokenizer)
     local: dict[str, int] = {}
     counts: list[int] = []
     indptr = [0]
     indices: list[int] = []
     n_tokens = 0
     for text in texts:
-        toks = [t for t in _TOKEN.findall(text.lower()) if t not in stop]
+        toks = [t for t in tokenize(text.lower()) if t not in stop]
         n_tokens += len(toks)
         grams = toks + [f"{a} {b}" for a, b in zip(toks, toks[1:])]
         seen = set()
@@ -88,86 +218,45 @@ def _count_chunk(args: tuple[Sequence[str], frozenset[str]]):
     )
 
 
-@dataclass
-class CooccurrenceCounts:
-    """Saved n-gram counts: vocabulary, counts, sentence co-occurrence matrix, token total."""
-
-    vocab: list[str]
-    counts: np.ndarray
-    cooc: sparse.csr_matrix
-    n_tokens: int
-    n_sentences: int
-    min_count: int
-
-    def __post_init__(self) -> None:
-        self._index = {w: i for i, w in enumerate(self.vocab)}
-
-    def top_associations(self, word: str, k: int = 20) -> list[tuple[str, float, int]]:
-        """The ``k`` n-grams with the highest PMI with ``word``: (n-gram, PMI, co-occurrences)."""
-        i = self._index.get(word.lower())
-        if i is None:
-            raise KeyError(f"'{word}' is not in the vocabulary (min count {self.min_count})")
-        row = self.cooc.getrow(i)
-        j, c = row.indices, row.data
-        keep = j != i
-        j, c = j[keep], c[keep]
-        pmi = np.log2(self.n_tokens * c / (self.counts[i] * self.counts[j]))
-        order = np.argsort(-pmi, kind="stable")[:k]
-        return [(self.vocab[j[o]], float(pmi[o]), int(c[o])) for o in order]
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write ``path`` (.npz): arrays plus the vocabulary as JSON text."""
-        path = Path(path)
-        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-            np.savez(
-                fh,
-                counts=self.counts,
-                data=self.cooc.data,
-                indices=self.cooc.indices,
-                indptr=self.cooc.indptr,
-                meta=np.frombuffer(
-                    json.dumps(
-                        {
-                            "vocab": self.vocab,
-                            "n_tokens": self.n_tokens,
-                            "n_sentences": self.n_sentences,
-                            "min_count": self.min_count,
-                        }
-                    ).encode(),
-                    dtype=np.uint8,
-                ),
-            )
-        return path
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> CooccurrenceCounts:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(z["meta"].tobytes().decode())
-            n = len(meta["vocab"])
-            cooc = sparse.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=(n, n))
-            return cls(
-                meta["vocab"],
-                z["counts"],
-                cooc,
-                meta["n_tokens"],
-                meta["n_sentences"],
-                meta["min_count"],
-            )
-
-
-def count_cooccurrences(
-    texts: Sequence[str],
+def count_fields(
+    texts: Mapping[str, Sequence[str]],
     *,
     min_count: int = 10,
     identity_words: Iterable[str] | None = None,
+    dedupe_sentences: bool = True,
+    tokenizer: str = "regex",
     n_jobs: int | None = None,
     chunk_size: int = 50_000,
-) -> CooccurrenceCounts:
-    """Count unigrams, bigrams and their sentence co-occurrences over ``texts`` (one sentence
-    each), on ``n_jobs`` processes (default: all cores)."""
-    identity = load_identity_words() if identity_words is None else {w: "" for w in identity_words}
-    stop = _stop_words(identity)
-    chunks = [(texts[s : s + chunk_size], stop) for s in range(0, len(texts), chunk_size)]
+) -> dict[str, CooccurrenceCounts]:
+    """Counts for each text field and, with several fields, for all of them together (named
+    "premise+hypothesis"), from one tokenisation pass on ``n_jobs`` processes (default: all
+    cores). The views share one list of sentences. See the module docstring for the
+    preprocessing; ``identity_words`` (default: the shipped list) are exempt from stop words.
+    """
+    if identity_words is None:
+        from aflite.audits.identity import load_identity_words
+
+        identity_words = load_identity_words()
+    get_tokenizer(tokenizer)  # fail before starting workers
+    stop = stop_words(identity_words)
+    fields = list(texts)
+    sentences: list[str] = []
+    spans: dict[str, tuple[int, int]] = {}
+    n_input = 0
+    for f in fields:
+        rows = [str(t) for t in texts[f]]
+        n_input += len(rows)
+        if dedupe_sentences:
+            rows = list(dict.fromkeys(rows))
+        spans[f] = (len(sentences), len(sentences) + len(rows))
+        sentences.extend(rows)
+    # chunks never straddle fields, so per-field counts are sums over whole chunks
+    chunks, chunk_field = [], []
+    for f in fields:
+        lo, hi = spans[f]
+        for s in range(lo, hi, chunk_size):
+            chunks.append((sentences[s : min(s + chunk_size, hi)], stop, tokenizer))
+            chunk_field.append(f)
     n_jobs = n_jobs or os.cpu_count() or 1
     if n_jobs > 1 and len(chunks) > 1:
         with ProcessPoolExecutor(max_workers=min(n_jobs, len(chunks))) as pool:
@@ -175,74 +264,108 @@ def count_cooccurrences(
     else:
         parts = [_count_chunk(c) for c in chunks]
 
-    # merge chunk-local vocabularies into one
     vocab_index: dict[str, int] = {}
-    maps = []
-    for local_vocab, *_ in parts:
-        maps.append(
-            np.fromiter(
-                (vocab_index.setdefault(w, len(vocab_index)) for w in local_vocab),
-                np.int64,
-                len(local_vocab),
-            )
+    maps = [
+        np.fromiter(
+            (vocab_index.setdefault(w, len(vocab_index)) for w in local), np.int64, len(local)
         )
-    counts = np.zeros(len(vocab_index), np.int64)
-    for m, (_, c, *_rest) in zip(maps, parts):
-        np.add.at(counts, m, c)
-    keep = counts >= min_count
-    remap = np.full(len(counts), -1, np.int64)
-    remap[keep] = np.arange(int(keep.sum()))
+        for local, *_ in parts
+    ]
+    n_vocab = len(vocab_index)
+    field_counts = {f: np.zeros(n_vocab, np.int64) for f in fields}
+    field_tokens = dict.fromkeys(fields, 0)
+    for m, part, f in zip(maps, parts, chunk_field):
+        field_counts[f][m] += part[1]  # a chunk's map is one-to-one, so no repeated index
+        field_tokens[f] += part[4]
+    indptr = [np.zeros(1, np.int64)]
+    for _, _, ip, _, _ in parts:
+        indptr.append(ip[1:] + indptr[-1][-1])
+    presence = sparse.csr_matrix(
+        (
+            np.ones(sum(len(p[3]) for p in parts), np.float32),
+            np.concatenate([m[p[3]] for m, p in zip(maps, parts)] or [np.zeros(0, np.int64)]),
+            np.concatenate(indptr),
+        ),
+        shape=(len(sentences), n_vocab),
+    )
     all_vocab = np.array(list(vocab_index), dtype=object)
-
-    blocks = []
-    for m, (_, _, indptr, indices, _) in zip(maps, parts):
-        new = remap[m[indices]]
-        rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
-        ok = new >= 0
-        blocks.append(
-            sparse.csr_matrix(
-                (np.ones(int(ok.sum()), np.float32), (rows[ok], new[ok])),
-                shape=(len(indptr) - 1, int(keep.sum())),
-            )
+    settings = {
+        "tokenizer": tokenizer,
+        "dedupe_sentences": dedupe_sentences,
+        "n_input_sentences": n_input,
+    }
+    views = {f: [f] for f in fields}
+    if len(fields) > 1:
+        views["+".join(fields)] = fields
+    out = {}
+    for name, fs in views.items():
+        lo, hi = spans[fs[0]][0], spans[fs[-1]][1]
+        out[name] = _view(
+            presence[lo:hi],
+            lo,
+            sum(field_counts[f] for f in fs),
+            all_vocab,
+            n_tokens=sum(field_tokens[f] for f in fs),
+            min_count=min_count,
+            sentences=sentences,
+            name=name,
+            settings=settings | {"fields": fs},
         )
-    x = sparse.vstack(blocks).tocsr()
-    cooc = (x.T @ x).tocsr()
+    return out
+
+
+def _view(
+    presence: sparse.csr_matrix,
+    row_offset: int,
+    counts: np.ndarray,
+    all_vocab: np.ndarray,
+    **kw: Any,
+) -> CooccurrenceCounts:
+    """Keep the n-grams seen ``min_count`` times, in alphabetical order; co-occurrences are
+    the Gram matrix of the sentence x n-gram presence matrix."""
+    kept = np.flatnonzero(counts >= kw["min_count"])
+    kept = kept[np.argsort(all_vocab[kept], kind="stable")]
+    # scipy's column selection is one C pass over the entries, in the order asked for
+    x = presence[:, kept]
+    # the transpose is both the n-gram -> sentence index and the Gram product's left factor
+    postings = x.T.tocsr()
+    cooc = (postings @ x).tocsr()
     cooc.data = cooc.data.astype(np.int64)
+    n_all = len(kw["sentences"])
+    if row_offset or presence.shape[0] != n_all:
+        # sentence ids index the list shared by all views, not this view's rows
+        postings = sparse.csr_matrix(
+            (postings.data, postings.indices + row_offset, postings.indptr),
+            shape=(len(kept), n_all),
+        )
     return CooccurrenceCounts(
-        vocab=all_vocab[keep].tolist(),
-        counts=counts[keep],
+        vocab=all_vocab[kept].tolist(),
+        counts=counts[kept],
         cooc=cooc,
-        n_tokens=int(sum(p[4] for p in parts)),
-        n_sentences=len(texts),
-        min_count=min_count,
+        n_sentences=presence.shape[0],
+        postings=postings,
+        **kw,
     )
 
 
-def identity_pmi(
+def count_cooccurrences(
     texts: Sequence[str],
     *,
     min_count: int = 10,
-    identity_words: dict[str, str] | None = None,
-    top: int = 5,
-    counts: CooccurrenceCounts | None = None,
-    name: str = "identity-word PMI",
-) -> AuditResult:
-    """For each identity word in the vocabulary, its ``top`` n-grams by co-occurrence PMI."""
-    identity = identity_words or load_identity_words()
-    counts = counts or count_cooccurrences(texts, min_count=min_count, identity_words=identity)
-    rows: list[list[Any]] = []
-    present = [w for w in identity if w in counts._index]
-    for w in present:
-        for gram, pmi, c in counts.top_associations(w, top):
-            rows.append([identity[w], w, gram, pmi, c])
-    summary = (
-        f"{len(present)} of {len(identity)} identity words occur >= {counts.min_count} times in "
-        f"{counts.n_sentences} sentences; top {top} associations each (min count {counts.min_count})"
-    )
-    return AuditResult(
-        name,
-        summary,
-        ["category", "identity word", "n-gram", "pmi", "co-occurrences"],
-        rows,
-        {"min_count": counts.min_count, "n_tokens": counts.n_tokens},
-    )
+    identity_words: Iterable[str] | None = None,
+    dedupe_sentences: bool = True,
+    tokenizer: str = "regex",
+    n_jobs: int | None = None,
+    chunk_size: int = 50_000,
+) -> CooccurrenceCounts:
+    """Count unigrams, bigrams and their sentence co-occurrences over ``texts`` (one sentence
+    each): :func:`count_fields` for a single field named "text"."""
+    return count_fields(
+        {"text": texts},
+        min_count=min_count,
+        identity_words=identity_words,
+        dedupe_sentences=dedupe_sentences,
+        tokenizer=tokenizer,
+        n_jobs=n_jobs,
+        chunk_size=chunk_size,
+    )["text"]

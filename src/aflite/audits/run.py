@@ -23,15 +23,18 @@ def run_audits(
     audits: Sequence[str] = AUDITS,
     features: np.ndarray | None = None,
     min_count: int = 20,
-    identity_min_count: int = 10,
+    identity_min_count: int | Sequence[int] | str = (10, 100),
     identity_words: dict[str, str] | None = None,
+    dedupe_sentences: bool = True,
+    tokenizer: str = "regex",
     plot_dir: str | Path | None = None,
     counts_path: str | Path | None = None,
     seed: int = 0,
     tag: str = "",
 ) -> list[AuditResult]:
     """Run ``audits`` (names from ``AUDITS``). Word audits use ``field`` (default: the last
-    text field, e.g. the hypothesis); identity PMI counts every text field's sentences;
+    text field, e.g. the hypothesis); identity PMI reports each text field and all of them
+    together at each of ``identity_min_count`` (saved to ``counts_path`` at the lowest);
     ``knn`` and ``bias`` use ``features`` (computed from n-grams of all fields if None)."""
     unknown = [a for a in audits if a not in AUDITS]
     if unknown:
@@ -40,6 +43,10 @@ def run_audits(
     field = field or fields[-1]
     if field not in texts:
         raise ValueError(f"field '{field}' is not among the text fields ({', '.join(fields)})")
+    if "identity" in audits:
+        from aflite.audits._text import get_tokenizer
+
+        get_tokenizer(tokenizer)  # a missing spaCy fails before the other audits run
     y = np.asarray([str(v) for v in labels])
     out: list[AuditResult] = []
     suffix = f" ({tag})" if tag else ""
@@ -68,20 +75,29 @@ def run_audits(
             )
         )
     if "identity" in audits:
-        from aflite.audits.cooccurrence import (
-            count_cooccurrences,
-            identity_pmi,
-            load_identity_words,
-        )
+        from aflite.audits.cooccurrence import count_fields
+        from aflite.audits.identity import identity_pmi, load_identity_words, parse_min_counts
 
         words = identity_words or load_identity_words()
-        sentences = [t for f in fields for t in texts[f]]
-        counts = count_cooccurrences(sentences, min_count=identity_min_count, identity_words=words)
+        mcs = parse_min_counts(identity_min_count)
+        views = count_fields(
+            texts,
+            min_count=mcs[0],
+            identity_words=words,
+            dedupe_sentences=dedupe_sentences,
+            tokenizer=tokenizer,
+        )
         if counts_path is not None:
-            counts.save(counts_path)
-        out.append(
+            from aflite.audits._counts_file import save_counts
+
+            save_counts(counts_path, views)
+        out.extend(
             identity_pmi(
-                sentences, identity_words=words, counts=counts, name=f"identity-word PMI{suffix}"
+                texts,
+                min_counts=mcs,
+                identity_words=words,
+                counts=views,
+                name=f"identity-word PMI{suffix}",
             )
         )
     if "partial" in audits:

@@ -41,10 +41,19 @@ def audit_cmd(
         help="Audits to run.",
     ),
     min_count: int = typer.Option(20, help="Minimum texts containing a word (PMI, z)."),
-    identity_min_count: int = typer.Option(10, help="Minimum n-gram count for identity-word PMI."),
-    identity_words: str | None = typer.Option(
-        None, help="Replacement identity-word list (category<TAB>word per line)."
+    identity_min_count: str = typer.Option(
+        "10,100",
+        help="Minimum n-gram counts for the identity tables, e.g. 10,100 (saved at the lowest).",
     ),
+    identity_words: str | None = typer.Option(
+        None, help="Replacement identity-word list (category<TAB>term per line)."
+    ),
+    dedupe_sentences: bool = typer.Option(
+        True,
+        "--dedupe-sentences/--no-dedupe-sentences",
+        help="Identity PMI: count a sentence repeated in a field (an SNLI premise) once.",
+    ),
+    tokenizer: str = typer.Option("regex", help="Identity PMI tokenizer: regex | spacy."),
     features: str = typer.Option(
         "ngrams", help="Representation for knn/bias audits (as in `filter`)."
     ),
@@ -59,7 +68,7 @@ def audit_cmd(
     import json
 
     from aflite._internal.atomic import atomic_path
-    from aflite.audits import load_identity_words, run_audits
+    from aflite.audits import load_identity_words, parse_min_counts, run_audits
     from aflite.features.build import build_features, parse_feature_spec
     from aflite.jobs.filter_job import FilterJob, load_job_inputs
     from aflite.reports.terminal import print_audits
@@ -67,6 +76,7 @@ def audit_cmd(
     names = [a.strip() for a in audits.split(",") if a.strip()]
     fields = [f.strip() for f in text_fields.split(",") if f.strip()]
     words = load_identity_words(identity_words) if identity_words else None
+    min_counts = parse_min_counts(identity_min_count)
     spec = parse_feature_spec(features)
 
     def one(path: str, tag: str, counts_path: str | None):
@@ -87,8 +97,10 @@ def audit_cmd(
             audits=names,
             features=phi,
             min_count=min_count,
-            identity_min_count=identity_min_count,
+            identity_min_count=min_counts,
             identity_words=words,
+            dedupe_sentences=dedupe_sentences,
+            tokenizer=tokenizer,
             plot_dir=plot_dir,
             counts_path=counts_path,
             seed=seed,
@@ -111,21 +123,42 @@ def audit_cmd(
 @app.command("pmi-query")
 def pmi_query_cmd(
     counts: str = typer.Argument(..., help="Counts saved by `aflite audit --save-counts`."),
-    word: str = typer.Argument(..., help="The word to look up."),
-    top: int = typer.Option(20, help="How many associations."),
+    term: str = typer.Argument(..., help='A word or a two-word term: woman, "african boy".'),
+    top: int = typer.Option(20, help="How many associations per table."),
+    min_count: int | None = typer.Option(
+        None, help="Drop n-grams seen fewer times (at least the saved min count)."
+    ),
+    field: str | None = typer.Option(
+        None, help="Which saved view: a text field, or all fields together (the default)."
+    ),
+    ngrams: str = typer.Option(
+        "auto", help="unigrams | bigrams | both | auto (unigrams; both for a two-word term)."
+    ),
+    examples: str | None = typer.Option(
+        None, help="Print sentences that hold TERM and this n-gram (e.g. purse)."
+    ),
+    n_examples: int = typer.Option(5, help="How many example sentences."),
 ) -> None:
-    """Top n-gram associations of one word from saved co-occurrence counts."""
-    from pathlib import Path
-
-    from aflite.audits import CooccurrenceCounts
+    """Top unigram (and bigram) associations of one term from saved co-occurrence counts."""
+    from aflite.audits import load_counts
     from aflite.io.tables import DataError
+    from aflite.reports.terminal import association_lines, example_lines
 
-    if not Path(counts).is_file():
-        raise DataError(f"{counts}: no such counts file")
-    cc = CooccurrenceCounts.load(counts)
+    kinds = {"unigrams": ["unigrams"], "bigrams": ["bigrams"], "both": ["unigrams", "bigrams"]}
+    if ngrams not in (*kinds, "auto"):
+        raise DataError(f"--ngrams must be unigrams, bigrams, both or auto, got '{ngrams}'")
+    cc = load_counts(counts, field, text=examples is not None)
+    if ngrams == "auto":
+        ngrams = "both" if len(term.split()) == 2 else "unigrams"
     try:
-        rows = cc.top_associations(word, top)
+        tables = {
+            k: cc.top_associations(term, top, ngrams=k, min_count=min_count) for k in kinds[ngrams]
+        }
+        found = cc.example_sentences(term, examples, n_examples) if examples else None
     except KeyError as e:
         raise DataError(f"{counts}: {e.args[0]}") from None
-    for gram, pmi, c in rows:
-        typer.echo(f"{pmi:7.3f}  {c:6d}  {gram}")
+    for line in association_lines(cc, term, tables, min_count=min_count):
+        typer.echo(line)
+    if found is not None:
+        for line in example_lines(term, examples, *found):
+            typer.echo(line)

@@ -208,6 +208,9 @@ def render_report(out_dir: str | Path) -> str:
 
     for audit in extra.get("audits", []):
         parts.append(f"<h2>Audit: {_esc(audit['name'])}</h2><p>{_esc(audit['summary'])}</p>")
+        note = (audit.get("details") or {}).get("note")
+        if note:
+            parts.append(f"<p class='muted'>{_esc(note)}</p>")
         if audit.get("table"):
             parts.append(_table(audit["table"]["header"], audit["table"]["rows"]))
 
