@@ -63,25 +63,6 @@ def test_snli_partial_input_and_max_ppmi_beat_chance(snli):
     assert ppmi.rows[0][1] > majority + 0.1
 
 
-def test_hypothesis_only_accuracy_falls_after_aflite(snli):
-    from aflite.features import ngram_features
-
-    x = ngram_features([snli["hypothesis"]])
-    res = aflite.filter(
-        x,
-        snli["label"],
-        target_size=0.5,
-        train_size=0.4,
-        slice_size=300,
-        threshold=0.55,
-        groups=snli["premise"],
-        seed=0,
-    )
-    kept = res.kept
-    after = partial_input_baseline([snli["hypothesis"][i] for i in kept], snli["label"][kept])
-    assert after.rows[0][1] < after.rows[0][2] + 0.05  # near (or below) chance
-
-
 def _planted(n=1200, seed=0):
     rng = np.random.default_rng(seed)
     words = [f"w{i}" for i in range(60)]
@@ -123,14 +104,29 @@ def test_knn_distances_grow_when_near_duplicates_are_removed():
     assert all(a[k] > b[k] for k in b if k[1] == "same class")
 
 
+def test_representation_bias_audit_is_the_mean_predictability_against_the_majority_rate():
+    from conftest import planted_data
+
+    x, y, _ = planted_data(n=600, share=0.5)  # half the rows give their label away
+    texts = {"text": [f"row {i}" for i in range(600)]}
+    (res,) = run_audits(texts, y, audits=["bias"], features=x, seed=0)
+    estimate, majority = res.rows[0][0], res.rows[0][1]
+    t = min(0.5, max(0.1, 2000 / len(y)))
+    ps = aflite.predictability_scores(x, y, n_partitions=64, train_size=t, seed=0)
+    assert estimate == pytest.approx(ps.representation_bias)
+    assert majority == pytest.approx(np.bincount(y).max() / 600)
+    assert 0.55 < estimate < 0.8  # about half the rows at ~1, the rest at chance
+
+
 def test_run_audits_rejects_unknown_names(snli):
     with pytest.raises(ValueError, match="unknown audit"):
         run_audits({"hypothesis": snli["hypothesis"][:10]}, snli["label"][:10], audits=["vibes"])
 
 
 def test_audit_cli_compare_json_and_query(tmp_path, snli):
-    kept = tmp_path / "kept.jsonl"
+    kept, full = tmp_path / "kept.jsonl", tmp_path / "full.jsonl"
     rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()]
+    full.write_text("".join(json.dumps(r) + "\n" for r in rows[:3000]))
     kept.write_text("".join(json.dumps(r) + "\n" for r in rows[:1500]))
     out = tmp_path / "audit.json"
     r = subprocess.run(
@@ -139,13 +135,13 @@ def test_audit_cli_compare_json_and_query(tmp_path, snli):
             "-m",
             "aflite",
             "audit",
-            str(bundled_snli()),
+            str(full),
             "--text-fields",
             "premise,hypothesis",
             "--compare",
             str(kept),
             "--audits",
-            "pmi,zstats,identity,partial,ppmi,knn,bias",
+            "pmi,zstats,identity,partial,ppmi,knn",
             "--json",
             str(out),
             "--plot-dir",
@@ -159,7 +155,7 @@ def test_audit_cli_compare_json_and_query(tmp_path, snli):
     assert r.returncode == 0, r.stderr
     assert "hypothesis-only accuracy" in r.stdout
     doc = json.loads(out.read_text())
-    assert len(doc["audits"]) == len(doc["compare_audits"]) == 10  # identity: 3 fields + bigrams
+    assert len(doc["audits"]) == len(doc["compare_audits"]) == 9  # identity: 3 fields + bigrams
     assert all({"name", "summary", "table", "details"} <= set(a) for a in doc["audits"])
     assert (tmp_path / "zstats-input.png").exists() and (tmp_path / "zstats-compare.png").exists()
     q = subprocess.run(

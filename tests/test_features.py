@@ -200,3 +200,13 @@ def test_ray_backend_embeds_through_build_features(tmp_path, monkeypatch):
     )
     assert len(calls) == 2  # served from the cache
     np.testing.assert_array_equal(again, phi)
+
+
+def test_wide_hashed_ngrams_are_refused_up_front_or_reduced_through_the_sparse_path(pairs):
+    from aflite.io.tables import DataError
+
+    with pytest.raises(DataError, match="over the limit of 8192.*svd=N"):
+        parse_feature_spec("ngrams:hash=1048576")
+    # with svd the 2^16 hashed columns stay sparse and are reduced before anything is dense
+    x, _ = build_features(parse_feature_spec("ngrams:hash=65536,svd=16"), pairs, n_rows=48)
+    assert x.shape == (48, 16) and x.dtype == np.float32

@@ -39,6 +39,7 @@ def run_dir(tmp_path_factory):
         train_size=300,
         slice_size=60,
         threshold=0.5,
+        min_bias=None,
         n_partitions=32,
         out_dir=str(d / "out"),
         cache_dir=None,
@@ -46,6 +47,31 @@ def run_dir(tmp_path_factory):
     )
     run_filter_job(job, progress=False)
     return d / "out"
+
+
+def test_report_shows_chance_and_warns_on_label_drift(run_dir, tmp_path):
+    from aflite.reports.html import label_drift
+
+    assert label_drift({"a": 50, "b": 50}, {"a": 20, "b": 30}) == ("a", pytest.approx(0.1))
+    page = (run_dir / "report.html").read_text()
+    assert "chance before" in page and "chance (majority rate)" not in page  # drawn, not text
+    copy = tmp_path / "out"
+    shutil.copytree(run_dir, copy)
+    summary = json.loads((copy / "summary.json").read_text())
+    counts = summary["counts"]
+    before = counts["labels_before"]
+    first = sorted(before)[0]
+    # the kept set lost most of one label: a drift of far more than 5 points
+    counts["labels_kept"] = {k: (v // 10 if k == first else v) for k, v in before.items()}
+    (copy / "summary.json").write_text(json.dumps(summary))
+    assert "share of label" in render_report(copy)
+    summary["parameters"]["balance"] = "classes"
+    (copy / "summary.json").write_text(json.dumps(summary))
+    assert "share of label" not in render_report(copy)
+    counts["labels_kept"] = before
+    summary["parameters"]["balance"] = None
+    (copy / "summary.json").write_text(json.dumps(summary))
+    assert "share of label" not in render_report(copy)
 
 
 def test_report_is_self_contained_and_escapes_text(run_dir):

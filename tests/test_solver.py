@@ -53,10 +53,10 @@ def _snli_rows(n):
     return [json.loads(line) for line in bundled_snli().read_text().splitlines()[:n]]
 
 
-def snli_ngrams(n=900):
+def snli_ngrams(n=900, max_features=512):
     rows = _snli_rows(n)
     x = ngram_features(
-        [[r["premise"] for r in rows], [r["hypothesis"] for r in rows]], max_features=512
+        [[r["premise"] for r in rows], [r["hypothesis"] for r in rows]], max_features=max_features
     )
     return x, np.unique([r["label"] for r in rows], return_inverse=True)[1]
 
@@ -87,7 +87,7 @@ def many_classes(n=1000, d=64, c=20, seed=0):
 CASES = {
     "snli-ngrams-small-t": (snli_ngrams, 50, 16, "span"),
     "snli-ngrams-mid-t": (snli_ngrams, 150, 16, "span"),
-    "snli-ngrams-large-t": (snli_ngrams, 600, 16, "primal"),
+    "snli-ngrams-large-t": (lambda: snli_ngrams(max_features=256), 400, 16, "primal"),
     "snli-minilm": (snli_minilm, 80, 16, "span"),
     "wide-synthetic": (wide_synthetic, 40, 16, "span"),
     "20-classes": (many_classes, 300, 16, "primal"),

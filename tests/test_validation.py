@@ -25,7 +25,7 @@ OK = dict(target_size=50, train_size=20)
         (X, Y, dict(target_size=50, train_size=1.5), "fraction must be in"),
         (X, Y, dict(OK, threshold=1.5), "threshold must be in"),
         (X, Y, dict(OK, threshold=-0.1), "threshold must be in"),
-        (X, Y, dict(OK, slice_size=0), "slice_size must be >= 1"),
+        (X, Y, dict(OK, slice_size=0), "slice_size must be at least 1"),
         (X, Y, dict(OK, strategy="best"), "unknown strategy"),
         (X, Y, dict(OK, model="forest"), "unknown model"),
         (X, Y, dict(OK, n_partitions=0), "n_partitions"),

@@ -203,6 +203,9 @@ def check_filter_options(
         )
     if isinstance(slice_size, bool) or not isinstance(slice_size, (int, np.integer, float)):
         raise ValueError(f"slice_size must be a positive int or a fraction, got {slice_size!r}")
+    if isinstance(slice_size, float) and 0.0 < slice_size < 1.0:
+        # a fraction of a small set still removes a row per phase
+        slice_size = max(1, int(round(slice_size * n_input)))
     slice_size = resolve_size(slice_size, n_input, "slice_size")
     tau = check_fraction(threshold, "threshold")
     if strategy not in STRATEGIES:

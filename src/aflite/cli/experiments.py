@@ -9,6 +9,8 @@ import numpy as np
 import typer
 
 from aflite.cli.app import experiment_app
+from aflite.cli.options import _min_bias
+from aflite.defaults import FILTER_DEFAULTS as D
 
 
 def _labelled(path: str, label_field: str, fields: list[str], group_field: str | None):
@@ -81,6 +83,7 @@ def _compare(
     train_size,
     slice_size,
     threshold,
+    min_bias,
     seed,
     markdown,
     json_out,
@@ -103,8 +106,9 @@ def _compare(
         dev_groups=g_dv,
         target_size=target_size,
         train_size=train_size,
-        slice_size=slice_size,
+        slice_size=int(slice_size) if slice_size >= 1 else slice_size,
         threshold=threshold,
+        min_bias=_min_bias(min_bias),
         seed=seed,
     )
     typer.echo(res.filter_summary)
@@ -137,10 +141,11 @@ def compare_cmd(
         "logreg,partial,max-ppmi", help="Also any sklearn.MODULE.Class."
     ),
     ood: list[str] = typer.Option(None, help="Extra labelled sets to evaluate on (repeatable)."),
-    target_size: float = typer.Option(0.5),
-    train_size: float = typer.Option(0.4),
-    slice_size: int = typer.Option(300),
-    threshold: float = typer.Option(0.55),
+    target_size: float = typer.Option(D["target_size"]),
+    train_size: float = typer.Option(D["train_size"]),
+    slice_size: float = typer.Option(D["slice_size"], help="k: a count or a fraction"),
+    threshold: float = typer.Option(D["threshold"]),
+    min_bias: str = typer.Option(str(D["min_bias"]), help="chance-stop margin, or 'off'"),
     seed: int = typer.Option(0),
     markdown: str | None = typer.Option(None, help="Write the table as Markdown here."),
     json_out: str | None = typer.Option(None, "--json", help="Write the results as JSON here."),
@@ -162,10 +167,11 @@ def ood_cmd(
     group_field: str | None = typer.Option(None),
     features: str = typer.Option("ngrams"),
     evaluators: str = typer.Option("logreg,partial,max-ppmi"),
-    target_size: float = typer.Option(0.5),
-    train_size: float = typer.Option(0.4),
-    slice_size: int = typer.Option(300),
-    threshold: float = typer.Option(0.55),
+    target_size: float = typer.Option(D["target_size"]),
+    train_size: float = typer.Option(D["train_size"]),
+    slice_size: float = typer.Option(D["slice_size"], help="k: a count or a fraction"),
+    threshold: float = typer.Option(D["threshold"]),
+    min_bias: str = typer.Option(str(D["min_bias"]), help="chance-stop margin, or 'off'"),
     seed: int = typer.Option(0),
     markdown: str | None = typer.Option(None),
     json_out: str | None = typer.Option(None, "--json"),

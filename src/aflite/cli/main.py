@@ -3,33 +3,15 @@
 from __future__ import annotations
 
 import sys
-from importlib import resources
-from pathlib import Path
 
 import typer
 
 from aflite.cli.app import app
+from aflite.cli.options import _balance, _fields, _min_bias, _size
+from aflite.data import bundled_snli  # noqa: E402,F401  (re-exported for old imports)
+from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.features.encoders import MissingExtraError
 from aflite.io.tables import DataError
-
-
-def _size(value: str, name: str) -> int | float:
-    """'5000' -> 5000 rows; '0.3' -> a fraction."""
-    try:
-        return int(value)
-    except ValueError:
-        pass
-    try:
-        return float(value)
-    except ValueError:
-        raise DataError(f"{name} must be a row count or a fraction, got '{value}'") from None
-
-
-def _fields(value: str | None) -> list[str]:
-    return [f.strip() for f in value.split(",") if f.strip()] if value else []
-
-
-from aflite.data import bundled_snli  # noqa: E402,F401  (re-exported for old imports)
 
 
 @app.command("filter")
@@ -53,14 +35,28 @@ def filter_cmd(
         "ngrams",
         help="ngrams[:svd=N,hash=N] | sentence-transformers:MODEL | precomputed:FILE[#KEY] | warmup-cnn (images).",
     ),
-    target_size: str = typer.Option("0.5", help="n: rows to keep (count or fraction)."),
-    n_partitions: int = typer.Option(64, help="m: random partitions per phase."),
-    train_size: str = typer.Option(
-        "0.1", help="t: training rows per partition (count or fraction)."
+    target_size: str = typer.Option(
+        str(D["target_size"]), help="n: rows to keep (count or fraction)."
     ),
-    slice_size: int = typer.Option(500, help="k: rows removed per phase at most."),
-    threshold: float = typer.Option(0.75, help="tau: minimum predictability for removal."),
-    strategy: str = typer.Option("slicing", help="slicing | greedy | sampling | single_shot."),
+    n_partitions: int = typer.Option(D["n_partitions"], help="m: random partitions per phase."),
+    train_size: str = typer.Option(
+        str(D["train_size"]), help="t: training rows per partition (count or fraction)."
+    ),
+    slice_size: str = typer.Option(
+        str(D["slice_size"]), help="k: rows removed per phase at most (count or fraction)."
+    ),
+    threshold: float = typer.Option(
+        D["threshold"], help="tau: minimum predictability for removal (the paper: 0.75)."
+    ),
+    min_bias: str = typer.Option(
+        str(D["min_bias"]),
+        help="Stop when the representation bias is within this margin of chance; 'off' for "
+        "Algorithm 1 as published.",
+    ),
+    balance: str = typer.Option(
+        "none", help="none | classes: remove from every class in proportion to its size."
+    ),
+    strategy: str = typer.Option(D["strategy"], help="slicing | greedy | sampling | single_shot."),
     warmup_fraction: float | None = typer.Option(
         None, help="Train a warm-up model on this fraction; it gives Phi for the rest."
     ),
@@ -99,8 +95,10 @@ def filter_cmd(
         target_size=_size(target_size, "--target-size"),
         n_partitions=n_partitions,
         train_size=_size(train_size, "--train-size"),
-        slice_size=slice_size,
+        slice_size=_size(slice_size, "--slice-size"),
         threshold=threshold,
+        min_bias=_min_bias(min_bias),
+        balance=_balance(balance),
         strategy=strategy,
         warmup_fraction=warmup_fraction,
         warmup_finetune=warmup_finetune,
@@ -128,6 +126,7 @@ def demo_cmd(
     where the outputs are."""
     from aflite.jobs import FilterJob, run_filter_job
 
+    # the filter options are the defaults of `aflite filter` (aflite.defaults), unchanged
     job = FilterJob(
         input=str(bundled_snli()),
         label_field="label",
@@ -135,16 +134,15 @@ def demo_cmd(
         id_field="id",
         group_field="premise",
         features="ngrams",
-        target_size=0.5,
-        # The paper's tau=0.75 assumes strong (RoBERTa) features; a linear model on 1,024
-        # hypothesis n-grams trained on 2,400 rows scores lower, so the cut-off is lower too.
-        train_size=0.4,
-        slice_size=300,
-        threshold=0.55,
         out_dir=out_dir,
     )
     outcome = run_filter_job(job, progress=not quiet)
     typer.echo("SNLI slice (CC BY-SA 4.0, Bowman et al. 2015), hypothesis-only n-gram features")
+    typer.echo(
+        "filter options: the defaults of `aflite filter` ("
+        + ", ".join(f"{k}={v}" for k, v in D.items())
+        + ")"
+    )
     typer.echo(outcome.summary_text)
     if "report" in outcome.outputs:
         typer.echo(f"open {outcome.outputs['report']} in a browser")

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 import aflite
+from aflite.defaults import FILTER_DEFAULTS as D
 
 __all__ = ["LabelledTexts", "CompareResult", "compare_experiment", "EVALUATORS"]
 
@@ -157,16 +158,19 @@ def compare_experiment(
     ood: dict[str, LabelledTexts] | None = None,
     groups: np.ndarray | None = None,
     dev_groups: np.ndarray | None = None,
-    target_size: float = 0.5,
-    train_size: float = 0.4,
-    slice_size: int = 300,
-    threshold: float = 0.55,
-    n_partitions: int = 64,
+    target_size: int | float = D["target_size"],
+    train_size: int | float = D["train_size"],
+    slice_size: int | float = D["slice_size"],
+    threshold: float = D["threshold"],
+    min_bias: float | None = D["min_bias"],
+    balance: str | None = D["balance"],
+    n_partitions: int = D["n_partitions"],
     seed: int = 0,
     progress: bool = False,
 ) -> CompareResult:
     """Run the protocol. ``features`` is ``ngrams`` or ``sentence-transformers:MODEL``; the
-    filter and the ``logreg`` evaluator use it. Dev is filtered with the same settings."""
+    filter and the ``logreg`` evaluator use it. Dev is filtered with the same settings, which
+    default to those of ``aflite filter`` (:mod:`aflite.defaults`)."""
     from aflite.features.build import parse_feature_spec
 
     fields = list(train.texts)
@@ -197,6 +201,8 @@ def compare_experiment(
         train_size=train_size,
         slice_size=slice_size,
         threshold=threshold,
+        min_bias=min_bias,
+        balance=balance,
         n_partitions=n_partitions,
         seed=seed,
         progress=progress,

@@ -34,6 +34,12 @@ class FeatureSpec:
         return self.kind in ("ngrams", "sentence-transformers")
 
 
+# Dense n-gram features beyond this width would need a d x d preconditioner of over 512 MiB
+# per field and an N x d matrix in memory; wider vocabularies go through svd=N on the sparse
+# matrix instead.
+MAX_DENSE_NGRAMS = 8192
+
+
 def parse_feature_spec(spec: str) -> FeatureSpec:
     """``ngrams``, ``ngrams:svd=256``, ``sentence-transformers:NAME_OR_PATH``,
     ``precomputed:FILE[#KEY]``."""
@@ -54,6 +60,14 @@ def parse_feature_spec(spec: str) -> FeatureSpec:
                 raise DataError(
                     f"unknown n-gram option '{opt}' (svd=N, max_features=N, min_df=N, hash=N)"
                 )
+        opts = dict(o.split("=") for o in arg.split(","))
+        width = max(int(opts.get("hash", 0)), int(opts.get("max_features", 0)))
+        if width > MAX_DENSE_NGRAMS and "svd" not in opts:
+            raise DataError(
+                f"features '{spec}': {width} dense n-gram columns per field is over the limit of "
+                f"{MAX_DENSE_NGRAMS} (the solver holds d x d matrices); add svd=N to reduce the "
+                "sparse n-grams first, e.g. ngrams:hash=1048576,svd=512"
+            )
     return FeatureSpec(kind, arg)
 
 

@@ -21,6 +21,8 @@ import aflite
 from aflite._internal.atomic import atomic_path
 from aflite.algorithm import FilterResult, FilterState, PhaseRecord, adversarial_filter
 from aflite.algorithm._validation import resolve_size
+from aflite.algorithm.filtering import check_filter_options
+from aflite.defaults import FILTER_DEFAULTS
 from aflite.features.build import build_features, parse_feature_spec
 from aflite.features.cache import default_cache_dir
 from aflite.features.warmup import split_warmup, warmup_representation
@@ -32,7 +34,11 @@ __all__ = ["FilterJob", "JobOutcome", "run_filter_job", "load_job_inputs"]
 
 @dataclass
 class FilterJob:
-    """Options of one filtering job (the ``aflite filter`` command line, as a dataclass)."""
+    """Options of one filtering job (the ``aflite filter`` command line, as a dataclass).
+
+    The filter options start from :data:`aflite.defaults.FILTER_DEFAULTS`, which turn the
+    chance stop on (``min_bias``); :func:`aflite.filter` itself runs Algorithm 1 as published.
+    """
 
     input: str
     label_field: str = "label"
@@ -40,12 +46,14 @@ class FilterJob:
     id_field: str | None = None
     group_field: str | None = None
     features: str = "ngrams"
-    target_size: int | float = 0.5
-    n_partitions: int = 64
-    train_size: int | float = 0.1
-    slice_size: int = 500
-    threshold: float = 0.75
-    strategy: str = "slicing"
+    target_size: int | float = FILTER_DEFAULTS["target_size"]
+    n_partitions: int = FILTER_DEFAULTS["n_partitions"]
+    train_size: int | float = FILTER_DEFAULTS["train_size"]
+    slice_size: int | float = FILTER_DEFAULTS["slice_size"]
+    threshold: float = FILTER_DEFAULTS["threshold"]
+    strategy: str = FILTER_DEFAULTS["strategy"]
+    min_bias: float | None = FILTER_DEFAULTS["min_bias"]
+    balance: str | None = FILTER_DEFAULTS["balance"]
     warmup_fraction: float | None = None
     warmup_finetune: bool = False
     seed: int = 0
@@ -162,6 +170,11 @@ def run_filter_job(
         )
     if len(np.unique(labels[rest])) < 2:
         raise DataError(f"{job.input}: fewer than two classes among the rows to filter")
+    check_filter_options(
+        len(rest), target_size=target, train_size=job.train_size, slice_size=job.slice_size,
+        threshold=job.threshold, strategy=job.strategy, min_bias=job.min_bias,
+        balance=job.balance,
+    )
 
     resume_state: FilterState | None = None
     phi = None
@@ -207,6 +220,8 @@ def run_filter_job(
             slice_size=job.slice_size,
             threshold=job.threshold,
             strategy=job.strategy,
+            min_bias=job.min_bias,
+            balance=job.balance,
             groups=None if inputs.groups is None else inputs.groups[rest],
             seed=job.seed,
             device=job.device,
@@ -342,10 +357,16 @@ def _write_outputs(
     if len(warm_rows):
         outputs["warmup"] = str(table.write_subset(out / table.output_name("warmup"), warm_rows))
 
+    # The score a removed row had when it was removed and the kept rows' final re-score come
+    # from different sets, so they live in separate columns; ``score`` is whichever applies.
     score = np.full(len(table), np.nan)
+    removal_score = np.full(len(table), np.nan)
+    final_score = np.full(len(table), np.nan)
     phase = np.full(len(table), -1, dtype=np.int64)
     split = np.full(len(table), "warmup", dtype=object)
     score[rest] = result.scores()
+    removal_score[rest[result.removed]] = result.removed_score
+    final_score[rest[result.kept]] = result.kept_scores
     phase[rest[result.removed]] = result.removed_phase
     split[kept] = "kept"
     split[removed] = "removed"
@@ -357,6 +378,8 @@ def _write_outputs(
             "id": pa.array([str(i) for i in inputs.ids]),
             "label": pa.array(labels.tolist()),
             "score": pa.array(score, mask=np.isnan(score)),
+            "removal_score": pa.array(removal_score, mask=np.isnan(removal_score)),
+            "final_score": pa.array(final_score, mask=np.isnan(final_score)),
             "phase_removed": pa.array(phase, mask=phase < 0),
             "split": pa.array(split.tolist()),
         }
@@ -394,7 +417,12 @@ def _write_outputs(
         "seed": job.seed,
         "versions": _versions(),
         "counts": counts,
-        "representation_bias": {"before": result.initial_bias, "after": result.final_bias},
+        "representation_bias": {
+            "before": result.initial_bias,
+            "after": result.final_bias,
+            "chance_before": result.initial_chance,
+            "chance_after": result.final_chance,
+        },
         "stop_reason": result.stop_reason,
         "stop_message": result.stop_message,
         "history": [asdict(h) for h in result.history],
@@ -413,7 +441,37 @@ def _write_outputs(
     text = f"{result.summary()}\nwarm-up rows: {len(warm_rows)}\noutputs in {out}/: " + ", ".join(
         Path(v).name for v in outputs.values()
     )
+    hint = stop_hint(result, job.threshold)
+    if hint:
+        text += "\n" + hint
+    from aflite.reports.html import DRIFT_WARNING, label_drift
+
+    drift = label_drift(counts["labels_before"], counts["labels_kept"])
+    if drift[1] > DRIFT_WARNING and job.balance != "classes":
+        text += (
+            f"\nwarning: the share of label {drift[0]} moved by {100 * drift[1]:.1f} points; "
+            "--balance classes keeps the label distribution"
+        )
     return JobOutcome(out, result, len(warm_rows), outputs, text)
+
+
+def stop_hint(result: FilterResult, threshold: float) -> str | None:
+    """One line when a run stopped on the threshold far from its target while its kept rows
+    are still clearly predictable, naming the flag to change."""
+    target = result.params.get("target_size")
+    if result.stop_reason != "threshold" or not target:
+        return None
+    margin = result.params.get("min_bias") or 0.02
+    if not np.isnan(result.final_bias) and result.final_bias <= result.final_chance + margin:
+        return None
+    left = len(result.kept) - int(target)
+    if left <= 0.1 * result.n_input:
+        return None
+    return (
+        f"note: stopped on the threshold with {len(result.kept)} rows, {left} above the target "
+        f"{target} and bias {result.final_bias:.3f} vs chance {result.final_chance:.3f}: "
+        f"lower --threshold (now {threshold:g}) to remove more"
+    )
 
 
 def report_extra(

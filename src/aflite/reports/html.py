@@ -25,6 +25,7 @@ text-align:left;vertical-align:top}th{background:#f3f5f8}td.num{text-align:right
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(340px,1fr));gap:1em}
 .grid img{width:100%;height:auto;border:1px solid #eef}.muted{color:#667}.big{font-size:1.25em;font-weight:600}
 .cards{display:flex;gap:1em;flex-wrap:wrap}.card{border:1px solid #dde;border-radius:6px;padding:.6em 1em;min-width:140px}
+.warn{background:#fff5e6;border-left:4px solid #dd6b20;padding:.4em .8em}
 """
 
 
@@ -66,12 +67,16 @@ def _phase_plots(history: list[dict[str, Any]]) -> list[str]:
     phases = [h["phase"] for h in history]
     sizes = [h["size_before"] - h["n_removed"] for h in history]
     bias = [h["representation_bias"] for h in history]
+    chance = [h.get("chance") for h in history]
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
     ax.plot(phases, sizes, color="#2b6cb0", marker=".")
     ax.set_xlabel("phase")
     ax.set_ylabel("rows left", color="#2b6cb0")
     ax2 = ax.twinx()
-    ax2.plot(phases, bias, color="#c05621", marker=".")
+    ax2.plot(phases, bias, color="#c05621", marker=".", label="representation bias")
+    if all(c is not None for c in chance):
+        ax2.plot(phases, chance, color="#718096", ls="--", label="chance (majority rate)")
+        ax2.legend(loc="upper right", fontsize=7)
     ax2.set_ylabel("representation bias", color="#c05621")
     ax.set_title("Size and representation bias per phase")
     out.append(_png(fig))
@@ -89,6 +94,23 @@ def _phase_plots(history: list[dict[str, Any]]) -> list[str]:
     ax.legend()
     out.append(_png(fig))
     return out
+
+
+DRIFT_WARNING = 0.05
+
+
+def label_drift(before: dict[str, int], after: dict[str, int]) -> tuple[str, float]:
+    """The label whose share moved most between two count tables, and by how much (0-1)."""
+    nb, na = sum(before.values()) or 1, sum(after.values()) or 1
+    moves = {k: abs(after.get(k, 0) / na - before.get(k, 0) / nb) for k in set(before) | set(after)}
+    if not moves:
+        return "", 0.0
+    label = max(sorted(moves), key=lambda k: moves[k])
+    return label, moves[label]
+
+
+def _fmt(v: Any) -> str:
+    return "n/a" if v is None else f"{float(v):.3f}"
 
 
 def _label_plot(before: dict[str, int], after: dict[str, int]) -> str:
@@ -151,12 +173,22 @@ def render_report(out_dir: str | Path) -> str:
         ("warm-up", counts.get("warmup", 0)),
         ("bias before", f"{rb.get('before', float('nan')):.3f}"),
         ("bias after", f"{rb.get('after', float('nan')):.3f}"),
+        ("chance before", _fmt(rb.get("chance_before"))),
+        ("chance after", _fmt(rb.get("chance_after"))),
     ]:
         parts.append(
             f"<div class='card'><div class='muted'>{_esc(title)}</div><div class='big'>{_esc(value)}</div></div>"
         )
     parts.append("</div>")
     parts.append(f"<p><b>Stopped:</b> {_esc(summary.get('stop_message', ''))}</p>")
+    drift = label_drift(counts.get("labels_before", {}), counts.get("labels_kept", {}))
+    balanced = summary.get("parameters", {}).get("balance") == "classes"
+    if drift[1] > DRIFT_WARNING and not balanced:
+        parts.append(
+            f"<p class='warn'><b>Warning:</b> the share of label {_esc(drift[0])} moved by "
+            f"{100 * drift[1]:.1f} points; filter with --balance classes to keep the label "
+            "distribution.</p>"
+        )
 
     imgs = _phase_plots(history)
     imgs.append(_label_plot(counts.get("labels_before", {}), counts.get("labels_kept", {})))

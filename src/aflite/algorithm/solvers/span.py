@@ -168,7 +168,7 @@ def solve_span(
 
         q_a, q_b = ga_new, gb_new
         alphas = []
-        for (s_a, s_ka, s_b), (y_a, y_b), rho_k in zip(
+        for (_s_a, s_ka, s_b), (y_a, y_b), rho_k in zip(
             reversed(hist.s), reversed(hist.y), reversed(hist.rho)
         ):
             al = rho_k * (_kdot(s_ka, q_a) + (s_b * q_b).sum(dim=1))

@@ -1,0 +1,36 @@
+"""Parsing of option values shared by the commands; a bad value is a one-line DataError."""
+
+from __future__ import annotations
+
+from aflite.io.tables import DataError
+
+
+def _size(value: str, name: str) -> int | float:
+    """'5000' -> 5000 rows; '0.3' -> a fraction."""
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        return float(value)
+    except ValueError:
+        raise DataError(f"{name} must be a row count or a fraction, got '{value}'") from None
+
+
+def _min_bias(value: str) -> float | None:
+    if value.strip().lower() in ("off", "none"):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise DataError(f"--min-bias must be a margin such as 0.02, or 'off', got '{value}'") from None
+
+
+def _balance(value: str) -> str | None:
+    if value not in ("none", "classes"):
+        raise DataError(f"--balance must be none or classes, got '{value}'")
+    return None if value == "none" else value
+
+
+def _fields(value: str | None) -> list[str]:
+    return [f.strip() for f in value.split(",") if f.strip()] if value else []
