@@ -352,7 +352,8 @@ def test_filter_defaults_bring_hypothesis_only_accuracy_near_chance_not_below(tm
     audit = partial_input_baseline([h for h, k in zip(hyp, kept) if k], y[kept])
     assert abs(audit.rows[0][1] - audit.rows[0][2]) < CHANCE_MARGIN
 
-def test_kill_9_mid_run_then_resume_is_identical(tmp_path, small_snli):
+@pytest.mark.parametrize("point", ["inside phase 0", "after a phase"])
+def test_kill_9_mid_run_then_resume_is_identical(tmp_path, small_snli, point):
     import os
     import signal
     import time
@@ -386,10 +387,16 @@ def test_kill_9_mid_run_then_resume_is_identical(tmp_path, small_snli):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    state = tmp_path / "b" / ".checkpoint" / "state.json"
+    ckpt = tmp_path / "b" / ".checkpoint"
+
+    def reached():
+        if point == "inside phase 0":
+            return (ckpt / "manifest.json").exists()
+        return any(ckpt.glob("state-*.json"))
+
     deadline = time.time() + 60
-    while not state.exists() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.02)
+    while not reached() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.01)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (tmp_path / "b" / "kept.jsonl").exists(), "run finished before it could be killed"

@@ -1,8 +1,17 @@
-"""Per-phase checkpoints of a filtering run (JSON + npz + npy, no pickle)."""
+"""Per-phase checkpoints of a filtering run (JSON + npz + npy, no pickle) under one manifest.
+
+The manifest (``manifest.json``) names the run it belongs to (job options, input fingerprint,
+seed) and the SHA-256 of every checkpoint file. It is written last and atomically after every
+change, so a kill at any moment leaves either the previous complete checkpoint or the new one:
+files the manifest does not list are ignored, and a resume trusts nothing the manifest does not
+vouch for.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -11,32 +20,51 @@ import numpy as np
 
 from aflite._internal.atomic import atomic_path
 from aflite.algorithm import FilterState, PhaseRecord
+from aflite.io.tables import DataError
 
-__all__ = ["save_state", "load_state"]
+__all__ = ["Checkpoint", "save_state", "load_state"]
+
+MANIFEST = "manifest.json"
+FEATURES = "features.npy"
 
 
-def save_state(
-    directory: Path,
-    *,
-    state: FilterState | None = None,
-    phi: np.ndarray | None = None,
-    meta: dict[str, Any] | None = None,
-) -> None:
-    """Write any of: the representation, the job's identity, the filter state after a phase.
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
 
-    The state's arrays and its JSON are written to temporary names and renamed, the JSON last,
-    so a kill at any moment leaves the previous complete checkpoint readable.
+
+class Checkpoint:
+    """The checkpoint folder of one run, identified by ``identity`` (a JSON-able dict).
+
+    ``start(phi)`` clears whatever was there and records the representation; ``save(state)``
+    records the state after a phase; ``load()`` returns what a resume may continue from, or
+    None when nothing valid is there, and raises a one-line :class:`DataError` when the folder
+    holds another run's checkpoint or a damaged one.
     """
-    directory.mkdir(parents=True, exist_ok=True)
-    if phi is not None:
-        with atomic_path(directory / "features.npy") as tmp, open(tmp, "wb") as fh:
+
+    def __init__(self, directory: str | Path, identity: dict[str, Any]) -> None:
+        self.directory = Path(directory)
+        self.identity = json.loads(json.dumps(identity, default=str))
+        self._files: dict[str, str] = {}
+
+    # -- writing ---------------------------------------------------------------------------
+    def start(self, phi: np.ndarray) -> None:
+        """A fresh run: remove any earlier checkpoint, then record the representation."""
+        self.clear()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / FEATURES
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
             np.save(fh, np.ascontiguousarray(phi, dtype=np.float32), allow_pickle=False)
-    if meta is not None:
-        with atomic_path(directory / "job.json") as tmp:
-            tmp.write_text(json.dumps(meta))
-    if state is not None:
+        self._files = {FEATURES: _sha256(path)}
+        self._write_manifest(phase=None)
+
+    def save(self, state: FilterState) -> None:
+        """Record the state after a phase; older state files go once the manifest moved on."""
         phase = len(state.history)
-        arrays = directory / f"state-{phase}.npz"
+        arrays = self.directory / f"state-{phase}.npz"
         with atomic_path(arrays) as tmp, open(tmp, "wb") as fh:
             np.savez(
                 fh,
@@ -46,38 +74,116 @@ def save_state(
                 removed_score=np.asarray(state.removed_score, dtype=np.float64),
                 generator_state=state.generator_state,
             )
-        doc = {
-            "arrays": arrays.name,
-            "history": [asdict(h) for h in state.history],
-            "storage_phase": state.storage_phase,
-            "stop_reason": state.stop_reason,
-            "stop_message": state.stop_message,
-        }
-        with atomic_path(directory / "state.json") as tmp:
-            tmp.write_text(json.dumps(doc))
-        for old in directory.glob("state-*.npz"):
-            if old.name != arrays.name:
+        doc = self.directory / f"state-{phase}.json"
+        with atomic_path(doc) as tmp:
+            tmp.write_text(
+                json.dumps(
+                    {
+                        "history": [asdict(h) for h in state.history],
+                        "storage_phase": state.storage_phase,
+                        "stop_reason": state.stop_reason,
+                        "stop_message": state.stop_message,
+                    }
+                )
+            )
+        if FEATURES not in self._files:
+            self._files = {FEATURES: _sha256(self.directory / FEATURES)}
+        files = {FEATURES: self._files[FEATURES]}
+        files[arrays.name] = _sha256(arrays)
+        files[doc.name] = _sha256(doc)
+        self._files = files
+        self._write_manifest(phase=phase)
+        for old in self.directory.glob("state-*"):
+            if old.name not in files:
                 old.unlink(missing_ok=True)
+
+    def clear(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _write_manifest(self, *, phase: int | None) -> None:
+        doc = {"identity": self.identity, "phase": phase, "files": self._files}
+        with atomic_path(self.directory / MANIFEST) as tmp:
+            tmp.write_text(json.dumps(doc, indent=1))
+
+    # -- reading ---------------------------------------------------------------------------
+    def load(self) -> tuple[np.ndarray, FilterState | None] | None:
+        """(representation, state or None before the first phase), or None if no checkpoint."""
+        where = self.directory / MANIFEST
+        if not where.exists():
+            return None
+        try:
+            doc = json.loads(where.read_text())
+            identity, files, phase = doc["identity"], dict(doc["files"]), doc["phase"]
+        except (OSError, ValueError, KeyError, TypeError):
+            raise DataError(f"{where}: damaged checkpoint manifest; run without --resume") from None
+        if identity != self.identity:
+            raise DataError(
+                f"{self.directory}: the checkpoint belongs to another input or other options; "
+                "run without --resume to start over"
+            )
+        for name, digest in files.items():
+            path = self.directory / name
+            if Path(name).name != name or not path.is_file() or _sha256(path) != digest:
+                raise DataError(
+                    f"{path}: checkpoint file is missing or does not match its manifest; "
+                    "run without --resume to start over"
+                )
+        if FEATURES not in files:
+            raise DataError(f"{where}: the checkpoint has no representation; run without --resume")
+        phi = np.load(self.directory / FEATURES, mmap_mode="r", allow_pickle=False)
+        self._files = files
+        if phase is None:
+            return phi, None
+        try:
+            meta = json.loads((self.directory / f"state-{phase}.json").read_text())
+            with np.load(self.directory / f"state-{phase}.npz", allow_pickle=False) as z:
+                state = FilterState(
+                    rows=z["rows"],
+                    removed=z["removed"].tolist(),
+                    removed_phase=z["removed_phase"].tolist(),
+                    removed_score=z["removed_score"].tolist(),
+                    history=[PhaseRecord(**h) for h in meta["history"]],
+                    generator_state=z["generator_state"],
+                    storage_phase=meta.get("storage_phase"),
+                    stop_reason=meta["stop_reason"],
+                    stop_message=meta["stop_message"],
+                )
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise DataError(f"{self.directory}: damaged checkpoint state ({e})") from None
+        return phi, state
+
+
+def save_state(
+    directory: Path,
+    *,
+    state: FilterState | None = None,
+    phi: np.ndarray | None = None,
+    meta: dict[str, Any] | None = None,
+) -> None:
+    """Write the representation (a fresh start) and/or the state after a phase.
+
+    ``meta`` is the run's identity; it is required with ``phi`` and remembered in the manifest.
+    """
+    if phi is not None:
+        Checkpoint(directory, meta or {}).start(phi)
+    if state is not None:
+        where = Path(directory) / MANIFEST
+        doc = json.loads(where.read_text()) if where.exists() else {"identity": meta or {}}
+        ck = Checkpoint(directory, doc["identity"])
+        ck._files = dict(doc.get("files", {}))  # the representation's hash, not recomputed
+        ck.save(state)
 
 
 def load_state(directory: Path) -> tuple[np.ndarray, FilterState | None, dict[str, Any]]:
-    """(representation, state or None if no phase finished, job identity)."""
-    phi = np.load(directory / "features.npy", mmap_mode="r", allow_pickle=False)
-    meta = json.loads((directory / "job.json").read_text())
-    doc_path = directory / "state.json"
-    if not doc_path.exists():
-        return phi, None, meta
-    doc = json.loads(doc_path.read_text())
-    with np.load(directory / doc["arrays"], allow_pickle=False) as z:
-        state = FilterState(
-            rows=z["rows"],
-            removed=z["removed"].tolist(),
-            removed_phase=z["removed_phase"].tolist(),
-            removed_score=z["removed_score"].tolist(),
-            history=[PhaseRecord(**h) for h in doc["history"]],
-            generator_state=z["generator_state"],
-            storage_phase=doc.get("storage_phase"),
-            stop_reason=doc["stop_reason"],
-            stop_message=doc["stop_message"],
-        )
-    return phi, state, meta
+    """(representation, state or None if no phase finished, the run's identity), verified
+    against the manifest's hashes."""
+    where = Path(directory) / MANIFEST
+    if not where.exists():
+        raise DataError(f"{directory}: no checkpoint here")
+    try:
+        identity = json.loads(where.read_text())["identity"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise DataError(f"{where}: damaged checkpoint manifest; run without --resume") from None
+    loaded = Checkpoint(directory, identity).load()
+    assert loaded is not None
+    return loaded[0], loaded[1], identity

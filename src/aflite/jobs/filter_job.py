@@ -26,7 +26,7 @@ from aflite.defaults import FILTER_DEFAULTS
 from aflite.features.build import build_features, parse_feature_spec
 from aflite.features.cache import default_cache_dir
 from aflite.features.warmup import split_warmup, warmup_representation
-from aflite.io.checkpoint import load_state, save_state
+from aflite.io.checkpoint import Checkpoint
 from aflite.io.tables import DataError, Table, read_table
 
 __all__ = ["FilterJob", "JobOutcome", "run_filter_job", "load_job_inputs"]
@@ -178,27 +178,25 @@ def run_filter_job(
 
     resume_state: FilterState | None = None
     phi = None
-    if job.resume and (ckpt_dir / "features.npy").exists():
-        phi, resume_state, saved = load_state(ckpt_dir)
-        if saved.get("fingerprint") != table.fingerprint() or saved.get("job") != _job_key(job):
-            raise DataError(
-                f"{out}: the checkpoint belongs to another input or other options; "
-                "run without --resume to start over"
-            )
-        log(f"resuming from phase {len(resume_state.history)}")
+    ckpt = Checkpoint(ckpt_dir, {"fingerprint": table.fingerprint(), "job": _job_key(job)})
+    loaded = ckpt.load() if job.resume else None  # another run's or a damaged one: DataError
+    if loaded is not None:
+        phi, resume_state = loaded
+        done = 0 if resume_state is None else len(resume_state.history)
+        log(f"resuming from phase {done}")
+    elif job.resume:
+        log("no checkpoint to resume from; starting from the beginning")
 
     if phi is None:
         phi = _representation(job, spec, inputs, warm_rows, rest, progress=progress)
-        # Checkpoint the representation so a resumed run filters exactly the same matrix.
-        ckpt_dir.mkdir(parents=True, exist_ok=True)
-        save_state(
-            ckpt_dir, phi=phi, meta={"fingerprint": table.fingerprint(), "job": _job_key(job)}
-        )
+        # Checkpoint the representation so a resumed run filters exactly the same matrix; a
+        # fresh run clears any earlier checkpoint first.
+        ckpt.start(phi)
 
     phases_done = [0]
 
     def checkpoint(state: FilterState) -> None:
-        save_state(ckpt_dir, state=state)
+        ckpt.save(state)
         phases_done[0] += 1
         if stop_after_phases is not None and phases_done[0] >= stop_after_phases:
             raise _Interrupted
