@@ -12,7 +12,7 @@ def report_cmd(out_dir: str = typer.Argument(..., help="A filter run's output fo
     """Rebuild report.html from a filter run's output folder."""
     from pathlib import Path
 
-    from aflite.io.tables import DataError
+    from aflite.errors import DataError
     from aflite.reports.html import write_report
 
     if not (Path(out_dir) / "summary.json").exists():
@@ -141,7 +141,7 @@ def pmi_query_cmd(
 ) -> None:
     """Top unigram (and bigram) associations of one term from saved co-occurrence counts."""
     from aflite.audits import load_counts
-    from aflite.io.tables import DataError
+    from aflite.errors import DataError
     from aflite.reports.terminal import association_lines, example_lines
 
     kinds = {"unigrams": ["unigrams"], "bigrams": ["bigrams"], "both": ["unigrams", "bigrams"]}

@@ -10,8 +10,7 @@ from aflite.cli.app import app
 from aflite.cli.options import _balance, _fields, _min_bias, _size
 from aflite.data import bundled_snli  # noqa: E402,F401  (re-exported for old imports)
 from aflite.defaults import FILTER_DEFAULTS as D
-from aflite.features.encoders import MissingExtraError
-from aflite.io.tables import DataError
+from aflite.errors import DataError, MissingExtraError
 
 
 @app.command("filter")

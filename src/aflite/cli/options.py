@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aflite.io.tables import DataError
+from aflite.errors import DataError
 
 
 def _size(value: str, name: str) -> int | float:

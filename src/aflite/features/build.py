@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from aflite.errors import DataError
 from aflite.features.cache import cached
 from aflite.features.encoders import combine_fields, encode_texts
 from aflite.features.ngrams import ngram_features
 from aflite.features.precomputed import load_precomputed
-from aflite.io.tables import DataError
 
 __all__ = ["FeatureSpec", "parse_feature_spec", "build_features", "FEATURE_KINDS"]
 
