@@ -70,7 +70,7 @@ def audit_cmd(
     from aflite._internal.atomic import atomic_path
     from aflite.audits import load_identity_words, parse_min_counts, run_audits
     from aflite.features.build import build_features, parse_feature_spec
-    from aflite.jobs.filter_job import FilterJob, load_job_inputs
+    from aflite.jobs import read_labelled_texts
     from aflite.reports.terminal import print_audits
 
     names = [a.strip() for a in audits.split(",") if a.strip()]
@@ -80,7 +80,7 @@ def audit_cmd(
     spec = parse_feature_spec(features)
 
     def one(path: str, tag: str, counts_path: str | None):
-        inputs = load_job_inputs(FilterJob(input=path, label_field=label_field, text_fields=fields))
+        inputs = read_labelled_texts(path, fields, label_field=label_field)
         phi = None
         if spec.kind != "ngrams" and ({"knn", "bias"} & set(names)):
             phi, _ = build_features(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import typer
 
 from aflite.cli.app import experiment_app
@@ -15,13 +14,10 @@ from aflite.defaults import FILTER_DEFAULTS as D
 
 def _labelled(path: str, label_field: str, fields: list[str], group_field: str | None):
     from aflite.experiments import LabelledTexts
-    from aflite.jobs.filter_job import FilterJob, load_job_inputs
+    from aflite.jobs import read_labelled_texts
 
-    inputs = load_job_inputs(FilterJob(input=path, label_field=label_field, text_fields=fields))
-    groups = None
-    if group_field:
-        groups = np.asarray([str(v) for v in inputs.table.column(group_field)])
-    return LabelledTexts(inputs.texts, inputs.labels), groups
+    inputs = read_labelled_texts(path, fields, label_field=label_field, group_field=group_field)
+    return LabelledTexts(inputs.texts, inputs.labels), inputs.groups
 
 
 def _print_table(title: str, header: list[str], rows: list[list]) -> None:

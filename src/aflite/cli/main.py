@@ -8,7 +8,7 @@ import typer
 
 from aflite.cli.app import app
 from aflite.cli.options import _balance, _fields, _min_bias, _size
-from aflite.data import bundled_snli  # noqa: E402,F401  (re-exported for old imports)
+from aflite.data import bundled_snli
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.errors import DataError, MissingExtraError
 
