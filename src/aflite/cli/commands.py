@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from aflite.cli.app import app
+from aflite.cli.options import audit_names
 
 
 @app.command("report")
@@ -37,8 +38,7 @@ def audit_cmd(
         None, help="A second file (e.g. kept.jsonl) audited the same way, shown side by side."
     ),
     audits: str = typer.Option(
-        ",".join(("pmi", "zstats", "identity", "partial", "ppmi", "knn", "bias")),
-        help="Audits to run.",
+        ",".join(audit_names()), help="Audits to run: any of " + ", ".join(audit_names()) + "."
     ),
     min_count: int = typer.Option(20, help="Minimum texts containing a word (PMI, z)."),
     identity_min_count: str = typer.Option(

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from aflite.cli.app import experiment_app
-from aflite.cli.options import _min_bias
+from aflite.cli.options import _min_bias, evaluator_names
 from aflite.defaults import FILTER_DEFAULTS as D
 
 
@@ -118,6 +118,7 @@ def _compare(
     _write(json_out, json.dumps(res.to_dict(), indent=2))
 
 
+_EVALUATORS_HELP = "Any of " + ", ".join(evaluator_names()) + ", or sklearn.MODULE.Class."
 _TRAIN = typer.Argument(..., help="Training data file.")
 _DEV = typer.Option(..., help="Dev data file (evaluated as is and filtered).")
 
@@ -133,9 +134,7 @@ def compare_cmd(
     ),
     group_field: str | None = typer.Option(None, help="Grouping for the filter (e.g. premise)."),
     features: str = typer.Option("ngrams", help="ngrams | sentence-transformers:MODEL"),
-    evaluators: str = typer.Option(
-        "logreg,partial,max-ppmi", help="Also any sklearn.MODULE.Class."
-    ),
+    evaluators: str = typer.Option(",".join(evaluator_names()), help=_EVALUATORS_HELP),
     ood: list[str] = typer.Option(None, help="Extra labelled sets to evaluate on (repeatable)."),
     target_size: float = typer.Option(D["target_size"]),
     train_size: float = typer.Option(D["train_size"]),
@@ -162,7 +161,7 @@ def ood_cmd(
     partial_field: str | None = typer.Option(None),
     group_field: str | None = typer.Option(None),
     features: str = typer.Option("ngrams"),
-    evaluators: str = typer.Option("logreg,partial,max-ppmi"),
+    evaluators: str = typer.Option(",".join(evaluator_names()), help=_EVALUATORS_HELP),
     target_size: float = typer.Option(D["target_size"]),
     train_size: float = typer.Option(D["train_size"]),
     slice_size: float = typer.Option(D["slice_size"], help="k: a count or a fraction"),

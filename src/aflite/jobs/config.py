@@ -16,6 +16,7 @@ from aflite.defaults import FILTER_DEFAULTS
 from aflite.errors import DataError
 from aflite.features.build import FeatureSpec, parse_feature_spec
 from aflite.features.cache import default_cache_dir
+from aflite.features.registry import FEATURE_KINDS
 from aflite.features.warmup import split_warmup
 from aflite.io.tables import Table, read_table
 
@@ -92,7 +93,7 @@ def load_job_inputs(job: FilterJob) -> JobInputs:
 
     if is_image_input(job.input):
         table = read_images(job.input)
-    elif spec.kind == "warmup-cnn":
+    elif FEATURE_KINDS[spec.kind].needs_images:
         raise DataError(
             f"{job.input}: warmup-cnn needs images: a folder of class sub-folders or an .npz "
             "with 'images' and 'labels'"
