@@ -167,8 +167,7 @@ def test_precomputed_safetensors_and_parquet(tmp_path):
 
 def test_ray_backend_embeds_through_build_features(tmp_path, monkeypatch):
     import aflite.distributed
-    from aflite.jobs import FilterJob
-    from aflite.jobs.filter_job import _representation, load_job_inputs
+    from aflite.jobs import FilterJob, compute_representation, load_job_inputs
 
     calls = []
 
@@ -190,12 +189,12 @@ def test_ray_backend_embeds_through_build_features(tmp_path, monkeypatch):
     )
     inputs = load_job_inputs(job)
     rest = np.arange(30)
-    phi = _representation(
+    phi = compute_representation(
         job, parse_feature_spec(job.features), inputs, rest[:0], rest, progress=False
     )
     assert calls == [(30, "some-model", "auto"), (30, "some-model", "auto")]
     assert phi.shape == (30, 16)  # a pair: [u, v, |u-v|, u*v]
-    again = _representation(
+    again = compute_representation(
         job, parse_feature_spec(job.features), inputs, rest[:0], rest, progress=False
     )
     assert len(calls) == 2  # served from the cache

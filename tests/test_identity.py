@@ -24,8 +24,8 @@ from aflite.audits import (
 )
 from aflite.audits._text import get_tokenizer, stop_words
 from aflite.audits.identity import compound_terms
-from aflite.cli.main import bundled_snli
 from aflite.cli.main import main as cli_main
+from aflite.data import bundled_snli
 
 SNLI_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "snli"
 WOMAN_WORDS = {"skirt", "purse", "heels", "bikini", "dress", "blouse", "headscarf", "gown"}

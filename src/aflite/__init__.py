@@ -28,7 +28,9 @@ from aflite.algorithm import (
     subset_bias,
 )
 
-filter = adversarial_filter  # noqa: A001 - the public name the paper's users expect
+# ``aflite.filter`` is the name the paper's users expect; it stays out of ``__all__`` so that
+# ``from aflite import *`` does not shadow the built-in ``filter``.
+filter = adversarial_filter  # noqa: A001
 
 __version__ = "0.1.0"
 
@@ -47,7 +49,6 @@ __all__ = [
     "SolveReport",
     "__version__",
     "adversarial_filter",
-    "filter",
     "optimum",
     "predictability_scores",
     "register_scorer",

@@ -17,12 +17,14 @@ from aflite.audits.cooccurrence import (
 )
 from aflite.audits.identity import identity_pmi, load_identity_words, parse_min_counts
 from aflite.audits.knn import knn_distances
-from aflite.audits.run import AUDITS, run_audits
+from aflite.audits.registry import AuditContext
+from aflite.audits.run import AUDITS, register_audit, run_audits
 from aflite.audits.word_label import word_label_pmi, word_label_zstats
 
 __all__ = [
     "AUDITS",
     "Association",
+    "AuditContext",
     "AuditResult",
     "CooccurrenceCounts",
     "count_cooccurrences",
@@ -34,6 +36,7 @@ __all__ = [
     "max_ppmi_baseline",
     "parse_min_counts",
     "partial_input_baseline",
+    "register_audit",
     "representation_bias_audit",
     "run_audits",
     "save_counts",

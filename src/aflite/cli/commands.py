@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from aflite.cli.app import app
+from aflite.cli.options import audit_names
 
 
 @app.command("report")
@@ -12,7 +13,7 @@ def report_cmd(out_dir: str = typer.Argument(..., help="A filter run's output fo
     """Rebuild report.html from a filter run's output folder."""
     from pathlib import Path
 
-    from aflite.io.tables import DataError
+    from aflite.errors import DataError
     from aflite.reports.html import write_report
 
     if not (Path(out_dir) / "summary.json").exists():
@@ -37,8 +38,7 @@ def audit_cmd(
         None, help="A second file (e.g. kept.jsonl) audited the same way, shown side by side."
     ),
     audits: str = typer.Option(
-        ",".join(("pmi", "zstats", "identity", "partial", "ppmi", "knn", "bias")),
-        help="Audits to run.",
+        ",".join(audit_names()), help="Audits to run: any of " + ", ".join(audit_names()) + "."
     ),
     min_count: int = typer.Option(20, help="Minimum texts containing a word (PMI, z)."),
     identity_min_count: str = typer.Option(
@@ -70,7 +70,7 @@ def audit_cmd(
     from aflite._internal.atomic import atomic_path
     from aflite.audits import load_identity_words, parse_min_counts, run_audits
     from aflite.features.build import build_features, parse_feature_spec
-    from aflite.jobs.filter_job import FilterJob, load_job_inputs
+    from aflite.jobs import read_labelled_texts
     from aflite.reports.terminal import print_audits
 
     names = [a.strip() for a in audits.split(",") if a.strip()]
@@ -80,7 +80,7 @@ def audit_cmd(
     spec = parse_feature_spec(features)
 
     def one(path: str, tag: str, counts_path: str | None):
-        inputs = load_job_inputs(FilterJob(input=path, label_field=label_field, text_fields=fields))
+        inputs = read_labelled_texts(path, fields, label_field=label_field)
         phi = None
         if spec.kind != "ngrams" and ({"knn", "bias"} & set(names)):
             phi, _ = build_features(
@@ -141,7 +141,7 @@ def pmi_query_cmd(
 ) -> None:
     """Top unigram (and bigram) associations of one term from saved co-occurrence counts."""
     from aflite.audits import load_counts
-    from aflite.io.tables import DataError
+    from aflite.errors import DataError
     from aflite.reports.terminal import association_lines, example_lines
 
     kinds = {"unigrams": ["unigrams"], "bigrams": ["bigrams"], "both": ["unigrams", "bigrams"]}

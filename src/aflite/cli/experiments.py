@@ -5,23 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import typer
 
 from aflite.cli.app import experiment_app
-from aflite.cli.options import _min_bias
+from aflite.cli.options import _min_bias, evaluator_names
 from aflite.defaults import FILTER_DEFAULTS as D
 
 
 def _labelled(path: str, label_field: str, fields: list[str], group_field: str | None):
     from aflite.experiments import LabelledTexts
-    from aflite.jobs.filter_job import FilterJob, load_job_inputs
+    from aflite.jobs import read_labelled_texts
 
-    inputs = load_job_inputs(FilterJob(input=path, label_field=label_field, text_fields=fields))
-    groups = None
-    if group_field:
-        groups = np.asarray([str(v) for v in inputs.table.column(group_field)])
-    return LabelledTexts(inputs.texts, inputs.labels), groups
+    inputs = read_labelled_texts(path, fields, label_field=label_field, group_field=group_field)
+    return LabelledTexts(inputs.texts, inputs.labels), inputs.groups
 
 
 def _print_table(title: str, header: list[str], rows: list[list]) -> None:
@@ -122,6 +118,7 @@ def _compare(
     _write(json_out, json.dumps(res.to_dict(), indent=2))
 
 
+_EVALUATORS_HELP = "Any of " + ", ".join(evaluator_names()) + ", or sklearn.MODULE.Class."
 _TRAIN = typer.Argument(..., help="Training data file.")
 _DEV = typer.Option(..., help="Dev data file (evaluated as is and filtered).")
 
@@ -137,9 +134,7 @@ def compare_cmd(
     ),
     group_field: str | None = typer.Option(None, help="Grouping for the filter (e.g. premise)."),
     features: str = typer.Option("ngrams", help="ngrams | sentence-transformers:MODEL"),
-    evaluators: str = typer.Option(
-        "logreg,partial,max-ppmi", help="Also any sklearn.MODULE.Class."
-    ),
+    evaluators: str = typer.Option(",".join(evaluator_names()), help=_EVALUATORS_HELP),
     ood: list[str] = typer.Option(None, help="Extra labelled sets to evaluate on (repeatable)."),
     target_size: float = typer.Option(D["target_size"]),
     train_size: float = typer.Option(D["train_size"]),
@@ -166,7 +161,7 @@ def ood_cmd(
     partial_field: str | None = typer.Option(None),
     group_field: str | None = typer.Option(None),
     features: str = typer.Option("ngrams"),
-    evaluators: str = typer.Option("logreg,partial,max-ppmi"),
+    evaluators: str = typer.Option(",".join(evaluator_names()), help=_EVALUATORS_HELP),
     target_size: float = typer.Option(D["target_size"]),
     train_size: float = typer.Option(D["train_size"]),
     slice_size: float = typer.Option(D["slice_size"], help="k: a count or a fraction"),

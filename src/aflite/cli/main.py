@@ -7,11 +7,17 @@ import sys
 import typer
 
 from aflite.cli.app import app
-from aflite.cli.options import _balance, _fields, _min_bias, _size
-from aflite.data import bundled_snli  # noqa: E402,F401  (re-exported for old imports)
+from aflite.cli.options import (
+    _balance,
+    _fields,
+    _min_bias,
+    _size,
+    audit_names,
+    features_help,
+)
+from aflite.data import bundled_snli
 from aflite.defaults import FILTER_DEFAULTS as D
-from aflite.features.encoders import MissingExtraError
-from aflite.io.tables import DataError
+from aflite.errors import DataError, MissingExtraError
 
 
 @app.command("filter")
@@ -33,7 +39,7 @@ def filter_cmd(
     ),
     features: str = typer.Option(
         "ngrams",
-        help="ngrams[:svd=N,hash=N] | sentence-transformers:MODEL | precomputed:FILE[#KEY] | warmup-cnn (images).",
+        help=features_help(),
     ),
     target_size: str = typer.Option(
         str(D["target_size"]), help="n: rows to keep (count or fraction)."
@@ -75,7 +81,10 @@ def filter_cmd(
     ),
     no_report: bool = typer.Option(False, help="Skip report.html."),
     audits: str | None = typer.Option(
-        None, help="Audits to run before/after for the report, e.g. pmi,partial,ppmi."
+        None,
+        help="Audits to run before/after for the report, e.g. pmi,partial,ppmi; any of "
+        + ", ".join(audit_names())
+        + ".",
     ),
     backend: str = typer.Option("local", help="local | ray (partitions and embeddings on Ray)."),
     ray_address: str | None = typer.Option(

@@ -2,7 +2,29 @@
 
 from __future__ import annotations
 
-from aflite.io.tables import DataError
+from aflite.errors import DataError
+
+
+def features_help() -> str:
+    """``--features``: the registered feature kinds."""
+    from aflite.features import kinds as _kinds  # noqa: F401  (registers the built-in kinds)
+    from aflite.features.registry import features_help as _help
+
+    return _help()
+
+
+def audit_names() -> list[str]:
+    """The registered audits, in the order they run."""
+    from aflite.audits import AUDITS
+
+    return list(AUDITS)
+
+
+def evaluator_names() -> list[str]:
+    """The registered compare evaluators."""
+    from aflite.experiments.evaluators import EVALUATORS
+
+    return list(EVALUATORS)
 
 
 def _size(value: str, name: str) -> int | float:

@@ -26,7 +26,7 @@ def _ray():
     try:
         import ray
     except ImportError:
-        from aflite.features.encoders import MissingExtraError
+        from aflite.errors import MissingExtraError
 
         raise MissingExtraError("the Ray backend needs: pip install 'aflite[ray]'") from None
     return ray

@@ -4,7 +4,6 @@ set, on the dev set filtered by the same procedure, and on any out-of-distributi
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,10 +12,9 @@ import numpy as np
 
 import aflite
 from aflite.defaults import FILTER_DEFAULTS as D
+from aflite.experiments.evaluators import EVALUATORS, check_evaluator, make_evaluator
 
 __all__ = ["LabelledTexts", "CompareResult", "compare_experiment", "EVALUATORS"]
-
-EVALUATORS = ("logreg", "partial", "max-ppmi")
 
 
 @dataclass
@@ -80,81 +78,13 @@ class CompareResult:
         }
 
 
-def _estimator(name: str) -> Any:
-    module, _, cls = name.rpartition(".")
-    if not module.startswith("sklearn"):
-        raise ValueError(
-            f"unknown evaluator '{name}': use {', '.join(EVALUATORS)} or sklearn.MODULE.Class"
-        )
-    try:
-        return getattr(importlib.import_module(module), cls)()
-    except (ImportError, AttributeError):
-        raise ValueError(f"unknown scikit-learn estimator '{name}'") from None
-
-
-class _Evaluator:
-    """Fit on a training split, score on evaluation splits."""
-
-    def __init__(self, name: str, fields: list[str], partial_field: str, seed: int) -> None:
-        self.name, self.fields, self.partial_field, self.seed = name, fields, partial_field, seed
-
-    def fit(self, train: LabelledTexts, phi: np.ndarray | None) -> _Evaluator:
-        from sklearn.linear_model import LogisticRegression
-
-        from aflite.features.ngrams import NgramVectorizer
-
-        y = train.labels
-        if self.name == "partial":
-            self.vec = NgramVectorizer(max_features=20_000).fit([train.texts[self.partial_field]])
-            self.model = LogisticRegression(max_iter=2000).fit(
-                self.vec.transform([train.texts[self.partial_field]], dense=False), y
-            )
-        elif self.name == "max-ppmi":
-            from aflite.audits.baselines import max_ppmi_features
-            from aflite.audits.word_label import presence_matrix
-
-            self.classes, codes = np.unique(y, return_inverse=True)
-            mat, vocab = presence_matrix(train.texts[self.partial_field])
-            self.vocab = {w: i for i, w in enumerate(vocab)}
-            self.train_mat, self.train_codes = mat, codes
-            feats = max_ppmi_features(mat, codes, len(self.classes), mat)
-            self.model = LogisticRegression(max_iter=1000).fit(feats, codes)
-        else:
-            self.model = (
-                LogisticRegression(max_iter=2000)
-                if self.name == "logreg"
-                else _estimator(self.name)
-            )
-            self.model.fit(phi, y)
-        return self
-
-    def score(self, data: LabelledTexts, phi: np.ndarray | None) -> float:
-        if self.name == "partial":
-            return float(
-                self.model.score(
-                    self.vec.transform([data.texts[self.partial_field]], dense=False), data.labels
-                )
-            )
-        if self.name == "max-ppmi":
-            from sklearn.feature_extraction.text import CountVectorizer
-
-            from aflite.audits.baselines import max_ppmi_features
-
-            vec = CountVectorizer(token_pattern=r"(?u)\b\w+\b", binary=True, vocabulary=self.vocab)
-            mat = vec.transform(data.texts[self.partial_field])
-            feats = max_ppmi_features(self.train_mat, self.train_codes, len(self.classes), mat)
-            pred = self.classes[self.model.predict(feats)]
-            return float(np.mean(pred == data.labels))
-        return float(self.model.score(phi, data.labels))
-
-
 def compare_experiment(
     train: LabelledTexts,
     dev: LabelledTexts,
     *,
     features: str = "ngrams",
     partial_field: str | None = None,
-    evaluators: Sequence[str] = EVALUATORS,
+    evaluators: Sequence[str] | None = None,
     ood: dict[str, LabelledTexts] | None = None,
     groups: np.ndarray | None = None,
     dev_groups: np.ndarray | None = None,
@@ -169,15 +99,16 @@ def compare_experiment(
     progress: bool = False,
 ) -> CompareResult:
     """Run the protocol. ``features`` is ``ngrams`` or ``sentence-transformers:MODEL``; the
-    filter and the ``logreg`` evaluator use it. Dev is filtered with the same settings, which
-    default to those of ``aflite filter`` (:mod:`aflite.defaults`)."""
+    filter and the ``logreg`` evaluator use it; ``evaluators`` are names from ``EVALUATORS``
+    (all of them by default) or ``sklearn.MODULE.Class``. Dev is filtered with the same
+    settings, which default to those of ``aflite filter`` (:mod:`aflite.defaults`)."""
     from aflite.features.build import parse_feature_spec
 
     fields = list(train.texts)
     partial_field = partial_field or fields[-1]
+    evaluators = list(EVALUATORS) if evaluators is None else list(evaluators)
     for name in evaluators:
-        if name not in EVALUATORS:
-            _estimator(name)
+        check_evaluator(name)
     spec = parse_feature_spec(features)
     ood = ood or {}
 
@@ -230,7 +161,7 @@ def compare_experiment(
     rows = []
     for ev_name in evaluators:
         for tr_name, idx in train_sets.items():
-            ev = _Evaluator(ev_name, fields, partial_field, seed).fit(
+            ev = make_evaluator(ev_name, fields, partial_field, seed).fit(
                 train.subset(idx), phi_train[idx]
             )
             row = {"evaluator": ev_name, "train": tr_name, "size": int(len(idx))}

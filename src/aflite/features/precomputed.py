@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from aflite.io.tables import DataError
+from aflite.errors import DataError
 
 __all__ = ["load_precomputed"]
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from aflite._internal.atomic import atomic_path
 from aflite.algorithm import FilterState, PhaseRecord
-from aflite.io.tables import DataError
+from aflite.errors import DataError
 
 __all__ = ["Checkpoint", "save_state", "load_state"]
 

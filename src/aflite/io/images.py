@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.atomic import atomic_path
-from aflite.io.tables import DataError
+from aflite.errors import DataError
 
 __all__ = ["ImageTable", "read_images", "is_image_input", "IMAGE_SUFFIXES"]
 

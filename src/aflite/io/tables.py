@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.atomic import atomic_path
+from aflite.errors import DataError  # re-exported: aflite.io.tables.DataError
 
 __all__ = ["DataError", "Table", "read_table", "FORMATS"]
 
@@ -33,10 +34,6 @@ _SUFFIX = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
-
-
-class DataError(ValueError):
-    """A problem with the user's data; its message is one line naming file, row and field."""
 
 
 class Table:

@@ -1,5 +1,27 @@
 """Whole jobs over data files (read, represent, filter, write): the API behind the CLI."""
 
-from aflite.jobs.filter_job import FilterJob, JobOutcome, run_filter_job
+from aflite.jobs.config import (
+    FilterJob,
+    JobInputs,
+    JobPlan,
+    load_job_inputs,
+    plan_job,
+    read_labelled_texts,
+)
+from aflite.jobs.filter_job import run_filter_job
+from aflite.jobs.outputs import JobOutcome, stop_hint, write_outputs
+from aflite.jobs.representation import compute_representation
 
-__all__ = ["FilterJob", "JobOutcome", "run_filter_job"]
+__all__ = [
+    "FilterJob",
+    "JobInputs",
+    "JobOutcome",
+    "JobPlan",
+    "compute_representation",
+    "load_job_inputs",
+    "plan_job",
+    "read_labelled_texts",
+    "run_filter_job",
+    "stop_hint",
+    "write_outputs",
+]

@@ -14,7 +14,7 @@ import numpy as np
 
 from aflite._internal.atomic import atomic_path
 
-__all__ = ["write_report", "render_report"]
+__all__ = ["write_report", "render_report", "png_data_uri", "label_drift", "DRIFT_WARNING"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;
@@ -29,7 +29,8 @@ text-align:left;vertical-align:top}th{background:#f3f5f8}td.num{text-align:right
 """
 
 
-def _png(fig: Any) -> str:
+def png_data_uri(fig: Any) -> str:
+    """A matplotlib figure as an inline PNG (``data:`` URI); the figure is closed."""
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
@@ -79,7 +80,7 @@ def _phase_plots(history: list[dict[str, Any]]) -> list[str]:
         ax2.legend(loc="upper right", fontsize=7)
     ax2.set_ylabel("representation bias", color="#c05621")
     ax.set_title("Size and representation bias per phase")
-    out.append(_png(fig))
+    out.append(png_data_uri(fig))
 
     picks = sorted({0, len(history) // 2, len(history) - 1})
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
@@ -92,7 +93,7 @@ def _phase_plots(history: list[dict[str, Any]]) -> list[str]:
     ax.set_ylabel("share of rows")
     ax.set_title("Predictability per phase")
     ax.legend()
-    out.append(_png(fig))
+    out.append(png_data_uri(fig))
     return out
 
 
@@ -124,7 +125,7 @@ def _label_plot(before: dict[str, int], after: dict[str, int]) -> str:
     ax.set_xticks(x, labels, rotation=20)
     ax.set_title("Labels before and after")
     ax.legend()
-    return _png(fig)
+    return png_data_uri(fig)
 
 
 def _heatmap_plots(extra: dict[str, Any]) -> list[str]:
@@ -142,7 +143,7 @@ def _heatmap_plots(extra: dict[str, Any]) -> list[str]:
         ax.set_xticks([])
         ax.set_yticks([])
         fig.colorbar(im, ax=ax, fraction=0.046)
-        out.append(_png(fig))
+        out.append(png_data_uri(fig))
     out.extend(extra.get("images", {}).values())
     return out
 

@@ -1,0 +1,129 @@
+"""The built-in audits, registered in the order their results are reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aflite.audits.base import AuditResult
+from aflite.audits.registry import AuditContext, register_audit
+
+
+@register_audit("pmi")
+def _pmi(ctx: AuditContext) -> list[AuditResult]:
+    from aflite.audits.word_label import word_label_pmi
+
+    return [
+        word_label_pmi(
+            ctx.texts[ctx.field],
+            ctx.labels,
+            min_count=ctx.min_count,
+            name=f"word-label PMI ({ctx.field}){ctx.suffix}",
+        )
+    ]
+
+
+@register_audit("zstats")
+def _zstats(ctx: AuditContext) -> list[AuditResult]:
+    from aflite.audits.word_label import word_label_zstats
+
+    plot = None
+    if ctx.plot_dir is not None:
+        Path(ctx.plot_dir).mkdir(parents=True, exist_ok=True)
+        plot = Path(ctx.plot_dir) / f"zstats{'-' + ctx.tag if ctx.tag else ''}.png"
+    return [
+        word_label_zstats(
+            ctx.texts[ctx.field],
+            ctx.labels,
+            min_count=ctx.min_count,
+            plot=plot,
+            name=f"z-statistics ({ctx.field}){ctx.suffix}",
+        )
+    ]
+
+
+def _check_tokenizer(ctx: AuditContext) -> None:
+    from aflite.audits._text import get_tokenizer
+
+    get_tokenizer(ctx.tokenizer)  # a missing spaCy fails before the other audits run
+
+
+@register_audit("identity", check=_check_tokenizer)
+def _identity(ctx: AuditContext) -> list[AuditResult]:
+    from aflite.audits.cooccurrence import count_fields
+    from aflite.audits.identity import identity_pmi, load_identity_words, parse_min_counts
+
+    words = ctx.identity_words or load_identity_words()
+    mcs = parse_min_counts(ctx.identity_min_count)
+    views = count_fields(
+        ctx.texts,
+        min_count=mcs[0],
+        identity_words=words,
+        dedupe_sentences=ctx.dedupe_sentences,
+        tokenizer=ctx.tokenizer,
+    )
+    if ctx.counts_path is not None:
+        from aflite.audits._counts_file import save_counts
+
+        save_counts(ctx.counts_path, views)
+    return identity_pmi(
+        ctx.texts,
+        min_counts=mcs,
+        identity_words=words,
+        counts=views,
+        name=f"identity-word PMI{ctx.suffix}",
+    )
+
+
+@register_audit("partial")
+def _partial(ctx: AuditContext) -> list[AuditResult]:
+    from aflite.audits.baselines import partial_input_baseline
+
+    return [
+        partial_input_baseline(
+            ctx.texts[ctx.field],
+            ctx.labels,
+            field=ctx.field,
+            seed=ctx.seed,
+            name=f"{ctx.field}-only baseline{ctx.suffix}",
+        )
+    ]
+
+
+@register_audit("ppmi")
+def _ppmi(ctx: AuditContext) -> list[AuditResult]:
+    from aflite.audits.baselines import max_ppmi_baseline
+
+    return [
+        max_ppmi_baseline(
+            ctx.texts[ctx.field],
+            ctx.labels,
+            seed=ctx.seed,
+            name=f"Max-PPMI baseline ({ctx.field}){ctx.suffix}",
+        )
+    ]
+
+
+@register_audit("knn")
+def _knn(ctx: AuditContext) -> list[AuditResult]:
+    from aflite.audits.knn import knn_distances
+
+    return [
+        knn_distances(ctx.features, ctx.labels, seed=ctx.seed, name=f"knn distances{ctx.suffix}")
+    ]
+
+
+@register_audit("bias")
+def _bias(ctx: AuditContext) -> list[AuditResult]:
+    from aflite.audits.baselines import representation_bias_audit
+
+    n = len(ctx.labels)
+    t = min(0.5, max(0.1, 2000 / n)) if n > 50 else 0.5
+    return [
+        representation_bias_audit(
+            ctx.features,
+            ctx.labels,
+            train_size=t,
+            seed=ctx.seed,
+            name=f"representation bias{ctx.suffix}",
+        )
+    ]

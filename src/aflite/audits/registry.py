@@ -1,0 +1,73 @@
+"""The registry of audits that :func:`aflite.audits.run_audits` (and ``--audits``) can run.
+
+An audit is a function ``audit(ctx: AuditContext) -> list[AuditResult]`` registered with
+:func:`register_audit`; the built-in ones are in :mod:`aflite.audits.builtin`. Audits run in
+registration order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aflite.audits.base import AuditResult
+
+__all__ = ["AUDITS", "AuditContext", "register_audit"]
+
+
+@dataclass
+class AuditContext:
+    """One data set and the options of a ``run_audits`` call, as every audit sees them."""
+
+    texts: dict[str, Sequence[str]]
+    labels: np.ndarray
+    field: str
+    suffix: str = ""
+    tag: str = ""
+    seed: int = 0
+    min_count: int = 20
+    identity_min_count: int | Sequence[int] | str = (10, 100)
+    identity_words: dict[str, str] | None = None
+    dedupe_sentences: bool = True
+    tokenizer: str = "regex"
+    plot_dir: str | Path | None = None
+    counts_path: str | Path | None = None
+    given_features: np.ndarray | None = None
+    _features: Any = field(default=None, repr=False)
+
+    @property
+    def features(self) -> np.ndarray:
+        """The given features, or n-grams of all text fields (computed once)."""
+        if self.given_features is not None:
+            return self.given_features
+        if self._features is None:
+            from aflite.features.ngrams import ngram_features
+
+            self._features = ngram_features([self.texts[f] for f in self.texts])
+        return self._features
+
+
+@dataclass(frozen=True)
+class _Audit:
+    run: Callable[[AuditContext], list[AuditResult]]
+    check: Callable[[AuditContext], None] | None = None
+
+
+AUDITS: dict[str, _Audit] = {}
+
+
+def register_audit(
+    name: str, *, check: Callable[[AuditContext], None] | None = None
+) -> Callable[[Callable[[AuditContext], list[AuditResult]]], Any]:
+    """Register ``audit(ctx) -> list[AuditResult]`` under ``name``. ``check(ctx)`` runs before
+    any audit of the call does, so a missing dependency fails early."""
+
+    def deco(fn: Callable[[AuditContext], list[AuditResult]]) -> Any:
+        AUDITS[name] = _Audit(fn, check)
+        return fn
+
+    return deco

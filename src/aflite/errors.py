@@ -1,0 +1,13 @@
+"""Errors that reach the user as one line (the command line exits with code 2 on them)."""
+
+from __future__ import annotations
+
+__all__ = ["DataError", "MissingExtraError"]
+
+
+class DataError(ValueError):
+    """A problem with the user's data; its message is one line naming file, row and field."""
+
+
+class MissingExtraError(ImportError):
+    """An optional dependency is missing; the message names the extra to install."""

@@ -1,0 +1,134 @@
+"""The registry of evaluators for the compare experiment: models trained on each training set
+and scored on each evaluation set. An evaluator is a class registered with
+:func:`register_evaluator`; its constructor takes ``(name, fields, partial_field, seed)`` and it
+has ``fit(train, phi) -> self`` and ``score(data, phi) -> accuracy``. Any
+``sklearn.MODULE.Class`` name also works, trained on the filter's features."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from aflite.experiments.compare import LabelledTexts
+
+__all__ = ["EVALUATORS", "register_evaluator", "make_evaluator", "check_evaluator"]
+
+EVALUATORS: dict[str, type] = {}
+
+
+def register_evaluator(name: str) -> Callable[[type], type]:
+    """Register an evaluator class under ``name``."""
+
+    def deco(cls: type) -> type:
+        EVALUATORS[name] = cls
+        return cls
+
+    return deco
+
+
+def _estimator(name: str) -> Any:
+    module, _, cls = name.rpartition(".")
+    if not module.startswith("sklearn"):
+        raise ValueError(
+            f"unknown evaluator '{name}': use {', '.join(EVALUATORS)} or sklearn.MODULE.Class"
+        )
+    try:
+        return getattr(importlib.import_module(module), cls)()
+    except (ImportError, AttributeError):
+        raise ValueError(f"unknown scikit-learn estimator '{name}'") from None
+
+
+def check_evaluator(name: str) -> None:
+    """A ValueError for a name that is neither registered nor a scikit-learn class."""
+    if name not in EVALUATORS:
+        _estimator(name)
+
+
+def make_evaluator(name: str, fields: list[str], partial_field: str, seed: int) -> Any:
+    cls = EVALUATORS.get(name, _SklearnEvaluator)
+    return cls(name, fields, partial_field, seed)
+
+
+class _Evaluator:
+    def __init__(self, name: str, fields: list[str], partial_field: str, seed: int) -> None:
+        self.name, self.fields, self.partial_field, self.seed = name, fields, partial_field, seed
+
+
+class _SklearnEvaluator(_Evaluator):
+    """A scikit-learn classifier on the filter's features."""
+
+    def _model(self) -> Any:
+        return _estimator(self.name)
+
+    def fit(self, train: LabelledTexts, phi: np.ndarray | None) -> _SklearnEvaluator:
+        self.model = self._model()
+        self.model.fit(phi, train.labels)
+        return self
+
+    def score(self, data: LabelledTexts, phi: np.ndarray | None) -> float:
+        return float(self.model.score(phi, data.labels))
+
+
+@register_evaluator("logreg")
+class LogRegEvaluator(_SklearnEvaluator):
+    """Logistic regression on the filter's features."""
+
+    def _model(self) -> Any:
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(max_iter=2000)
+
+
+@register_evaluator("partial")
+class PartialInputEvaluator(_Evaluator):
+    """Logistic regression on word n-grams of the partial-input field alone."""
+
+    def fit(self, train: LabelledTexts, phi: np.ndarray | None) -> PartialInputEvaluator:
+        from sklearn.linear_model import LogisticRegression
+
+        from aflite.features.ngrams import NgramVectorizer
+
+        texts = [train.texts[self.partial_field]]
+        self.vec = NgramVectorizer(max_features=20_000).fit(texts)
+        self.model = LogisticRegression(max_iter=2000).fit(
+            self.vec.transform(texts, dense=False), train.labels
+        )
+        return self
+
+    def score(self, data: LabelledTexts, phi: np.ndarray | None) -> float:
+        x = self.vec.transform([data.texts[self.partial_field]], dense=False)
+        return float(self.model.score(x, data.labels))
+
+
+@register_evaluator("max-ppmi")
+class MaxPPMIEvaluator(_Evaluator):
+    """The Max-PPMI baseline: per-class maximum word-label PPMI of the partial-input field."""
+
+    def fit(self, train: LabelledTexts, phi: np.ndarray | None) -> MaxPPMIEvaluator:
+        from sklearn.linear_model import LogisticRegression
+
+        from aflite.audits.baselines import max_ppmi_features
+        from aflite.audits.word_label import presence_matrix
+
+        self.classes, codes = np.unique(train.labels, return_inverse=True)
+        mat, vocab = presence_matrix(train.texts[self.partial_field])
+        self.vocab = {w: i for i, w in enumerate(vocab)}
+        self.train_mat, self.train_codes = mat, codes
+        feats = max_ppmi_features(mat, codes, len(self.classes), mat)
+        self.model = LogisticRegression(max_iter=1000).fit(feats, codes)
+        return self
+
+    def score(self, data: LabelledTexts, phi: np.ndarray | None) -> float:
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        from aflite.audits.baselines import max_ppmi_features
+
+        vec = CountVectorizer(token_pattern=r"(?u)\b\w+\b", binary=True, vocabulary=self.vocab)
+        mat = vec.transform(data.texts[self.partial_field])
+        feats = max_ppmi_features(self.train_mat, self.train_codes, len(self.classes), mat)
+        pred = self.classes[self.model.predict(feats)]
+        return float(np.mean(pred == data.labels))

@@ -1,0 +1,109 @@
+"""The built-in feature kinds: word n-grams, sentence-transformers embeddings, pre-computed
+matrices and the image warm-up CNN. A new kind is one function registered the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from aflite.errors import DataError
+from aflite.features.cache import cached
+from aflite.features.encoders import combine_fields, encode_texts
+from aflite.features.ngrams import ngram_features
+from aflite.features.precomputed import load_precomputed
+from aflite.features.registry import register_feature_kind
+
+__all__ = ["MAX_DENSE_NGRAMS", "check_ngram_options"]
+
+# Dense n-gram features beyond this width would need a d x d preconditioner of over 512 MiB
+# per field and an N x d matrix in memory; wider vocabularies go through svd=N on the sparse
+# matrix instead.
+MAX_DENSE_NGRAMS = 8192
+
+
+def check_ngram_options(spec: str, arg: str) -> None:
+    """``svd=N,max_features=N,min_df=N,hash=N``; dense widths over MAX_DENSE_NGRAMS refused."""
+    for opt in arg.split(","):
+        name, _, value = opt.partition("=")
+        if name not in ("svd", "max_features", "min_df", "hash") or not value.isdigit():
+            raise DataError(
+                f"unknown n-gram option '{opt}' (svd=N, max_features=N, min_df=N, hash=N)"
+            )
+    opts = dict(o.split("=") for o in arg.split(","))
+    width = max(int(opts.get("hash", 0)), int(opts.get("max_features", 0)))
+    if width > MAX_DENSE_NGRAMS and "svd" not in opts:
+        raise DataError(
+            f"features '{spec}': {width} dense n-gram columns per field is over the limit of "
+            f"{MAX_DENSE_NGRAMS} (the solver holds d x d matrices); add svd=N to reduce the "
+            "sparse n-grams first, e.g. ngrams:hash=1048576,svd=512"
+        )
+
+
+@register_feature_kind(
+    "ngrams", needs_text=True, check_arg=check_ngram_options, syntax="ngrams[:svd=N,hash=N]"
+)
+def _ngrams(spec: Any, texts: dict[str, Sequence[str]], *, seed: int = 0, **_: Any):
+    opts = {k: int(v) for k, v in (o.split("=") for o in spec.arg.split(",") if o)}
+    x = ngram_features(
+        [texts[f] for f in texts],
+        max_features=opts.get("max_features", 1024),
+        min_df=opts.get("min_df", 2),
+        svd=opts.get("svd"),
+        hashed=opts.get("hash"),
+        seed=seed,
+    )
+    return x, False  # fast enough that caching buys nothing
+
+
+@register_feature_kind(
+    "sentence-transformers",
+    needs_text=True,
+    needs_arg=True,
+    usage="sentence-transformers:MODEL",
+    aliases=("st",),
+)
+def _sentence_transformers(
+    spec: Any,
+    texts: dict[str, Sequence[str]],
+    *,
+    n_rows: int,
+    fingerprint: str = "",
+    cache_dir: str | None = None,
+    device: str = "cpu",
+    progress: Callable[[int, int], None] | None = None,
+    encode: Callable[..., np.ndarray] | None = None,
+    **_: Any,
+):
+    fields = list(texts)
+    encode = encode or encode_texts
+
+    def embed():
+        total = n_rows * len(fields)
+        done = 0
+        parts = []
+        for f in fields:
+
+            def step(k, base=done):
+                if progress is not None:
+                    progress(base + k, total)
+
+            parts.append(encode(texts[f], spec.arg, device=device, progress=step))
+            done += n_rows
+        return combine_fields(parts)
+
+    return cached([fingerprint, str(spec), ",".join(fields)], embed, cache_dir)
+
+
+@register_feature_kind(
+    "precomputed", needs_arg=True, usage="precomputed:FILE", syntax="precomputed:FILE[#KEY]"
+)
+def _precomputed(spec: Any, texts: Any, *, n_rows: int, ids: Any = None, **_: Any):
+    return load_precomputed(spec.arg, n_rows=n_rows, ids=ids), False
+
+
+@register_feature_kind("warmup-cnn", needs_images=True, usage="warmup-cnn (images)")
+def _warmup_cnn(spec: Any, texts: Any, **_: Any):
+    # Phi comes from a CNN trained on a job's warm-up images (aflite.jobs), not from the rows.
+    raise DataError("warmup-cnn features are learned in a filter job from its warm-up images")

@@ -1,0 +1,200 @@
+"""A job's options and inputs: the :class:`FilterJob` dataclass, reading and checking the data
+file, and every size and option check, all before any features are computed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from aflite.algorithm._validation import resolve_size
+from aflite.algorithm.filtering import check_filter_options
+from aflite.defaults import FILTER_DEFAULTS
+from aflite.errors import DataError
+from aflite.features.build import FeatureSpec, parse_feature_spec
+from aflite.features.cache import default_cache_dir
+from aflite.features.registry import FEATURE_KINDS
+from aflite.features.warmup import split_warmup
+from aflite.io.tables import Table, read_table
+
+__all__ = [
+    "FilterJob",
+    "JobInputs",
+    "JobPlan",
+    "load_job_inputs",
+    "plan_job",
+    "read_labelled_texts",
+    "job_key",
+]
+
+
+@dataclass
+class FilterJob:
+    """Options of one filtering job (the ``aflite filter`` command line, as a dataclass).
+
+    The filter options start from :data:`aflite.defaults.FILTER_DEFAULTS`, which turn the
+    chance stop on (``min_bias``); :func:`aflite.filter` itself runs Algorithm 1 as published.
+    """
+
+    input: str
+    label_field: str = "label"
+    text_fields: list[str] = field(default_factory=list)
+    id_field: str | None = None
+    group_field: str | None = None
+    features: str = "ngrams"
+    target_size: int | float = FILTER_DEFAULTS["target_size"]
+    n_partitions: int = FILTER_DEFAULTS["n_partitions"]
+    train_size: int | float = FILTER_DEFAULTS["train_size"]
+    slice_size: int | float = FILTER_DEFAULTS["slice_size"]
+    threshold: float = FILTER_DEFAULTS["threshold"]
+    strategy: str = FILTER_DEFAULTS["strategy"]
+    min_bias: float | None = FILTER_DEFAULTS["min_bias"]
+    balance: str | None = FILTER_DEFAULTS["balance"]
+    warmup_fraction: float | None = None
+    warmup_finetune: bool = False
+    seed: int = 0
+    device: str = "auto"
+    out_dir: str = "aflite-out"
+    resume: bool = False
+    cache_dir: str | None = field(default_factory=lambda: str(default_cache_dir()))
+    input_format: str | None = None
+    report: bool = True
+    audits: list[str] = field(default_factory=list)
+    backend: str | None = None
+    ray_address: str | None = None
+
+
+@dataclass
+class JobInputs:
+    table: Table
+    labels: np.ndarray
+    ids: list[Any]
+    texts: dict[str, list[str]] | None
+    groups: np.ndarray | None
+
+
+@dataclass
+class JobPlan:
+    """What a checked job will filter: the warm-up rows, the rows to filter and the target."""
+
+    spec: FeatureSpec
+    warm_rows: np.ndarray
+    rest: np.ndarray
+    target: int
+
+
+def load_job_inputs(job: FilterJob) -> JobInputs:
+    """Read and check the data file; every problem is a one-line DataError."""
+    spec = parse_feature_spec(job.features)
+    from aflite.io.images import is_image_input, read_images
+
+    if is_image_input(job.input):
+        table = read_images(job.input)
+    elif FEATURE_KINDS[spec.kind].needs_images:
+        raise DataError(
+            f"{job.input}: warmup-cnn needs images: a folder of class sub-folders or an .npz "
+            "with 'images' and 'labels'"
+        )
+    else:
+        table = read_table(job.input, job.input_format)
+    labels_raw = table.column(job.label_field)
+    for i, v in enumerate(labels_raw):
+        if not isinstance(v, (str, int)) or isinstance(v, bool) or v == "":
+            raise DataError(
+                f"{table.where(i)}: field '{job.label_field}' is not a class label ({v!r})"
+            )
+    labels = np.asarray([str(v) for v in labels_raw])
+    if len(np.unique(labels)) < 2:
+        raise DataError(f"{job.input}: field '{job.label_field}' has fewer than two classes")
+    if job.id_field:
+        ids = table.column(job.id_field)
+        seen: dict[Any, int] = {}
+        for i, v in enumerate(ids):
+            if v in seen:
+                raise DataError(
+                    f"{table.where(i)}: field '{job.id_field}' duplicates id {v!r} "
+                    f"(first at {table.where(seen[v]).split(':', 1)[1].strip()})"
+                )
+            seen[v] = i
+    else:
+        ids = list(range(len(table)))
+    texts = None
+    if spec.needs_text:
+        if not job.text_fields:
+            raise DataError("--text-fields is required for text features (e.g. premise,hypothesis)")
+        texts = {f: table.text_column(f) for f in job.text_fields}
+    groups = None
+    if job.group_field:
+        groups = np.asarray([str(v) for v in table.column(job.group_field)])
+    return JobInputs(table, labels, ids, texts, groups)
+
+
+def read_labelled_texts(
+    path: str,
+    text_fields: Sequence[str],
+    *,
+    label_field: str = "label",
+    group_field: str | None = None,
+) -> JobInputs:
+    """Read a labelled text file (any format ``aflite filter`` reads) with the same checks as
+    a filtering job: text fields, string labels, and groups when ``group_field`` is given."""
+    return load_job_inputs(
+        FilterJob(
+            input=path,
+            label_field=label_field,
+            text_fields=list(text_fields),
+            group_field=group_field,
+        )
+    )
+
+
+def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
+    """Check every size and option against the data (a one-line DataError or ValueError) and
+    split off the warm-up rows; nothing is computed or written yet."""
+    spec = parse_feature_spec(job.features)
+    labels = inputs.labels
+    n_all = len(inputs.table)
+    if spec.kind == "warmup-cnn" and job.warmup_fraction is None:
+        job.warmup_fraction = 0.2  # the paper's ImageNet setting
+    if job.warmup_fraction is not None:
+        warm_rows, rest = split_warmup(
+            n_all, job.warmup_fraction, seed=job.seed, groups=inputs.groups
+        )
+        if len(np.unique(labels[warm_rows])) < 2:
+            raise DataError(f"{job.input}: the warm-up fraction holds fewer than two classes")
+    else:
+        warm_rows, rest = np.zeros(0, dtype=np.int64), np.arange(n_all)
+    target = resolve_size(job.target_size, len(rest), "target size")
+    if target >= len(rest):
+        raise DataError(
+            f"{job.input}: target size {target} is not smaller than the {len(rest)} rows to filter"
+        )
+    if len(np.unique(labels[rest])) < 2:
+        raise DataError(f"{job.input}: fewer than two classes among the rows to filter")
+    check_filter_options(
+        len(rest), target_size=target, train_size=job.train_size, slice_size=job.slice_size,
+        threshold=job.threshold, strategy=job.strategy, min_bias=job.min_bias,
+        balance=job.balance,
+    )
+    if (
+        job.warmup_finetune
+        and spec.kind != "warmup-cnn"  # the CNN is its own warm-up model
+        and (spec.kind != "sentence-transformers" or job.warmup_fraction is None)
+    ):
+        raise DataError(
+            "--warmup-finetune needs --features sentence-transformers:MODEL and --warmup-fraction"
+        )
+    if job.backend not in (None, "local", "ray"):
+        raise DataError(f"unknown backend '{job.backend}': use local or ray")
+    return JobPlan(spec, warm_rows, rest, target)
+
+
+def job_key(job: FilterJob) -> dict[str, Any]:
+    """The options that decide a job's result (a checkpoint is only resumed under the same)."""
+    d = asdict(job)
+    for k in ("resume", "out_dir", "cache_dir", "device", "report", "backend", "ray_address"):
+        d.pop(k)
+    return json.loads(json.dumps(d, default=str))

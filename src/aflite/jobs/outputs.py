@@ -1,0 +1,224 @@
+"""The output step of a job: kept / removed / warm-up rows in the input's format,
+``scores.parquet``, ``summary.json``, the report, and the one-line hints printed after a run."""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import aflite
+from aflite._internal.atomic import atomic_path
+from aflite.algorithm import FilterResult, PhaseRecord
+from aflite.jobs.config import FilterJob, JobInputs, job_key
+from aflite.reports.content import report_extra
+
+__all__ = ["JobOutcome", "write_outputs", "write_scores", "stop_hint"]
+
+
+@dataclass
+class JobOutcome:
+    out_dir: Path
+    result: FilterResult
+    n_warmup: int
+    outputs: dict[str, str]
+    summary_text: str
+
+
+def write_outputs(
+    job: FilterJob,
+    inputs: JobInputs,
+    result: FilterResult,
+    warm_rows: np.ndarray,
+    rest: np.ndarray,
+    t_start: float,
+    phi: np.ndarray,
+) -> JobOutcome:
+    """Write every output of a finished run into ``job.out_dir`` and say where they are."""
+    table, labels = inputs.table, inputs.labels
+    out = Path(job.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    kept = rest[result.kept]
+    removed_order = np.argsort(rest[result.removed], kind="stable")
+    removed = rest[result.removed][removed_order]
+
+    # every input row in exactly one of kept / removed / warm-up
+    everything = np.concatenate([kept, removed, warm_rows])
+    if len(everything) != len(table) or not np.array_equal(
+        np.sort(everything), np.arange(len(table))
+    ):
+        raise RuntimeError("internal error: kept/removed/warm-up do not partition the input")
+
+    outputs: dict[str, str] = {}
+    outputs["kept"] = str(table.write_subset(out / table.output_name("kept"), kept))
+    outputs["removed"] = str(
+        table.write_subset(
+            out / table.output_name("removed"),
+            removed,
+            extra={
+                "aflite_score": result.removed_score[removed_order],
+                "aflite_phase": result.removed_phase[removed_order],
+            },
+        )
+    )
+    if len(warm_rows):
+        outputs["warmup"] = str(table.write_subset(out / table.output_name("warmup"), warm_rows))
+    outputs["scores"] = str(write_scores(out / "scores.parquet", inputs, result, rest, kept, removed))
+
+    result.save(out / "result")
+    extra = report_extra(result, phi, labels[rest], inputs, rest, seed=job.seed)
+    if job.audits and inputs.texts:
+        from aflite.audits import run_audits
+
+        extra["audits"] = []
+        for tag, rows in (("before", rest), ("kept", kept)):
+            texts = {f: [v[i] for i in rows] for f, v in inputs.texts.items()}
+            for r in run_audits(texts, labels[rows], audits=job.audits, seed=job.seed, tag=tag):
+                extra["audits"].append(r.to_dict())
+    with atomic_path(out / "result" / "report_extra.json") as tmp:
+        tmp.write_text(json.dumps(extra, default=_json_default))
+    counts = {
+        "input": len(table),
+        "kept": len(kept),
+        "removed": len(removed),
+        "warmup": len(warm_rows),
+        "labels_before": _counts(labels[rest]),
+        "labels_kept": _counts(labels[kept]),
+    }
+    summary = {
+        "input": str(job.input),
+        "input_format": table.format,
+        "input_fingerprint": table.fingerprint(),
+        "options": job_key(job) | {"device": job.device},
+        "parameters": result.params,
+        "seed": job.seed,
+        "versions": _versions(),
+        "counts": counts,
+        "representation_bias": {
+            "before": result.initial_bias,
+            "after": result.final_bias,
+            "chance_before": result.initial_chance,
+            "chance_after": result.final_chance,
+        },
+        "stop_reason": result.stop_reason,
+        "stop_message": result.stop_message,
+        "history": [asdict(h) for h in result.history],
+        "seconds": round(time.perf_counter() - t_start, 3),
+        "outputs": {k: Path(v).name for k, v in outputs.items()},
+    }
+    with atomic_path(out / "summary.json") as tmp:
+        tmp.write_text(json.dumps(summary, indent=2, default=_json_default))
+    outputs["summary"] = str(out / "summary.json")
+
+    if job.report:
+        from aflite.reports.html import write_report
+
+        outputs["report"] = str(write_report(out))
+
+    text = f"{result.summary()}\nwarm-up rows: {len(warm_rows)}\noutputs in {out}/: " + ", ".join(
+        Path(v).name for v in outputs.values()
+    )
+    hint = stop_hint(result, job.threshold)
+    if hint:
+        text += "\n" + hint
+    from aflite.reports.html import DRIFT_WARNING, label_drift
+
+    drift = label_drift(counts["labels_before"], counts["labels_kept"])
+    if drift[1] > DRIFT_WARNING and job.balance != "classes":
+        text += (
+            f"\nwarning: the share of label {drift[0]} moved by {100 * drift[1]:.1f} points; "
+            "--balance classes keeps the label distribution"
+        )
+    return JobOutcome(out, result, len(warm_rows), outputs, text)
+
+
+def write_scores(
+    path: Path,
+    inputs: JobInputs,
+    result: FilterResult,
+    rest: np.ndarray,
+    kept: np.ndarray,
+    removed: np.ndarray,
+) -> Path:
+    """``scores.parquet``: one row per input row with its split, phase and scores."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = len(inputs.table)
+    # The score a removed row had when it was removed and the kept rows' final re-score come
+    # from different sets, so they live in separate columns; ``score`` is whichever applies.
+    score = np.full(n, np.nan)
+    removal_score = np.full(n, np.nan)
+    final_score = np.full(n, np.nan)
+    phase = np.full(n, -1, dtype=np.int64)
+    split = np.full(n, "warmup", dtype=object)
+    score[rest] = result.scores()
+    removal_score[rest[result.removed]] = result.removed_score
+    final_score[rest[result.kept]] = result.kept_scores
+    phase[rest[result.removed]] = result.removed_phase
+    split[kept] = "kept"
+    split[removed] = "removed"
+    scores_tbl = pa.table(
+        {
+            "id": pa.array([str(i) for i in inputs.ids]),
+            "label": pa.array(inputs.labels.tolist()),
+            "score": pa.array(score, mask=np.isnan(score)),
+            "removal_score": pa.array(removal_score, mask=np.isnan(removal_score)),
+            "final_score": pa.array(final_score, mask=np.isnan(final_score)),
+            "phase_removed": pa.array(phase, mask=phase < 0),
+            "split": pa.array(split.tolist()),
+        }
+    )
+    with atomic_path(path) as tmp:
+        pq.write_table(scores_tbl, tmp)
+    return path
+
+
+def stop_hint(result: FilterResult, threshold: float) -> str | None:
+    """One line when a run stopped on the threshold far from its target while its kept rows
+    are still clearly predictable, naming the flag to change."""
+    target = result.params.get("target_size")
+    if result.stop_reason != "threshold" or not target:
+        return None
+    margin = result.params.get("min_bias") or 0.02
+    if not np.isnan(result.final_bias) and result.final_bias <= result.final_chance + margin:
+        return None
+    left = len(result.kept) - int(target)
+    if left <= 0.1 * result.n_input:
+        return None
+    return (
+        f"note: stopped on the threshold with {len(result.kept)} rows, {left} above the target "
+        f"{target} and bias {result.final_bias:.3f} vs chance {result.final_chance:.3f}: "
+        f"lower --threshold (now {threshold:g}) to remove more"
+    )
+
+
+def _counts(values: np.ndarray) -> dict[str, int]:
+    u, c = np.unique(values, return_counts=True)
+    return {str(a): int(b) for a, b in zip(u, c)}
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, PhaseRecord):
+        return asdict(o)
+    return str(o)
+
+
+def _versions() -> dict[str, str]:
+    import sklearn
+    import torch
+
+    return {
+        "aflite": aflite.__version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "scikit-learn": sklearn.__version__,
+    }

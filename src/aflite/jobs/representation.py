@@ -1,0 +1,83 @@
+"""The representation step of a job: Phi for the rows to filter, from the job's feature kind,
+optionally through a warm-up model trained on the warm-up rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from aflite.features.build import FeatureSpec, build_features
+from aflite.features.warmup import warmup_representation
+from aflite.jobs.config import FilterJob, JobInputs
+
+__all__ = ["compute_representation", "ray_encoder"]
+
+
+def ray_encoder(address: str | None) -> Callable[..., np.ndarray]:
+    """An ``encode`` callable for :func:`~aflite.features.build.build_features` that embeds
+    with Ray Data (the features package itself knows nothing of Ray)."""
+    from aflite import distributed
+
+    def encode(texts, model, *, device, progress):
+        return distributed.embed_with_ray(texts, model, address=address)
+
+    return encode
+
+
+def compute_representation(
+    job: FilterJob,
+    spec: FeatureSpec,
+    inputs: JobInputs,
+    warm_rows: np.ndarray,
+    rest: np.ndarray,
+    *,
+    progress: bool,
+) -> np.ndarray:
+    """Phi for the rows to filter (warm-up rows excluded)."""
+    from aflite._internal.device import resolve_device
+    from aflite._internal.progress import progress_bar
+
+    device = str(resolve_device(job.device))
+    codes = np.unique(inputs.labels, return_inverse=True)[1]
+    if spec.kind == "warmup-cnn":
+        from aflite.features.cnn import warmup_cnn_representation
+
+        with progress_bar("warm-up CNN", enabled=progress) as bar:
+            return warmup_cnn_representation(
+                inputs.table.images,
+                codes,
+                warm_rows,
+                rest,
+                seed=job.seed,
+                device=device,
+                progress=bar,
+            )
+    if job.warmup_finetune:
+        from aflite.features.finetune import finetuned_representation
+
+        return finetuned_representation(
+            spec.arg, inputs.texts, codes, warm_rows, rest, seed=job.seed, device=device
+        )
+    encode = None
+    if job.backend == "ray" and spec.kind == "sentence-transformers":
+        encode = ray_encoder(job.ray_address)
+
+    with progress_bar("embedding", enabled=progress) as bar:
+        base, _ = build_features(
+            spec,
+            inputs.texts,
+            n_rows=len(inputs.table),
+            ids=inputs.ids,
+            fingerprint=inputs.table.fingerprint(),
+            cache_dir=job.cache_dir,
+            device=device,
+            seed=job.seed,
+            progress=bar,
+            encode=encode,
+        )
+    if job.warmup_fraction is None:
+        return np.asarray(base)
+    return warmup_representation(
+        np.asarray(base), codes, warm_rows, rest, seed=job.seed, device=device
+    )

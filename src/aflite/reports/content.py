@@ -1,0 +1,127 @@
+"""What the report shows beyond the summary, computed when a job finishes and saved as
+``result/report_extra.json``: example rows, similarity heatmaps, image grids, KNN distances."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from aflite.algorithm import FilterResult
+
+if TYPE_CHECKING:
+    from aflite.jobs.config import JobInputs
+
+__all__ = ["report_extra", "image_grid"]
+
+
+def report_extra(
+    result: FilterResult,
+    phi: np.ndarray,
+    labels: np.ndarray,
+    inputs: JobInputs | None,
+    rest: np.ndarray,
+    *,
+    seed: int = 0,
+    n_examples: int = 8,
+    heatmap_rows: int = 40,
+) -> dict[str, Any]:
+    """What the report shows beyond the summary: examples, similarity heatmaps, KNN table.
+
+    ``phi`` and ``labels`` are aligned with the filtered rows (``rest``).
+    """
+    from aflite.audits.knn import knn_distances
+
+    rng = np.random.default_rng(seed)
+    extra: dict[str, Any] = {"top_removed": {}, "top_kept": {}, "heatmaps": {}}
+    fields = list(inputs.texts) if inputs is not None and inputs.texts else []
+
+    def example(pos: int, score: float) -> dict[str, Any]:
+        row: dict[str, Any] = {"score": float(score)}
+        if inputs is not None:
+            row["id"] = str(inputs.ids[rest[pos]])
+        for f in fields:
+            row[f] = inputs.texts[f][rest[pos]]
+        return row
+
+    kept_scores = np.nan_to_num(result.kept_scores, nan=0.0)
+    for c in np.unique(labels):
+        rm = np.flatnonzero(labels[result.removed] == c)[:n_examples]
+        extra["top_removed"][str(c)] = [
+            example(result.removed[i], result.removed_score[i]) for i in rm
+        ]
+        kc = np.flatnonzero(labels[result.kept] == c)
+        kc = kc[np.argsort(kept_scores[kc], kind="stable")][:n_examples]
+        extra["top_kept"][str(c)] = [example(result.kept[i], result.kept_scores[i]) for i in kc]
+    x = np.asarray(phi, dtype=np.float32)
+    # centred, so non-negative features (ReLU layers, TF-IDF) do not all look alike
+    centre = x[:: max(1, len(x) // 20_000)].mean(axis=0)
+    for c in np.unique(labels)[:3]:
+        kept_c = result.kept[labels[result.kept] == c]
+        rm_c = result.removed[labels[result.removed] == c]
+        if len(kept_c) < 2 or len(rm_c) < 2:
+            continue
+        a = rng.choice(kept_c, min(heatmap_rows // 2, len(kept_c)), replace=False)
+        b = rng.choice(rm_c, min(heatmap_rows // 2, len(rm_c)), replace=False)
+        v = x[np.concatenate([a, b])] - centre
+        v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+        extra["heatmaps"][str(c)] = {"similarity": np.round(v @ v.T, 3).tolist(), "n_kept": len(a)}
+    images = getattr(inputs.table, "images", None) if inputs is not None else None
+    if images is not None:
+        extra["images"] = {
+            "removed": image_grid(
+                images, rest, result.removed, labels[result.removed], "most predictable removed"
+            ),
+            "kept": image_grid(
+                images,
+                rest,
+                result.kept[np.argsort(kept_scores, kind="stable")],
+                labels[result.kept][np.argsort(kept_scores, kind="stable")],
+                "least predictable kept",
+            ),
+        }
+    if len(result.removed):
+        before = knn_distances(x, labels, ks=(1, 5, 10, 50), seed=seed, max_rows=5000)
+        after = knn_distances(
+            x[result.kept], labels[result.kept], ks=(1, 5, 10, 50), seed=seed, max_rows=5000
+        )
+        after_rows = {(r[0], r[1]): r[2:] for r in after.rows}
+        rows = []
+        for r in before.rows:
+            a = after_rows.get((r[0], r[1]), [float("nan")] * 4)
+            rows.append([r[0], r[1]] + [f"{b:.3f} → {c:.3f}" for b, c in zip(r[2:], a)])
+        extra["knn"] = {"header": before.header, "rows": rows}
+    return extra
+
+
+def image_grid(
+    images: np.ndarray,
+    rest: np.ndarray,
+    order: np.ndarray,
+    labels: np.ndarray,
+    title: str,
+    per_class: int = 8,
+) -> str:
+    """A PNG (data URI) with up to ``per_class`` images of each class, in the given order."""
+    import matplotlib.pyplot as plt
+
+    from aflite.reports.html import png_data_uri
+
+    classes = list(np.unique(labels))[:10]
+    fig, axes = plt.subplots(
+        len(classes), per_class, figsize=(per_class * 0.9, len(classes) * 0.95), squeeze=False
+    )
+    for r, c in enumerate(classes):
+        picks = order[labels == c][:per_class]
+        for k in range(per_class):
+            ax = axes[r, k]
+            ax.axis("off")
+            if k < len(picks):
+                img = images[rest[picks[k]]]
+                ax.imshow(
+                    img[..., 0] if img.shape[-1] == 1 else img,
+                    cmap="gray" if img.shape[-1] == 1 else None,
+                )
+        axes[r, 0].set_title(str(c), fontsize=7, loc="left")
+    fig.suptitle(title, fontsize=9)
+    return png_data_uri(fig)
