@@ -1,30 +1,94 @@
-"""Write-then-rename, so an interrupted run never leaves a half-written output."""
+"""Write-then-rename, so an interrupted run never leaves a half-written output.
+
+A write in progress lives in ``.NAME.XXXX.part`` beside its target. A process killed mid-write
+leaves that file behind; :func:`clean_stale_parts` removes such leftovers, and every
+:func:`atomic_path` removes the leftovers of its own target before it starts.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path"]
+__all__ = ["atomic_path", "clean_stale_parts"]
+
+PART_SUFFIX = ".part"
+
+
+def _finish(tmp: Path, target: Path) -> None:
+    """The commit step (a rename); a separate function so tests can inject faults here."""
+    os.replace(tmp, target)
+
+
+def _is_part(p: Path) -> bool:
+    return p.name.startswith(".") and p.name.endswith(PART_SUFFIX)
+
+
+def _remove_old(paths: Iterator[Path], older_than: float) -> list[Path]:
+    removed = []
+    now = time.time()
+    for p in paths:
+        try:
+            if not p.is_file() or not _is_part(p):
+                continue
+            if older_than > 0 and now - p.stat().st_mtime < older_than:
+                continue
+            p.unlink()
+        except OSError:
+            continue  # gone already, or not ours to remove: leave it
+        removed.append(p)
+    return removed
+
+
+def clean_stale_parts(
+    directory: str | os.PathLike, *, older_than: float = 0.0, recursive: bool = True
+) -> list[Path]:
+    """Remove ``.NAME.XXXX.part`` files left by interrupted writes in ``directory``.
+
+    Only call it where no other process is writing (an output folder at the start of a run);
+    ``older_than`` (seconds) spares parts that were touched recently. Returns what was removed.
+    A missing or unreadable directory removes nothing.
+    """
+    d = Path(directory)
+    if not d.is_dir():
+        return []
+    pattern = f"**/.*{PART_SUFFIX}" if recursive else f".*{PART_SUFFIX}"
+    try:
+        found = sorted(d.glob(pattern))
+    except OSError:
+        return []
+    return _remove_old(iter(found), older_than)
 
 
 @contextlib.contextmanager
-def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
+def atomic_path(target: str | os.PathLike, *, stale_after: float = 0.0) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it onto ``target`` on success.
 
-    On an exception the temporary file is deleted and ``target`` is left as it was.
+    On an exception the temporary file is deleted and ``target`` is left as it was. Parts of
+    earlier, interrupted writes of the same target are removed first (only those older than
+    ``stale_after`` seconds, for folders that several processes may write at once).
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    prefix = f".{target.name}."
+    with contextlib.suppress(OSError):
+        own = (
+            p
+            for p in target.parent.glob(f"{glob.escape(prefix)}*{PART_SUFFIX}")
+            if "." not in p.name[len(prefix) : -len(PART_SUFFIX)]  # not a longer name's part
+        )
+        _remove_old(own, stale_after)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=PART_SUFFIX, dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
-        os.replace(tmp_path, target)
+        _finish(tmp_path, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()

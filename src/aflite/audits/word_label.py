@@ -168,11 +168,12 @@ def _plot_z(z, p_hat, n_word, classes, p0, z_star, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     from aflite._internal.atomic import atomic_path
+    from aflite._internal.text import plot_text
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for j, c in enumerate(classes):
-        axes[0].scatter(n_word, z[:, j], s=6, alpha=0.5, label=str(c))
-        axes[1].scatter(n_word, p_hat[:, j], s=6, alpha=0.5, label=str(c))
+        axes[0].scatter(n_word, z[:, j], s=6, alpha=0.5, label=plot_text(c))
+        axes[1].scatter(n_word, p_hat[:, j], s=6, alpha=0.5, label=plot_text(c))
     ns = np.logspace(math.log10(max(1, n_word.min())), math.log10(n_word.max() + 1), 200)
     axes[0].axhline(z_star, color="k", lw=1, ls="--", label=f"z* = {z_star:.2f}")
     axes[1].plot(ns, p0 + z_star * np.sqrt(p0 * (1 - p0) / ns), "k--", lw=1, label="significance")

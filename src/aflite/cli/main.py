@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from aflite._internal.text import one_line
 from aflite.cli.app import app
 from aflite.cli.options import (
     _balance,
@@ -157,13 +158,31 @@ def demo_cmd(
         typer.echo(f"open {outcome.outputs['report']} in a browser")
 
 
+def _fail(message: str, code: int) -> None:
+    typer.echo(f"aflite: error: {one_line(message)}", err=True)
+    sys.exit(code)
+
+
+def _os_message(e: OSError) -> str:
+    """'PATH: what went wrong', from an OSError."""
+    why = e.strerror or str(e) or type(e).__name__
+    why = why[:1].lower() + why[1:]
+    paths = [str(p) for p in (e.filename, e.filename2) if p is not None]
+    return f"{' -> '.join(paths)}: {why}" if paths else why
+
+
 def main() -> None:
-    """Entry point: user mistakes become one line on stderr and exit code 2."""
+    """Entry point: user mistakes become one line on stderr and exit code 2; faults of the
+    file system (disk full, a folder that cannot be written) one line and exit code 1."""
     try:
         app(standalone_mode=False)
-    except (DataError, MissingExtraError, ValueError, FileNotFoundError) as e:
-        typer.echo(f"aflite: error: {e}", err=True)
-        sys.exit(2)
+    except (DataError, MissingExtraError, ValueError) as e:
+        _fail(str(e), 2)
+    except FileNotFoundError as e:
+        _fail(_os_message(e), 2)
+    except OSError as e:
+        # the environment, not the data: a full disk, a folder that cannot be written, ...
+        _fail(_os_message(e), 1)
     except KeyboardInterrupt:
         typer.echo("aflite: interrupted; run again with --resume to continue", err=True)
         sys.exit(130)

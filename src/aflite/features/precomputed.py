@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,10 @@ def load_precomputed(spec: str, *, n_rows: int, ids: Sequence[Any] | None = None
     suffix = p.suffix.lower()
     file_ids = None
     if suffix == ".npy":
-        x = np.load(p, mmap_mode="r", allow_pickle=False)
+        with _readable(path, "npy"):
+            x = np.load(p, mmap_mode="r", allow_pickle=False)
     elif suffix == ".npz":
-        with np.load(p, allow_pickle=False) as z:
+        with _readable(path, "npz"), np.load(p, allow_pickle=False) as z:
             names = [n for n in z.files if n != "ids"]
             name = key or (
                 "features" if "features" in names else names[0] if len(names) == 1 else None
@@ -55,7 +57,8 @@ def load_precomputed(spec: str, *, n_rows: int, ids: Sequence[Any] | None = None
     elif suffix in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
-        tbl = pq.read_table(p)
+        with _readable(path, "parquet"):
+            tbl = pq.read_table(p)
         name = key or "features"
         if name not in tbl.column_names:
             raise DataError(f"{path}: no column '{name}' (columns: {', '.join(tbl.column_names)})")
@@ -71,10 +74,24 @@ def load_precomputed(spec: str, *, n_rows: int, ids: Sequence[Any] | None = None
             f"{path}: unknown feature file type (use .npy, .npz, .safetensors, .parquet)"
         )
 
+    if x.dtype.kind not in "biuf":
+        raise DataError(f"{path}: features must be numbers, got dtype {x.dtype}")
     if x.ndim != 2:
         raise DataError(f"{path}: features must be a 2-D matrix, got shape {x.shape}")
     if file_ids is not None and ids is not None:
-        pos = {str(v): i for i, v in enumerate(file_ids.tolist())}
+        if file_ids.ndim != 1 or len(file_ids) != x.shape[0]:
+            raise DataError(
+                f"{path}: 'ids' must list one id per feature row ({x.shape[0]} rows, "
+                f"ids of shape {file_ids.shape})"
+            )
+        pos: dict[str, int] = {}
+        for i, v in enumerate(file_ids.tolist()):
+            if str(v) in pos:
+                raise DataError(
+                    f"{path}: row {i + 1}: field 'ids' duplicates id {v!r} "
+                    f"(first at row {pos[str(v)] + 1})"
+                )
+            pos[str(v)] = i
         try:
             order = np.array([pos[str(v)] for v in ids], dtype=np.int64)
         except KeyError as e:
@@ -89,3 +106,23 @@ def load_precomputed(spec: str, *, n_rows: int, ids: Sequence[Any] | None = None
             r = s + int(np.argwhere(~np.isfinite(block))[0][0])
             raise DataError(f"{path}: row {r + 1}: features contain NaN or inf")
     return x
+
+
+@contextlib.contextmanager
+def _readable(path: str, kind: str) -> Iterator[None]:
+    """numpy's errors for a file it cannot load, as one line naming the file."""
+    try:
+        yield
+    except DataError:
+        raise
+    except ValueError as e:
+        if "Object arrays" in str(e) or "Python objects" in str(e):
+            raise DataError(
+                f"{path}: holds Python objects (a pickled array), which are not loaded; "
+                "save a numeric matrix"
+            ) from None
+        why = " ".join(str(e).split())
+        raise DataError(f"{path}: not a readable .{kind} file ({why})") from None
+    except (OSError, EOFError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else type(e).__name__
+        raise DataError(f"{path}: not a readable .{kind} file ({why})") from None

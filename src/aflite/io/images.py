@@ -31,8 +31,11 @@ def is_image_input(path: str | os.PathLike) -> bool:
             for f in sub.iterdir()
         )
     if p.suffix.lower() == ".npz" and p.is_file():
-        with np.load(p, allow_pickle=False) as z:
-            return "images" in z.files
+        try:
+            with np.load(p, allow_pickle=False) as z:
+                return "images" in z.files
+        except Exception:  # not a readable .npz: read_images says why, naming the file
+            return True
     return False
 
 
@@ -109,12 +112,14 @@ class ImageTable:
         return target
 
 
-def _to_float(images: np.ndarray) -> np.ndarray:
+def _to_float(images: np.ndarray, where: str = "images") -> np.ndarray:
     x = images.astype(np.float32)
     if x.ndim == 3:
         x = x[..., None]
     if x.ndim != 4:
-        raise DataError(f"images must be (N, H, W) or (N, H, W, C), got shape {images.shape}")
+        raise DataError(
+            f"{where}: images must be (N, H, W) or (N, H, W, C), got shape {images.shape}"
+        )
     if x.max() > 1.0:
         x /= 255.0
     return x
@@ -125,20 +130,34 @@ def read_images(path: str | os.PathLike, *, size: int | None = None) -> ImageTab
     image's size) or an .npz with ``images``, ``labels`` and optional ``ids``."""
     p = Path(path)
     if p.suffix.lower() == ".npz":
-        with np.load(p, allow_pickle=False) as z:
-            if "images" not in z.files or "labels" not in z.files:
+        try:
+            with np.load(p, allow_pickle=False) as z:
+                if "images" not in z.files or "labels" not in z.files:
+                    raise DataError(
+                        f"{p}: an image .npz needs arrays 'images' and 'labels' "
+                        f"(has {', '.join(z.files)})"
+                    )
+                raw, labels = z["images"], z["labels"]
+                ids = z["ids"] if "ids" in z.files else np.arange(len(labels))
+        except DataError:
+            raise
+        except ValueError as e:
+            if "Object arrays" in str(e):
                 raise DataError(
-                    f"{p}: an image .npz needs arrays 'images' and 'labels' (has {', '.join(z.files)})"
-                )
-            raw, labels = z["images"], z["labels"]
-            ids = z["ids"] if "ids" in z.files else np.arange(len(labels))
+                    f"{p}: holds Python objects (a pickled array), which are not loaded"
+                ) from None
+            raise DataError(f"{p}: not a readable .npz file ({' '.join(str(e).split())})") from None
+        except Exception as e:  # a damaged zip archive raises several types
+            raise DataError(f"{p}: not a readable .npz file ({type(e).__name__})") from None
+        if raw.dtype.kind not in "biuf":
+            raise DataError(f"{p}: 'images' must be numbers, got dtype {raw.dtype}")
         if len(raw) != len(labels):
             raise DataError(f"{p}: {len(raw)} images but {len(labels)} labels")
         if np.issubdtype(raw.dtype, np.floating) and not np.isfinite(raw).all():
             bad = int(np.argwhere(~np.isfinite(raw.reshape(len(raw), -1)))[0][0])
             raise DataError(f"{p}: row {bad + 1}: image contains NaN or inf")
         t = ImageTable(
-            str(p), "npz", _to_float(raw), [str(v) for v in labels], [str(v) for v in ids]
+            str(p), "npz", _to_float(raw, str(p)), [str(v) for v in labels], [str(v) for v in ids]
         )
         t.raw = raw
         return t

@@ -7,13 +7,14 @@ row (1-based line for text formats) and the field.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -236,16 +237,18 @@ def read_table(path: str | os.PathLike, fmt: str | None = None) -> Table:
 
 def _read_jsonl(path: str) -> Table:
     rows, lines, names = [], [], {}
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(line, object_pairs_hook=_unique_keys)
             except json.JSONDecodeError as e:
                 raise DataError(
                     f"{path}:{lineno}: malformed JSON ({e.msg}, column {e.colno})"
                 ) from None
+            except _DuplicateKey as e:
+                raise DataError(f"{path}:{lineno}: field '{e.args[0]}' appears twice") from None
             if not isinstance(obj, dict):
                 raise DataError(
                     f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}"
@@ -258,17 +261,37 @@ def _read_jsonl(path: str) -> Table:
     return Table(path, "jsonl", rows=rows, line_numbers=lines, fieldnames=list(names))
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
+    return obj
+
+
 def _read_delimited(path: str, delim: str, fmt: str) -> Table:
     rows, lines = [], []
-    with open(path, newline="", encoding="utf-8") as fh:
+    # a BOM is not part of the first field's name; fields may be longer than csv's default
+    with open(path, newline="", encoding="utf-8-sig") as fh, _no_field_limit():
         reader = csv.DictReader(fh, delimiter=delim)
-        if not reader.fieldnames:
-            raise DataError(f"{path}: no header row")
-        for row in reader:
-            if None in row:
-                raise DataError(f"{path}:{reader.line_num}: more values than header fields")
-            rows.append(row)
-            lines.append(reader.line_num)
+        try:
+            if not reader.fieldnames:
+                raise DataError(f"{path}: no header row")
+            _check_header(f"{path}:1", reader.fieldnames)
+            for row in reader:
+                if None in row:
+                    raise DataError(f"{path}:{reader.line_num}: more values than header fields")
+                rows.append(row)
+                lines.append(reader.line_num)
+        except csv.Error as e:
+            raise DataError(f"{path}:{reader.line_num}: malformed {fmt.upper()} ({e})") from None
         names = list(reader.fieldnames)
     if not rows:
         raise DataError(f"{path}: no rows")
@@ -281,6 +304,25 @@ def _read_delimited(path: str, delim: str, fmt: str) -> Table:
     return Table(path, fmt, rows=rows, line_numbers=lines, fieldnames=names)
 
 
+@contextlib.contextmanager
+def _no_field_limit() -> Iterator[None]:
+    old = csv.field_size_limit()
+    csv.field_size_limit(2**31 - 1)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)
+
+
+def _check_header(where: str, names: Sequence[str]) -> None:
+    """Every field named once (a csv reader would silently keep only the last of two)."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise DataError(f"{where}: field '{name}' appears twice in the header")
+        seen.add(name)
+
+
 def _read_parquet(path: str) -> Table:
     import pyarrow.parquet as pq
 
@@ -290,6 +332,7 @@ def _read_parquet(path: str) -> Table:
         raise DataError(f"{path}: not a readable Parquet file ({type(e).__name__})") from None
     if tbl.num_rows == 0:
         raise DataError(f"{path}: no rows")
+    _check_header(path, tbl.column_names)
     return Table(path, "parquet", arrow=tbl, fieldnames=tbl.column_names)
 
 

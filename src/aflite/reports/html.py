@@ -7,12 +7,14 @@ import base64
 import html
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from aflite._internal.atomic import atomic_path
+from aflite._internal.text import plot_text
 
 __all__ = ["write_report", "render_report", "png_data_uri", "label_drift", "DRIFT_WARNING"]
 
@@ -122,7 +124,7 @@ def _label_plot(before: dict[str, int], after: dict[str, int]) -> str:
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
     ax.bar(x - 0.2, [before.get(k, 0) for k in labels], 0.4, label="before")
     ax.bar(x + 0.2, [after.get(k, 0) for k in labels], 0.4, label="kept")
-    ax.set_xticks(x, labels, rotation=20)
+    ax.set_xticks(x, [plot_text(k) for k in labels], rotation=20)
     ax.set_title("Labels before and after")
     ax.legend()
     return png_data_uri(fig)
@@ -139,13 +141,22 @@ def _heatmap_plots(extra: dict[str, Any]) -> list[str]:
         im = ax.imshow(sim, cmap="viridis", vmin=-1, vmax=1)
         ax.axhline(n_kept - 0.5, color="w", lw=1)
         ax.axvline(n_kept - 0.5, color="w", lw=1)
-        ax.set_title(f"cosine similarity, class {cls}\nkept (first {n_kept}) vs removed")
+        ax.set_title(f"cosine similarity, class {plot_text(cls)}\nkept (first {n_kept}) vs removed")
         ax.set_xticks([])
         ax.set_yticks([])
         fig.colorbar(im, ax=ax, fraction=0.046)
         out.append(png_data_uri(fig))
-    out.extend(extra.get("images", {}).values())
+    images = extra.get("images") or {}
+    out.extend(v for v in (images.values() if isinstance(images, dict) else []) if _is_png(v))
     return out
+
+
+_PNG_URI = re.compile(r"data:image/png;base64,[A-Za-z0-9+/]+={0,2}")
+
+
+def _is_png(src: Any) -> bool:
+    """Only inline PNGs reach an ``src`` attribute (no other scheme, no quotes)."""
+    return isinstance(src, str) and _PNG_URI.fullmatch(src) is not None
 
 
 def render_report(out_dir: str | Path) -> str:
@@ -195,7 +206,7 @@ def render_report(out_dir: str | Path) -> str:
     imgs.append(_label_plot(counts.get("labels_before", {}), counts.get("labels_kept", {})))
     imgs += _heatmap_plots(extra)
     parts.append("<h2>Plots</h2><div class='grid'>")
-    parts += [f"<img alt='plot' src='{src}'>" for src in imgs]
+    parts += [f"<img alt='plot' src='{_esc(src)}'>" for src in imgs if _is_png(src)]
     parts.append("</div>")
 
     if extra.get("knn"):

@@ -8,31 +8,17 @@ or rewrite the terminal.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping, Sequence
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from aflite._internal.text import printable
 from aflite.audits.base import AuditResult
 from aflite.audits.cooccurrence import Association, CooccurrenceCounts
 
 __all__ = ["association_lines", "example_lines", "print_audits", "printable"]
-
-_UNSAFE = {"Cc", "Cf", "Zl", "Zp"}
-
-
-def printable(value: object) -> str:
-    """``str(value)`` with control and format characters replaced by ``\\x..`` escapes."""
-    s = str(value)
-    if s.isprintable():
-        return s
-    return "".join(
-        ch.encode("unicode_escape").decode("ascii") if unicodedata.category(ch) in _UNSAFE else ch
-        for ch in s
-    )
-
 
 def _fmt(v: object) -> str:
     return f"{v:.3f}" if isinstance(v, float) else printable(v)

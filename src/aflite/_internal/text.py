@@ -1,0 +1,31 @@
+"""Data shown as plain text: control and format characters become visible escapes."""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["printable", "one_line", "plot_text"]
+
+_UNSAFE = {"Cc", "Cf", "Zl", "Zp"}
+
+
+def printable(value: object) -> str:
+    """``str(value)`` with control and format characters replaced by ``\\x..`` escapes."""
+    s = str(value)
+    if s.isprintable():
+        return s
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii") if unicodedata.category(ch) in _UNSAFE else ch
+        for ch in s
+    )
+
+
+def one_line(value: object) -> str:
+    """:func:`printable` with line breaks shown as spaces (for one-line messages)."""
+    return printable(" ".join(str(value).splitlines()))
+
+
+def plot_text(value: object) -> str:
+    """A data value as a matplotlib label: one line, and ``$`` escaped so that it is drawn as
+    written, never parsed as mathtext."""
+    return one_line(value).replace("$", r"\$")
