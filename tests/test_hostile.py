@@ -164,7 +164,6 @@ BAD_INPUTS = [
         ["--id-field", "id"],
         "in.jsonl:3: field 'id' is not an id (a list: ['c'])",
         id="id-list",
-        marks=pytest.mark.xfail(reason="the job reads ids with Table.column, not read_ids"),
     ),
     pytest.param(
         "in.jsonl",
@@ -173,7 +172,6 @@ BAD_INPUTS = [
         ["--id-field", "id"],
         "in.jsonl:2: field 'id' has ambiguous ids '2' and 2",
         id="id-int-and-str",
-        marks=pytest.mark.xfail(reason="the job reads ids with Table.column, not read_ids"),
     ),
 ]
 

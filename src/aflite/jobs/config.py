@@ -18,6 +18,7 @@ from aflite.features.build import FeatureSpec, parse_feature_spec
 from aflite.features.cache import default_cache_dir
 from aflite.features.registry import FEATURE_KINDS
 from aflite.features.warmup import split_warmup
+from aflite.io.ids import read_ids
 from aflite.io.tables import Table, read_table
 
 __all__ = [
@@ -110,15 +111,7 @@ def load_job_inputs(job: FilterJob) -> JobInputs:
     if len(np.unique(labels)) < 2:
         raise DataError(f"{job.input}: field '{job.label_field}' has fewer than two classes")
     if job.id_field:
-        ids = table.column(job.id_field)
-        seen: dict[Any, int] = {}
-        for i, v in enumerate(ids):
-            if v in seen:
-                raise DataError(
-                    f"{table.where(i)}: field '{job.id_field}' duplicates id {v!r} "
-                    f"(first at {table.where(seen[v]).split(':', 1)[1].strip()})"
-                )
-            seen[v] = i
+        ids = read_ids(table, job.id_field)  # lists, NaN, duplicates, 2 vs "2": one line
     else:
         ids = list(range(len(table)))
     texts = None

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 import aflite
-from aflite._internal.atomic import atomic_path
+from aflite._internal.atomic import atomic_path, clean_stale_parts
 from aflite.algorithm import FilterResult, PhaseRecord
 from aflite.jobs.config import FilterJob, JobInputs, job_key
 from aflite.reports.content import report_extra
@@ -43,6 +43,7 @@ def write_outputs(
     table, labels = inputs.table, inputs.labels
     out = Path(job.out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    clean_stale_parts(out, recursive=False)  # left by an earlier, killed run
     kept = rest[result.kept]
     removed_order = np.argsort(rest[result.removed], kind="stable")
     removed = rest[result.removed][removed_order]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from aflite._internal.text import plot_text
 from aflite.algorithm import FilterResult
 
 if TYPE_CHECKING:
@@ -122,6 +123,6 @@ def image_grid(
                     img[..., 0] if img.shape[-1] == 1 else img,
                     cmap="gray" if img.shape[-1] == 1 else None,
                 )
-        axes[r, 0].set_title(str(c), fontsize=7, loc="left")
+        axes[r, 0].set_title(plot_text(c), fontsize=7, loc="left")
     fig.suptitle(title, fontsize=9)
     return png_data_uri(fig)
