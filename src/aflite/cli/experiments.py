@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from aflite.cli.app import experiment_app
-from aflite.cli.options import _min_bias, evaluator_names
+from aflite.cli.options import evaluator_names, parse_min_bias
 from aflite.defaults import FILTER_DEFAULTS as D
 
 
@@ -104,7 +104,7 @@ def _compare(
         train_size=train_size,
         slice_size=int(slice_size) if slice_size >= 1 else slice_size,
         threshold=threshold,
-        min_bias=_min_bias(min_bias),
+        min_bias=parse_min_bias(min_bias),
         seed=seed,
     )
     typer.echo(res.filter_summary)

@@ -9,12 +9,12 @@ import typer
 from aflite._internal.text import one_line
 from aflite.cli.app import app
 from aflite.cli.options import (
-    _balance,
-    _fields,
-    _min_bias,
-    _size,
     audit_names,
     features_help,
+    parse_balance,
+    parse_fields,
+    parse_min_bias,
+    parse_size,
 )
 from aflite.data import bundled_snli
 from aflite.defaults import FILTER_DEFAULTS as D
@@ -98,17 +98,17 @@ def filter_cmd(
     job = FilterJob(
         input=input_path,
         label_field=label_field,
-        text_fields=_fields(text_fields),
+        text_fields=parse_fields(text_fields),
         id_field=id_field,
         group_field=group_field,
         features=features,
-        target_size=_size(target_size, "--target-size"),
+        target_size=parse_size(target_size, "--target-size"),
         n_partitions=n_partitions,
-        train_size=_size(train_size, "--train-size"),
-        slice_size=_size(slice_size, "--slice-size"),
+        train_size=parse_size(train_size, "--train-size"),
+        slice_size=parse_size(slice_size, "--slice-size"),
         threshold=threshold,
-        min_bias=_min_bias(min_bias),
-        balance=_balance(balance),
+        min_bias=parse_min_bias(min_bias),
+        balance=parse_balance(balance),
         strategy=strategy,
         warmup_fraction=warmup_fraction,
         warmup_finetune=warmup_finetune,
@@ -117,7 +117,7 @@ def filter_cmd(
         out_dir=out_dir,
         resume=resume,
         report=not no_report,
-        audits=_fields(audits),
+        audits=parse_fields(audits),
         backend=backend,
         ray_address=ray_address,
     )

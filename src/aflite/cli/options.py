@@ -27,7 +27,7 @@ def evaluator_names() -> list[str]:
     return list(EVALUATORS)
 
 
-def _size(value: str, name: str) -> int | float:
+def parse_size(value: str, name: str) -> int | float:
     """'5000' -> 5000 rows; '0.3' -> a fraction."""
     try:
         return int(value)
@@ -39,7 +39,7 @@ def _size(value: str, name: str) -> int | float:
         raise DataError(f"{name} must be a row count or a fraction, got '{value}'") from None
 
 
-def _min_bias(value: str) -> float | None:
+def parse_min_bias(value: str) -> float | None:
     if value.strip().lower() in ("off", "none"):
         return None
     try:
@@ -48,11 +48,11 @@ def _min_bias(value: str) -> float | None:
         raise DataError(f"--min-bias must be a margin such as 0.02, or 'off', got '{value}'") from None
 
 
-def _balance(value: str) -> str | None:
+def parse_balance(value: str) -> str | None:
     if value not in ("none", "classes"):
         raise DataError(f"--balance must be none or classes, got '{value}'")
     return None if value == "none" else value
 
 
-def _fields(value: str | None) -> list[str]:
+def parse_fields(value: str | None) -> list[str]:
     return [f.strip() for f in value.split(",") if f.strip()] if value else []

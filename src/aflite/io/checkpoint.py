@@ -22,7 +22,7 @@ from aflite._internal.atomic import atomic_path
 from aflite.algorithm import FilterState, PhaseRecord
 from aflite.errors import DataError
 
-__all__ = ["Checkpoint", "save_state", "load_state"]
+__all__ = ["Checkpoint"]
 
 MANIFEST = "manifest.json"
 FEATURES = "features.npy"
@@ -152,38 +152,3 @@ class Checkpoint:
             raise DataError(f"{self.directory}: damaged checkpoint state ({e})") from None
         return phi, state
 
-
-def save_state(
-    directory: Path,
-    *,
-    state: FilterState | None = None,
-    phi: np.ndarray | None = None,
-    meta: dict[str, Any] | None = None,
-) -> None:
-    """Write the representation (a fresh start) and/or the state after a phase.
-
-    ``meta`` is the run's identity; it is required with ``phi`` and remembered in the manifest.
-    """
-    if phi is not None:
-        Checkpoint(directory, meta or {}).start(phi)
-    if state is not None:
-        where = Path(directory) / MANIFEST
-        doc = json.loads(where.read_text()) if where.exists() else {"identity": meta or {}}
-        ck = Checkpoint(directory, doc["identity"])
-        ck._files = dict(doc.get("files", {}))  # the representation's hash, not recomputed
-        ck.save(state)
-
-
-def load_state(directory: Path) -> tuple[np.ndarray, FilterState | None, dict[str, Any]]:
-    """(representation, state or None if no phase finished, the run's identity), verified
-    against the manifest's hashes."""
-    where = Path(directory) / MANIFEST
-    if not where.exists():
-        raise DataError(f"{directory}: no checkpoint here")
-    try:
-        identity = json.loads(where.read_text())["identity"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise DataError(f"{where}: damaged checkpoint manifest; run without --resume") from None
-    loaded = Checkpoint(directory, identity).load()
-    assert loaded is not None
-    return loaded[0], loaded[1], identity

@@ -15,6 +15,7 @@ import numpy as np
 import aflite
 from aflite._internal.atomic import atomic_path, clean_stale_parts
 from aflite.algorithm import FilterResult, PhaseRecord
+from aflite.defaults import FILTER_DEFAULTS
 from aflite.jobs.config import FilterJob, JobInputs, job_key
 from aflite.reports.content import report_extra
 
@@ -186,7 +187,7 @@ def stop_hint(result: FilterResult, threshold: float) -> str | None:
     target = result.params.get("target_size")
     if result.stop_reason != "threshold" or not target:
         return None
-    margin = result.params.get("min_bias") or 0.02
+    margin = result.params.get("min_bias") or FILTER_DEFAULTS["min_bias"]
     if not np.isnan(result.final_bias) and result.final_bias <= result.final_chance + margin:
         return None
     left = len(result.kept) - int(target)
