@@ -36,6 +36,11 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _remove(path: Path) -> None:
+    """Delete one checkpoint file (a separate function so tests can inject kills here)."""
+    path.unlink(missing_ok=True)
+
+
 class Checkpoint:
     """The checkpoint folder of one run, identified by ``identity`` (a JSON-able dict).
 
@@ -95,9 +100,12 @@ class Checkpoint:
         self._write_manifest(phase=phase)
         for old in self.directory.glob("state-*"):
             if old.name not in files:
-                old.unlink(missing_ok=True)
+                _remove(old)
 
     def clear(self) -> None:
+        """Remove the checkpoint; the manifest goes first, so a kill half-way through leaves
+        nothing a resume would trust."""
+        _remove(self.directory / MANIFEST)
         shutil.rmtree(self.directory, ignore_errors=True)
 
     def _write_manifest(self, *, phase: int | None) -> None:
@@ -151,4 +159,3 @@ class Checkpoint:
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise DataError(f"{self.directory}: damaged checkpoint state ({e})") from None
         return phi, state
-

@@ -8,7 +8,6 @@ This is the Python API behind ``aflite filter``; the algorithm itself lives in
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -110,7 +109,7 @@ def run_filter_job(
             backend.close()
 
     outcome = write_outputs(job, inputs, result, plan.warm_rows, rest, t_start, phi)
-    shutil.rmtree(ckpt_dir, ignore_errors=True)
+    ckpt.clear()
     return outcome
 
 
