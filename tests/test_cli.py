@@ -445,7 +445,7 @@ def test_unknown_encoder_via_cli(tmp_path):
         str(tmp_path / "out"),
         "--quiet",
     )
-    assert r.returncode == 2 and "cannot load sentence-transformers model" in r.stderr
+    assert r.returncode == 2 and "model folder '/no/such/model' does not exist" in r.stderr
     assert not (tmp_path / "out").exists()
 
 

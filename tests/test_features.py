@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -72,7 +74,7 @@ def test_unknown_encoder_is_a_clear_error():
     pytest.importorskip("sentence_transformers")
     from aflite.features.encoders import encode_texts
 
-    with pytest.raises(ValueError, match="cannot load sentence-transformers model"):
+    with pytest.raises(ValueError, match="model folder .*no.such.model-folder.* does not exist"):
         encode_texts(["a"], "/no/such/model-folder")
 
 
@@ -209,3 +211,93 @@ def test_wide_hashed_ngrams_are_refused_up_front_or_reduced_through_the_sparse_p
     # with svd the 2^16 hashed columns stay sparse and are reduced before anything is dense
     x, _ = build_features(parse_feature_spec("ngrams:hash=65536,svd=16"), pairs, n_rows=48)
     assert x.shape == (48, 16) and x.dtype == np.float32
+
+
+# --- the embedding cache: keyed by model content, verified before use -------------------------
+
+
+def _fake_encoder(calls):
+    def encode(texts, model, *, device="cpu", progress=None):
+        calls.append(model)
+        seed = sum((Path(model) / "weights.bin").read_bytes())
+        return np.random.default_rng(seed).normal(size=(len(texts), 4)).astype(np.float32)
+
+    return encode
+
+
+def test_a_model_changed_at_the_same_path_is_embedded_again(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "weights.bin").write_bytes(b"\x01\x02")
+    spec = parse_feature_spec(f"sentence-transformers:{model}")
+    texts = {"hypothesis": ["a", "b", "c"]}
+    calls = []
+    kw = dict(
+        n_rows=3, fingerprint="fp", cache_dir=str(tmp_path / "c"), encode=_fake_encoder(calls)
+    )
+    x, hit = build_features(spec, texts, **kw)
+    y, hit2 = build_features(spec, texts, **kw)
+    assert not hit and hit2 and len(calls) == 1
+    np.testing.assert_array_equal(np.asarray(y), x)
+    (model / "weights.bin").write_bytes(b"\x07\x02")  # same path, same size, new weights
+    z, hit3 = build_features(spec, texts, **kw)
+    assert not hit3 and len(calls) == 2 and not np.allclose(z, x)
+
+
+def test_model_fingerprint_follows_content_not_name(tmp_path):
+    from aflite.features.encoders import model_fingerprint
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        d.mkdir()
+        (d / "config.json").write_text("{}")
+    assert model_fingerprint(str(a)) == model_fingerprint(str(b))
+    (b / "config.json").write_text('{"x": 1}')
+    assert model_fingerprint(str(a)) != model_fingerprint(str(b))
+    assert model_fingerprint("no-such-org/no-such-model") == "name:no-such-org/no-such-model"
+
+
+@pytest.mark.parametrize("damage", ["edited", "sidecar gone", "other shape"])
+def test_a_cache_entry_that_does_not_match_its_record_is_computed_again(tmp_path, damage):
+    from aflite.features import cache
+
+    first, hit = cache.cached(["k"], lambda: np.ones((3, 2)), tmp_path, n_rows=3)
+    entry = next((tmp_path / "embeddings").glob("*.npy"))
+    if damage == "edited":  # a valid array with other values
+        np.save(entry, np.full((3, 2), 5, dtype=np.float32))
+    elif damage == "sidecar gone":
+        entry.with_suffix(".json").unlink()
+    else:
+        np.save(entry, np.ones((2, 2), dtype=np.float32))
+        meta = entry.with_suffix(".json")
+        meta.write_text(meta.read_text().replace("[3, 2]", "[2, 2]"))
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        again, hit = cache.cached(["k"], lambda: np.zeros((3, 2)), tmp_path, n_rows=3)
+    assert not hit and np.array_equal(again, np.zeros((3, 2)))
+    served, hit = cache.cached(["k"], lambda: np.ones((3, 2)), tmp_path, n_rows=3)
+    assert hit and np.array_equal(served, np.zeros((3, 2)))
+
+
+def test_an_unknown_model_name_fails_fast_offline(monkeypatch):
+    pytest.importorskip("sentence_transformers")
+    import time
+
+    from aflite.features.encoders import encode_texts
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    t0 = time.perf_counter()
+    with pytest.raises(
+        ValueError, match="not in the local Hugging Face cache.*pass a model folder"
+    ):
+        encode_texts(["a"], "no-such-org/no-such-model")
+    assert time.perf_counter() - t0 < 10
+
+
+def test_a_broken_model_folder_keeps_the_reason(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    from aflite.features.encoders import encode_texts
+
+    (tmp_path / "modules.json").write_text("{ not json")
+    with pytest.raises(ValueError, match=r"cannot load sentence-transformers model '.*': \S+"):
+        encode_texts(["a"], str(tmp_path))

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
+import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from aflite.errors import MissingExtraError
+from aflite._internal.text import one_line
+from aflite.errors import DataError, MissingExtraError
 
 __all__ = [
     "encode_texts",
     "resolve_model_path",
+    "model_fingerprint",
     "pair_features",
     "combine_fields",
     "embedding_dim",
@@ -43,6 +47,67 @@ def resolve_model_path(name: str) -> str:
     return name
 
 
+def _local_snapshot(name: str) -> Path | None:
+    """The folder of ``name`` in the local Hugging Face cache, if it is there (no network)."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        for repo in (name, f"sentence-transformers/{name}"):
+            try:
+                return Path(snapshot_download(repo, local_files_only=True))
+            except Exception:  # noqa: BLE001 -- not cached, or not a valid repo id
+                continue
+    except ImportError:
+        pass
+    return None
+
+
+def _model_folder(name: str) -> Path | None:
+    path = Path(resolve_model_path(name))
+    return path if path.exists() else _local_snapshot(name)
+
+
+_FOLDER_HASHES: dict[tuple, str] = {}
+
+
+def model_fingerprint(name: str) -> str:
+    """A key for a model's *content*: the SHA-256 of every file of its local folder (weights,
+    config, tokenizer), so a model changed at the same path or name gets new embeddings.
+    A model found nowhere locally is keyed by its name."""
+    folder = _model_folder(name)
+    if folder is None:
+        return f"name:{name}"
+    files = sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+    stat = tuple(
+        (str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns) for p in files
+    )
+    key = (str(folder.resolve()), stat)
+    if key not in _FOLDER_HASHES:  # hashing ~100 MB of weights once per process is enough
+        h = hashlib.sha256()
+        for p, (rel, _, _) in zip(files, stat):
+            h.update(rel.encode() + b"\0")
+            with open(p, "rb") as fh:
+                for block in iter(lambda fh=fh: fh.read(1 << 22), b""):
+                    h.update(block)
+        _FOLDER_HASHES[key] = h.hexdigest()
+    return "sha256:" + _FOLDER_HASHES[key]
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    from urllib.parse import urlparse
+
+    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
+    try:
+        socket.create_connection((host or "huggingface.co", 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
 def _load(name: str, device: str):
     try:
         from sentence_transformers import SentenceTransformer
@@ -50,16 +115,23 @@ def _load(name: str, device: str):
         raise MissingExtraError(
             "sentence-transformers features need: pip install 'aflite[text]'"
         ) from None
-    path = resolve_model_path(name)
-    if Path(path).exists():
+    folder = _model_folder(name)
+    if folder is None and name.startswith(("/", ".", "~")):
+        raise DataError(f"sentence-transformers model folder '{name}' does not exist")
+    if folder is None and (os.environ.get("HF_HUB_OFFLINE") or not _hub_reachable()):
+        # Without this the hub client retries for minutes before giving up.
+        raise DataError(
+            f"sentence-transformers model '{name}' is not a local folder, not in the local "
+            "Hugging Face cache and the hub cannot be reached; pass a model folder, e.g. "
+            "--features sentence-transformers:/path/to/model"
+        )
+    if folder is not None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
-        return SentenceTransformer(path, device=device)
+        return SentenceTransformer(str(folder or name), device=device)
     except Exception as e:
-        raise ValueError(
-            f"cannot load sentence-transformers model '{name}' ({type(e).__name__}); "
-            "give a local model folder or a name in the local Hugging Face cache"
-        ) from None
+        reason = one_line(str(e)) or type(e).__name__
+        raise DataError(f"cannot load sentence-transformers model '{name}': {reason}") from None
 
 
 def encode_texts(

@@ -93,7 +93,11 @@ def _sentence_transformers(
             done += n_rows
         return combine_fields(parts)
 
-    return cached([fingerprint, str(spec), ",".join(fields)], embed, cache_dir)
+    from aflite.features.encoders import model_fingerprint
+
+    # the model's content, not its name: a model changed at the same path gets new embeddings
+    key = [fingerprint, str(spec), model_fingerprint(spec.arg), ",".join(fields)]
+    return cached(key, embed, cache_dir, n_rows=n_rows)
 
 
 @register_feature_kind(
