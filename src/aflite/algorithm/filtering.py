@@ -24,7 +24,6 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,6 +34,17 @@ from aflite.algorithm.progress import Reporter
 from aflite.algorithm.result import STOP_REASONS, FilterResult, PhaseRecord
 from aflite.algorithm.scoring import prepare_runner
 from aflite.algorithm.selection import BALANCE, STRATEGIES, select_slice
+from aflite.algorithm.state import FilterState
+from aflite.types import (
+    ArrayLike,
+    Backend,
+    Balance,
+    DeviceLike,
+    ModelLike,
+    SeedLike,
+    Size,
+    Strategy,
+)
 
 __all__ = ["adversarial_filter", "FilterState", "STRATEGIES", "ConvergenceWarning"]
 
@@ -45,54 +55,27 @@ class ConvergenceWarning(UserWarning):
     """Some classifiers of a phase stopped at the iteration cap before reaching ``tol``."""
 
 
-@dataclass
-class FilterState:
-    """Everything needed to continue a run after a phase: a checkpoint.
-
-    Positions are input row indices. ``generator_state`` is the torch generator's state, so a
-    resumed run draws exactly the partitions an uninterrupted run would have drawn;
-    ``storage_phase`` says which phase's set the compacted storage was last built from, so a
-    resumed run lays out (and sums) rows the same way.
-    """
-
-    rows: np.ndarray
-    removed: list[int] = field(default_factory=list)
-    removed_phase: list[int] = field(default_factory=list)
-    removed_score: list[float] = field(default_factory=list)
-    history: list[PhaseRecord] = field(default_factory=list)
-    generator_state: np.ndarray | None = None
-    storage_phase: int | None = None
-    stop_reason: str | None = None
-    stop_message: str | None = None
-
-    def rows_at_phase(self, phase: int) -> np.ndarray:
-        """The (sorted) set as it was at the start of ``phase``."""
-        removed = np.asarray(self.removed, dtype=np.int64)
-        later = removed[np.asarray(self.removed_phase, dtype=np.int64) >= phase]
-        return np.sort(np.concatenate([self.rows, later]))
-
-
 def adversarial_filter(
-    features: Any,
-    labels: Any,
+    features: ArrayLike,
+    labels: ArrayLike,
     *,
-    target_size: int | float,
+    target_size: Size,
     n_partitions: int = 64,
-    train_size: int | float = 0.1,
-    slice_size: int | float = 500,
+    train_size: Size = 0.1,
+    slice_size: Size = 500,
     threshold: float = 0.75,
-    strategy: str = "slicing",
+    strategy: Strategy = "slicing",
     min_bias: float | None = None,
-    balance: str | None = None,
-    model: Any = "linear",
-    groups: Any = None,
-    seed: Any = 0,
-    device: str | torch.device = "auto",
+    balance: Balance = None,
+    model: ModelLike = "linear",
+    groups: ArrayLike | None = None,
+    seed: SeedLike = 0,
+    device: DeviceLike = "auto",
     progress: bool | Callable[[PhaseRecord], None] | None = None,
     score_kept: bool = True,
     checkpoint: Callable[[FilterState], None] | None = None,
     resume: FilterState | None = None,
-    backend: Any = None,
+    backend: Backend | None = None,
 ) -> FilterResult:
     """Remove the most predictable instances until the set is ``target_size`` or clean.
 

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import torch
 
 from aflite._internal.device import make_generator, resolve_device
 from aflite.algorithm._validation import (
@@ -18,6 +17,7 @@ from aflite.algorithm._validation import (
 )
 from aflite.algorithm.phases import PhaseRunner
 from aflite.algorithm.scorers import resolve_scorer
+from aflite.types import ArrayLike, Backend, DeviceLike, ModelLike, SeedLike, Size
 
 __all__ = ["PhaseScores", "predictability_scores", "representation_bias", "prepare_runner"]
 
@@ -59,16 +59,16 @@ class PhaseScores:
 
 
 def prepare_runner(
-    features: Any,
-    labels: Any,
+    features: ArrayLike,
+    labels: ArrayLike,
     *,
     n_partitions: int,
-    model: Any,
-    groups: Any,
-    seed: Any,
-    device: Any,
-    train_size: Any,
-    backend: Any = None,
+    model: ModelLike,
+    groups: ArrayLike | None,
+    seed: SeedLike,
+    device: DeviceLike,
+    train_size: Size,
+    backend: Backend | None = None,
 ) -> tuple[PhaseRunner, np.ndarray, int]:
     """Check the inputs and set up a :class:`PhaseRunner`; returns it, the classes and t."""
     x = check_features(features)
@@ -98,15 +98,15 @@ def prepare_runner(
 
 
 def predictability_scores(
-    features: Any,
-    labels: Any,
+    features: ArrayLike,
+    labels: ArrayLike,
     *,
     n_partitions: int = 64,
-    train_size: int | float = 0.1,
-    model: Any = "linear",
-    groups: Any = None,
-    seed: Any = 0,
-    device: str | torch.device = "auto",
+    train_size: Size = 0.1,
+    model: ModelLike = "linear",
+    groups: ArrayLike | None = None,
+    seed: SeedLike = 0,
+    device: DeviceLike = "auto",
 ) -> PhaseScores:
     """Score every row once: the fraction of its held-out predictions that are correct.
 
@@ -142,6 +142,6 @@ def predictability_scores(
     )
 
 
-def representation_bias(features: Any, labels: Any, **kwargs: Any) -> float:
+def representation_bias(features: ArrayLike, labels: ArrayLike, **kwargs: Any) -> float:
     """Estimate R(Phi, S, M): the mean predictability of the rows (see :func:`predictability_scores`)."""
     return predictability_scores(features, labels, **kwargs).representation_bias

@@ -9,10 +9,11 @@ import numpy as np
 import torch
 
 from aflite.algorithm._validation import threshold_fraction
+from aflite.types import STRATEGIES as _STRATEGIES
 
 __all__ = ["STRATEGIES", "BALANCE", "select_slice"]
 
-STRATEGIES = ("slicing", "greedy", "sampling", "single_shot")
+STRATEGIES = _STRATEGIES  # the values of aflite.types.Strategy
 BALANCE = (None, "classes")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from aflite.features.registry import FEATURE_KINDS
 from aflite.features.warmup import split_warmup
 from aflite.io.ids import read_ids
 from aflite.io.tables import Table, read_table
+from aflite.types import Balance, DeviceLike, Size, Strategy
 
 __all__ = [
     "FilterJob",
@@ -46,25 +47,25 @@ class FilterJob:
     id_field: str | None = None
     group_field: str | None = None
     features: str = "ngrams"
-    target_size: int | float = FILTER_DEFAULTS["target_size"]
+    target_size: Size = FILTER_DEFAULTS["target_size"]
     n_partitions: int = FILTER_DEFAULTS["n_partitions"]
-    train_size: int | float = FILTER_DEFAULTS["train_size"]
-    slice_size: int | float = FILTER_DEFAULTS["slice_size"]
+    train_size: Size = FILTER_DEFAULTS["train_size"]
+    slice_size: Size = FILTER_DEFAULTS["slice_size"]
     threshold: float = FILTER_DEFAULTS["threshold"]
-    strategy: str = FILTER_DEFAULTS["strategy"]
+    strategy: Strategy = FILTER_DEFAULTS["strategy"]
     min_bias: float | None = FILTER_DEFAULTS["min_bias"]
-    balance: str | None = FILTER_DEFAULTS["balance"]
+    balance: Balance = FILTER_DEFAULTS["balance"]
     warmup_fraction: float | None = None
     warmup_finetune: bool = False
     seed: int = 0
-    device: str = "auto"
+    device: DeviceLike = "auto"
     out_dir: str = "aflite-out"
     resume: bool = False
     cache_dir: str | None = field(default_factory=lambda: str(default_cache_dir()))
     input_format: str | None = None
     report: bool = True
     audits: list[str] = field(default_factory=list)
-    backend: str | None = None
+    backend: Literal["local", "ray"] | None = None
     ray_address: str | None = None
 
 

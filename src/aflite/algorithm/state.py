@@ -1,0 +1,38 @@
+"""The state of a filtering run between phases: what a checkpoint holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aflite.algorithm.result import PhaseRecord
+
+__all__ = ["FilterState"]
+
+
+@dataclass
+class FilterState:
+    """Everything needed to continue a run after a phase: a checkpoint.
+
+    Positions are input row indices. ``generator_state`` is the torch generator's state, so a
+    resumed run draws exactly the partitions an uninterrupted run would have drawn;
+    ``storage_phase`` says which phase's set the compacted storage was last built from, so a
+    resumed run lays out (and sums) rows the same way.
+    """
+
+    rows: np.ndarray
+    removed: list[int] = field(default_factory=list)
+    removed_phase: list[int] = field(default_factory=list)
+    removed_score: list[float] = field(default_factory=list)
+    history: list[PhaseRecord] = field(default_factory=list)
+    generator_state: np.ndarray | None = None
+    storage_phase: int | None = None
+    stop_reason: str | None = None
+    stop_message: str | None = None
+
+    def rows_at_phase(self, phase: int) -> np.ndarray:
+        """The (sorted) set as it was at the start of ``phase``."""
+        removed = np.asarray(self.removed, dtype=np.int64)
+        later = removed[np.asarray(self.removed_phase, dtype=np.int64) >= phase]
+        return np.sort(np.concatenate([self.rows, later]))
