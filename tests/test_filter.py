@@ -186,3 +186,30 @@ def test_compaction_keeps_rows_labels_and_groups_aligned(owned):
         np.testing.assert_array_equal(runner.y.numpy(), y[rows])
         np.testing.assert_array_equal(runner.groups.numpy(), g[rows])
     np.testing.assert_array_equal(np.asarray(x), original)  # the caller's matrix is never modified
+
+
+def test_copy_false_standardises_in_place_with_identical_results(planted):
+    x, y, _ = planted
+    x32 = np.ascontiguousarray(x, dtype=np.float32)
+    opts = dict(target_size=600, train_size=200, slice_size=100, threshold=0.6, seed=1)
+    ref = aflite.adversarial_filter(x32.copy(), y, **opts)
+    mine = x32.copy()
+    res = aflite.adversarial_filter(mine, y, copy=False, **opts)
+    np.testing.assert_array_equal(res.kept, ref.kept)
+    np.testing.assert_array_equal(res.removed_score, ref.removed_score)
+    assert not np.allclose(mine, x32)  # the caller's matrix was used as the storage
+    np.testing.assert_allclose(mine.mean(axis=0), 0.0, atol=1e-4)
+
+
+def test_copy_false_leaves_what_it_cannot_own_and_raw_features_alone(planted):
+    from sklearn.naive_bayes import GaussianNB
+
+    x, y, _ = planted
+    opts = dict(target_size=600, train_size=200, slice_size=100, threshold=0.6, seed=1)
+    x64 = np.asarray(x, dtype=np.float64).copy()
+    aflite.adversarial_filter(x64, y, copy=False, **opts)  # float64: needs a float32 copy anyway
+    np.testing.assert_array_equal(x64, x)
+    x32 = np.ascontiguousarray(x, dtype=np.float32)
+    raw = x32.copy()
+    aflite.adversarial_filter(raw, y, copy=False, model=GaussianNB(), n_partitions=4, **opts)
+    np.testing.assert_array_equal(raw, x32)  # a scikit-learn model is fitted on the raw values

@@ -76,6 +76,7 @@ def adversarial_filter(
     checkpoint: Callable[[FilterState], None] | None = None,
     resume: FilterState | None = None,
     backend: Backend | None = None,
+    copy: bool = True,
 ) -> FilterResult:
     """Remove the most predictable instances until the set is ``target_size`` or clean.
 
@@ -134,6 +135,9 @@ def adversarial_filter(
     backend:
         None (this process), ``"ray"`` (a local Ray instance with 2 workers) or an
         :class:`aflite.distributed.RayBackend` to spread each phase's partitions over a cluster.
+    copy:
+        False lets the linear family standardise a float32 C-contiguous ``features`` array in
+        place instead of copying it (halves peak memory); its values are changed.
 
     Returns
     -------
@@ -162,7 +166,7 @@ def adversarial_filter(
             train_size=train_size, slice_size=slice_size, threshold=threshold,
             strategy=strategy, min_bias=min_bias, balance=balance, model=model, groups=groups,
             seed=seed, device=device, progress=progress, score_kept=score_kept,
-            checkpoint=checkpoint, resume=resume, backend=backend,
+            checkpoint=checkpoint, resume=resume, backend=backend, copy=copy,
         )
     finally:
         if own_backend:
@@ -203,7 +207,7 @@ def check_filter_options(
 
 def _filter(features, labels, *, target_size, n_partitions, train_size, slice_size, threshold,
             strategy, min_bias, balance, model, groups, seed, device, progress, score_kept,
-            checkpoint, resume, backend) -> FilterResult:
+            checkpoint, resume, backend, copy) -> FilterResult:
     n_rows = np.asarray(labels).shape[0] if np.ndim(labels) else 0
     n, _, k, tau = check_filter_options(
         n_rows, target_size=target_size, train_size=train_size, slice_size=slice_size,
@@ -211,7 +215,7 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
     )
     runner, classes, t = prepare_runner(
         features, labels, n_partitions=n_partitions, model=model, groups=groups, seed=seed,
-        device=device, train_size=train_size, backend=backend,
+        device=device, train_size=train_size, backend=backend, copy=copy,
     )
     n_input = runner.n_input
     params = {

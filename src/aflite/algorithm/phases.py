@@ -50,6 +50,7 @@ class PhaseRunner:
         device: torch.device,
         generator: torch.Generator,
         chunk_rows: int | None = None,
+        in_place: bool = False,
     ) -> None:
         self.raw = x
         self.scorer = scorer
@@ -58,7 +59,9 @@ class PhaseRunner:
         self.train_size = train_size
         self.device = device
         self.generator = generator
-        self.store = FeatureStore(x, device, chunk_rows=chunk_rows)
+        # a scorer that reads the raw features (scikit-learn) must not see them standardised
+        in_place = in_place and not getattr(scorer, "needs_raw_features", False)
+        self.store = FeatureStore(x, device, chunk_rows=chunk_rows, in_place=in_place)
         self.y = torch.as_tensor(y, device=device)
         self.groups = None if groups is None else torch.as_tensor(groups, device=device)
         self.n_input = x.shape[0]

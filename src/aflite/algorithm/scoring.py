@@ -69,6 +69,7 @@ def prepare_runner(
     device: DeviceLike,
     train_size: Size,
     backend: Backend | None = None,
+    copy: bool = True,
 ) -> tuple[PhaseRunner, np.ndarray, int]:
     """Check the inputs and set up a :class:`PhaseRunner`; returns it, the classes and t."""
     x = check_features(features)
@@ -93,6 +94,7 @@ def prepare_runner(
         groups=g,
         device=dev,
         generator=make_generator(seed, dev),
+        in_place=not copy,
     )
     return runner, classes, t
 

@@ -60,6 +60,17 @@ def _copy_limit_bytes() -> int:
         return 4 << 30
 
 
+def _ownable(x: np.ndarray, device: torch.device) -> bool:
+    """Can the store standardise ``x`` where it is (and keep it as its storage)?"""
+    return (
+        device.type == "cpu"
+        and type(x) is np.ndarray
+        and x.dtype == np.float32
+        and x.flags.c_contiguous
+        and x.flags.writeable
+    )
+
+
 class FeatureStore:
     """Standardised float32 rows of the caller's matrix on ``device``.
 
@@ -77,6 +88,7 @@ class FeatureStore:
         *,
         chunk_rows: int | None = None,
         copy_limit_bytes: int | None = None,
+        in_place: bool = False,
     ) -> None:
         self.device = device
         self.n_input, self.dim = x.shape
@@ -90,7 +102,16 @@ class FeatureStore:
         limit = _copy_limit_bytes() if copy_limit_bytes is None else copy_limit_bytes
         big = self.n_input * self.dim * 4 > limit
         self.rows = np.arange(self.n_input, dtype=np.int64)
-        if device.type == "cpu" and (isinstance(x, np.memmap) or big):
+        if in_place and _ownable(x, device):
+            # the caller gave the matrix away: standardise it where it is, no second copy
+            step = max(1, 2**22 // max(1, self.dim))
+            mean32, scale32 = mean.astype(np.float32), scale.astype(np.float32)
+            for s in range(0, self.n_input, step):
+                np.subtract(x[s : s + step], mean32, out=x[s : s + step])
+                np.multiply(x[s : s + step], scale32, out=x[s : s + step])
+            self._raw = None
+            self.data = torch.from_numpy(x)
+        elif device.type == "cpu" and (isinstance(x, np.memmap) or big):
             self._raw: np.ndarray | None = x
             self.data: torch.Tensor | None = None
         else:

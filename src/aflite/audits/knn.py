@@ -21,19 +21,25 @@ def knn_distances(
     max_rows: int = 20_000,
     seed: int = 0,
     name: str = "knn distances",
+    rows: np.ndarray | None = None,
 ) -> AuditResult:
     """Mean cosine distance from held-out rows to their top-k nearest training rows, within
     their own class and against the other classes, per class.
 
     Higher within-class distances mean fewer near-duplicates that a model could match on.
-    Rows beyond ``max_rows`` are subsampled.
+    ``rows`` restricts both to those row indices (``labels`` is indexed by input row). Rows
+    beyond ``max_rows`` are subsampled before any feature is read, so a memory-mapped matrix
+    is never loaded whole.
     """
-    x = np.asarray(features, dtype=np.float32)
     y = np.asarray(labels)
+    idx = np.arange(len(y)) if rows is None else np.asarray(rows, dtype=np.int64)
     rng = np.random.default_rng(seed)
-    if len(y) > max_rows:
-        keep = np.sort(rng.choice(len(y), max_rows, replace=False))
-        x, y = x[keep], y[keep]
+    if len(idx) > max_rows:
+        idx = np.sort(rng.choice(idx, max_rows, replace=False))
+    if not hasattr(features, "shape"):
+        features = np.asarray(features)
+    x = np.asarray(features[idx], dtype=np.float32)
+    y = y[idx]
     n = len(y)
     perm = rng.permutation(n)
     n_test = max(1, int(round(holdout * n)))

@@ -83,7 +83,10 @@ class NgramVectorizer:
         mat = self._sparse(fields)
         if self.reducer_ is not None:
             return self.reducer_.transform(mat).astype(np.float32)
-        return mat.toarray().astype(np.float32) if dense else mat
+        if not dense:
+            return mat
+        # straight into float32: a copy here would double the peak for large inputs
+        return mat.toarray(out=np.zeros(mat.shape, dtype=np.float32))
 
     def fit_transform(self, fields: Sequence[Sequence[str]], *, dense: bool = True):
         return self.fit(fields).transform(fields, dense=dense)

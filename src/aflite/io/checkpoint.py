@@ -102,6 +102,10 @@ class Checkpoint:
             if old.name not in files:
                 _remove(old)
 
+    def features(self) -> np.ndarray:
+        """The recorded representation, memory-mapped (read-only)."""
+        return np.load(self.directory / FEATURES, mmap_mode="r", allow_pickle=False)
+
     def clear(self) -> None:
         """Remove the checkpoint; the manifest goes first, so a kill half-way through leaves
         nothing a resume would trust."""

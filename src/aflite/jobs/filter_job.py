@@ -101,6 +101,8 @@ def run_filter_job(
             checkpoint=checkpoint,
             resume=resume_state,
             backend=backend,
+            # Phi is on disk in the checkpoint: the filter may standardise this copy in place
+            copy=False,
         )
     except _Interrupted:
         raise KeyboardInterrupt("interrupted after a checkpoint") from None
@@ -108,7 +110,8 @@ def run_filter_job(
         if backend is not None:
             backend.close()
 
-    outcome = write_outputs(job, inputs, result, plan.warm_rows, rest, t_start, phi)
+    del phi  # standardised in place by now; the outputs read the checkpoint's copy
+    outcome = write_outputs(job, inputs, result, plan.warm_rows, rest, t_start, ckpt.features())
     ckpt.clear()
     return outcome
 

@@ -84,7 +84,7 @@ def report_extra(
     if len(result.removed):
         before = knn_distances(x, labels, ks=(1, 5, 10, 50), seed=seed, max_rows=5000)
         after = knn_distances(
-            x[result.kept], labels[result.kept], ks=(1, 5, 10, 50), seed=seed, max_rows=5000
+            x, labels, rows=result.kept, ks=(1, 5, 10, 50), seed=seed, max_rows=5000
         )
         after_rows = {(r[0], r[1]): r[2:] for r in after.rows}
         rows = []

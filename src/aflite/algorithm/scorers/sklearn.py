@@ -47,6 +47,8 @@ class SklearnScorer:
     def __init__(self, estimator: Any) -> None:
         self.estimator = check_estimator(estimator)
 
+    needs_raw_features = True  # fitted on the caller's features, not the standardised ones
+
     def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
         self.store, self.raw, self.y = store, raw, y
 

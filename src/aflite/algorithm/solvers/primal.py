@@ -39,12 +39,15 @@ def boehning_inverse(
     d = store.dim
     dev = store.device
     gram = torch.zeros((d + 1, d + 1), dtype=torch.float64, device=dev)
-    for s, e, xb in store.chunks():
-        xw = xb * current[s:e, None]
-        gram[:d, :d] += (xb.T @ xw).double()
-        col = xw.sum(dim=0).double()
-        gram[:d, d] += col
-        gram[d, :d] += col
+    for s, e, chunk in store.chunks():
+        # sub-blocks keep the masked copy small: a whole chunk would add a quarter GB at d=1024
+        for b in range(0, e - s, 8192):
+            xb = chunk[b : b + 8192]
+            xw = xb * current[s + b : s + b + len(xb), None]
+            gram[:d, :d] += (xb.T @ xw).double()
+            col = xw.sum(dim=0).double()
+            gram[:d, d] += col
+            gram[d, :d] += col
         gram[d, d] += float(current[s:e].sum())
     n = max(float(gram[d, d]), 1.0)
     b = gram * (0.5 * reg_c * train_size / n)
