@@ -492,3 +492,17 @@ def test_image_features_on_a_text_file_are_refused(tmp_path, monkeypatch, capsys
         "--out-dir", str(tmp_path / "out"),
     )  # fmt: skip
     assert code == 2 and "d.csv: warmup-cnn needs images" in err and err.count("\n") == 1
+
+
+def test_hf_names_take_the_split_in_the_name_or_from_split(tmp_path):
+    pytest.importorskip("datasets")
+    for bad, split in (("hf:snli", None), ("hf:a:b:c:d", None), ("hf:a:b:c", "train")):
+        with pytest.raises(DataError, match=r"use hf:NAME\[:CONFIG\] with --split, or hf:NAME"):
+            read_table(bad, split=split)
+    src = tmp_path / "local"
+    src.mkdir()
+    (src / "train.jsonl").write_text('{"t": "a", "label": 0}\n{"t": "b", "label": 1}\n')
+    named = read_table(f"hf:{src}:train")
+    given = read_table(f"hf:{src}", split="train")
+    assert named.column("t") == given.column("t") == ["a", "b"]
+    assert given.where(1) == f"hf:{src} (split train): row 2"
