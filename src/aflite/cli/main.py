@@ -11,6 +11,7 @@ from aflite.cli.app import app
 from aflite.cli.options import (
     audit_names,
     features_help,
+    input_help,
     parse_balance,
     parse_fields,
     parse_min_bias,
@@ -26,7 +27,10 @@ def filter_cmd(
     input_path: str = typer.Argument(
         ...,
         metavar="INPUT",
-        help="JSONL, CSV, TSV, Parquet, a saved HF dataset folder, hf:NAME:SPLIT, or images (a folder of class sub-folders, or an .npz).",
+        help=input_help(),
+    ),
+    split: str | None = typer.Option(
+        None, help="The split to filter, for a Hugging Face DatasetDict folder (e.g. train)."
     ),
     label_field: str = typer.Option("label", help="Field holding the class label."),
     text_fields: str | None = typer.Option(
@@ -120,6 +124,7 @@ def filter_cmd(
         audits=parse_fields(audits),
         backend=backend,
         ray_address=ray_address,
+        split=split,
     )
     if cache_dir is not None:
         job.cache_dir = cache_dir

@@ -13,6 +13,13 @@ def features_help() -> str:
     return _help()
 
 
+def input_help() -> str:
+    """``INPUT``: the registered data formats."""
+    from aflite.io import formats_help
+
+    return formats_help() + "."
+
+
 def audit_names() -> list[str]:
     """The registered audits, in the order they run."""
     from aflite.audits import AUDITS

@@ -1,5 +1,37 @@
-"""Data IO: reading labelled data sets, writing row subsets in the same format, checkpoints."""
+"""Data IO: reading labelled data sets in any registered format, writing row subsets in the
+same format, checkpoints.
 
-from aflite.io.tables import FORMATS, DataError, Table, read_table
+Each format is one module in :mod:`aflite.io.formats`, registered with
+:func:`register_format`; :data:`FORMATS` lists them and :func:`read_table` reads any of them.
+"""
 
-__all__ = ["FORMATS", "DataError", "Table", "read_table"]
+from aflite.errors import DataError
+from aflite.io import formats as _builtin_formats  # noqa: F401  (registers the built-ins)
+from aflite.io.base import BaseTable, ImageTable, RowsTable, Table
+from aflite.io.images import is_image_input, read_images
+from aflite.io.registry import (
+    FORMATS,
+    FormatSpec,
+    ReadOptions,
+    detect_format,
+    formats_help,
+    read_table,
+    register_format,
+)
+
+__all__ = [
+    "FORMATS",
+    "BaseTable",
+    "DataError",
+    "FormatSpec",
+    "ImageTable",
+    "ReadOptions",
+    "RowsTable",
+    "Table",
+    "detect_format",
+    "formats_help",
+    "is_image_input",
+    "read_images",
+    "read_table",
+    "register_format",
+]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from aflite.io.tables import DataError
+from aflite.errors import DataError
 
 __all__ = ["read_ids", "check_ids"]
 
@@ -61,7 +61,7 @@ def check_ids(values: list[Any], field: str, where: Any) -> list[Any]:
 
 
 def read_ids(table: _Rows, field: str) -> list[Any]:
-    """The id column of a data set (a :class:`~aflite.io.tables.Table` or an image table)."""
+    """The id column of a data set (any :class:`~aflite.io.base.Table`)."""
     return check_ids(table.column(field), field, table.where)
 
 

@@ -1,118 +1,38 @@
-"""Image data sets: a folder of class sub-folders of images, or an .npz of arrays.
+"""Image data sets: what the image formats share (:class:`ImageArrays`), and
+:func:`read_images` / :func:`is_image_input` for callers that want images only.
 
-Both present the same interface as :class:`aflite.io.tables.Table` (``column``, ``where``,
-``write_subset``), with fields ``id``, ``label`` and, for folders, ``path``.
+The formats are in :mod:`aflite.io.formats.image_folder` (a folder of class sub-folders) and
+:mod:`aflite.io.formats.image_npz` (an .npz of arrays). Their tables have the fields ``id``,
+``label`` and, for folders, ``path``, and ``images``: (N, H, W, C) float32 in [0, 1].
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from aflite._internal.atomic import atomic_path
 from aflite.errors import DataError
+from aflite.io.base import BaseTable, ImageTable
+from aflite.io.registry import detect_format, read_table
 
-__all__ = ["ImageTable", "read_images", "is_image_input", "IMAGE_SUFFIXES"]
+__all__ = [
+    "IMAGE_SUFFIXES",
+    "ImageArrays",
+    "ImageTable",
+    "is_image_input",
+    "read_images",
+    "to_float",
+]
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 
 
-def is_image_input(path: str | os.PathLike) -> bool:
-    p = Path(path)
-    if p.is_dir():
-        return any(
-            f.suffix.lower() in IMAGE_SUFFIXES
-            for sub in p.iterdir()
-            if sub.is_dir()
-            for f in sub.iterdir()
-        )
-    if p.suffix.lower() == ".npz" and p.is_file():
-        try:
-            with np.load(p, allow_pickle=False) as z:
-                return "images" in z.files
-        except Exception:  # not a readable .npz: read_images says why, naming the file
-            return True
-    return False
-
-
-class ImageTable:
-    """Images (N, H, W, C) float32 in [0, 1], labels and ids, with where they came from."""
-
-    def __init__(
-        self,
-        path: str,
-        fmt: str,
-        images: np.ndarray,
-        labels: list[str],
-        ids: list[str],
-        paths: list[str] | None = None,
-    ) -> None:
-        self.path, self.format = path, fmt
-        self.images, self.labels, self.ids, self.paths = images, labels, ids, paths
-        self.fieldnames = ["id", "label"] + (["path"] if paths is not None else [])
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-    def where(self, i: int) -> str:
-        return f"{self.paths[i]}" if self.paths is not None else f"{self.path}: row {i + 1}"
-
-    def column(self, name: str) -> list[Any]:
-        cols = {"id": self.ids, "label": self.labels, "path": self.paths}
-        if cols.get(name) is None:
-            raise DataError(
-                f"{self.path}: image data has no field '{name}' (fields: {', '.join(self.fieldnames)})"
-            )
-        return list(cols[name])
-
-    def text_column(self, name: str) -> list[str]:
-        raise DataError(f"{self.path}: image data has no text fields; use --features warmup-cnn")
-
-    def fingerprint(self) -> str:
-        """Hash of a sample of the images and all ids (computed once)."""
-        if getattr(self, "_fingerprint", None) is None:
-            import hashlib
-
-            h = hashlib.sha256()
-            h.update(np.ascontiguousarray(self.images[:: max(1, len(self) // 64)]).tobytes())
-            h.update("\x1f".join(self.ids).encode())
-            self._fingerprint = h.hexdigest()[:16]
-        return self._fingerprint
-
-    def output_name(self, stem: str) -> str:
-        return stem + (".npz" if self.format == "npz" else ".jsonl")
-
-    def write_subset(
-        self, target: str | os.PathLike, indices: Any, extra: dict[str, Any] | None = None
-    ) -> Path:
-        """.npz input -> .npz of the selected arrays; folder input -> JSON Lines of
-        {id, path, label} (the images stay where they are)."""
-        idx = np.asarray(indices, dtype=np.int64)
-        extra = {k: np.asarray(v) for k, v in (extra or {}).items()}
-        target = Path(target)
-        if self.format == "npz":
-            with atomic_path(target) as tmp, open(tmp, "wb") as fh:
-                np.savez_compressed(
-                    fh,
-                    images=self.raw[idx],
-                    labels=np.asarray(self.labels)[idx],
-                    ids=np.asarray(self.ids)[idx],
-                    **extra,
-                )
-        else:
-            with atomic_path(target) as tmp, tmp.open("w") as fh:
-                for j, i in enumerate(idx):
-                    row = {"id": self.ids[i], "path": self.paths[i], "label": self.labels[i]}
-                    row.update({k: v[j].item() for k, v in extra.items()})
-                    fh.write(json.dumps(row) + "\n")
-        return target
-
-
-def _to_float(images: np.ndarray, where: str = "images") -> np.ndarray:
+def to_float(images: np.ndarray, where: str = "images") -> np.ndarray:
+    """(N, H, W[, C]) numbers -> (N, H, W, C) float32, scaled to [0, 1] when above 1."""
     x = images.astype(np.float32)
     if x.ndim == 3:
         x = x[..., None]
@@ -120,73 +40,64 @@ def _to_float(images: np.ndarray, where: str = "images") -> np.ndarray:
         raise DataError(
             f"{where}: images must be (N, H, W) or (N, H, W, C), got shape {images.shape}"
         )
-    if x.max() > 1.0:
+    if x.size and x.max() > 1.0:
         x /= 255.0
     return x
+
+
+class ImageArrays(BaseTable):
+    """Images with their labels and ids (and, for files, their paths), as read: ``raw`` is
+    the array as stored, ``images`` the float version models use."""
+
+    def __init__(
+        self,
+        path: str,
+        raw: np.ndarray,
+        labels: list[str],
+        ids: list[str],
+        paths: list[str] | None = None,
+    ) -> None:
+        super().__init__(path, ["id", "label"] + (["path"] if paths is not None else []))
+        self.raw = raw
+        self.images = to_float(raw, path)
+        self.labels, self.ids, self.paths = labels, ids, paths
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def values(self, name: str) -> list[Any]:
+        cols = {"id": self.ids, "label": self.labels, "path": self.paths}
+        return list(cols[name])  # type: ignore[arg-type]
+
+    def text_column(self, name: str) -> list[str]:
+        raise DataError(f"{self.path}: image data has no text fields; use --features warmup-cnn")
+
+    def content_hash(self) -> str:
+        # every pixel, label and id: a changed label or image must not reuse a checkpoint
+        h = hashlib.sha256()
+        h.update(f"{self.raw.dtype.str}{self.raw.shape}".encode())
+        h.update(np.ascontiguousarray(self.raw).tobytes())
+        h.update(json.dumps([self.labels, self.ids, self.paths]).encode())
+        return h.hexdigest()[:16]
+
+
+def is_image_input(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is read by an image format (a folder of class sub-folders, an .npz)."""
+    try:
+        return detect_format(path).images
+    except DataError:
+        return False
 
 
 def read_images(path: str | os.PathLike, *, size: int | None = None) -> ImageTable:
     """Read a class-folder tree (resized to ``size`` x ``size`` when given, else the first
     image's size) or an .npz with ``images``, ``labels`` and optional ``ids``."""
-    p = Path(path)
-    if p.suffix.lower() == ".npz":
-        try:
-            with np.load(p, allow_pickle=False) as z:
-                if "images" not in z.files or "labels" not in z.files:
-                    raise DataError(
-                        f"{p}: an image .npz needs arrays 'images' and 'labels' "
-                        f"(has {', '.join(z.files)})"
-                    )
-                raw, labels = z["images"], z["labels"]
-                ids = z["ids"] if "ids" in z.files else np.arange(len(labels))
-        except DataError:
-            raise
-        except ValueError as e:
-            if "Object arrays" in str(e):
-                raise DataError(
-                    f"{p}: holds Python objects (a pickled array), which are not loaded"
-                ) from None
-            raise DataError(f"{p}: not a readable .npz file ({' '.join(str(e).split())})") from None
-        except Exception as e:  # a damaged zip archive raises several types
-            raise DataError(f"{p}: not a readable .npz file ({type(e).__name__})") from None
-        if raw.dtype.kind not in "biuf":
-            raise DataError(f"{p}: 'images' must be numbers, got dtype {raw.dtype}")
-        if len(raw) != len(labels):
-            raise DataError(f"{p}: {len(raw)} images but {len(labels)} labels")
-        if np.issubdtype(raw.dtype, np.floating) and not np.isfinite(raw).all():
-            bad = int(np.argwhere(~np.isfinite(raw.reshape(len(raw), -1)))[0][0])
-            raise DataError(f"{p}: row {bad + 1}: image contains NaN or inf")
-        t = ImageTable(
-            str(p), "npz", _to_float(raw, str(p)), [str(v) for v in labels], [str(v) for v in ids]
+    spec = detect_format(path)
+    if not spec.images:
+        raise DataError(
+            f"{path}: not image data (a folder of class sub-folders, or an .npz with "
+            "'images' and 'labels')"
         )
-        t.raw = raw
-        return t
-
-    from PIL import Image, UnidentifiedImageError
-
-    files, labels = [], []
-    for sub in sorted(d for d in p.iterdir() if d.is_dir()):
-        for f in sorted(sub.iterdir()):
-            if f.suffix.lower() in IMAGE_SUFFIXES:
-                files.append(f)
-                labels.append(sub.name)
-    if not files:
-        raise DataError(f"{p}: no images in class sub-folders")
-    arrays = []
-    target_size = None
-    for f in files:
-        try:
-            with Image.open(f) as im:
-                im = im.convert("RGB")
-                if target_size is None:
-                    target_size = (size, size) if size else im.size
-                if im.size != target_size:
-                    im = im.resize(target_size)
-                arrays.append(np.asarray(im, dtype=np.uint8))
-        except (UnidentifiedImageError, OSError) as e:
-            raise DataError(f"{f}: not a readable image ({type(e).__name__})") from None
-    raw = np.stack(arrays)
-    rel = [str(f.relative_to(p)) for f in files]
-    t = ImageTable(str(p), "folder", _to_float(raw), labels, rel, paths=rel)
-    t.raw = raw
-    return t
+    table = read_table(path, spec.name, image_size=size)
+    assert isinstance(table, ImageTable)
+    return table

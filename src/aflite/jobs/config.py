@@ -18,6 +18,7 @@ from aflite.features.build import FeatureSpec, parse_feature_spec
 from aflite.features.cache import default_cache_dir
 from aflite.features.registry import FEATURE_KINDS
 from aflite.features.warmup import split_warmup
+from aflite.io.base import ImageTable
 from aflite.io.ids import read_ids
 from aflite.io.tables import Table, read_table
 from aflite.types import Balance, DeviceLike, Size, Strategy
@@ -63,6 +64,7 @@ class FilterJob:
     resume: bool = False
     cache_dir: str | None = field(default_factory=lambda: str(default_cache_dir()))
     input_format: str | None = None
+    split: str | None = None
     report: bool = True
     audits: list[str] = field(default_factory=list)
     backend: Literal["local", "ray"] | None = None
@@ -91,17 +93,12 @@ class JobPlan:
 def load_job_inputs(job: FilterJob) -> JobInputs:
     """Read and check the data file; every problem is a one-line DataError."""
     spec = parse_feature_spec(job.features)
-    from aflite.io.images import is_image_input, read_images
-
-    if is_image_input(job.input):
-        table = read_images(job.input)
-    elif FEATURE_KINDS[spec.kind].needs_images:
+    table = read_table(job.input, job.input_format, split=job.split)
+    if FEATURE_KINDS[spec.kind].needs_images and not isinstance(table, ImageTable):
         raise DataError(
-            f"{job.input}: warmup-cnn needs images: a folder of class sub-folders or an .npz "
+            f"{job.input}: {spec.kind} needs images: a folder of class sub-folders or an .npz "
             "with 'images' and 'labels'"
         )
-    else:
-        table = read_table(job.input, job.input_format)
     labels_raw = table.column(job.label_field)
     for i, v in enumerate(labels_raw):
         if not isinstance(v, (str, int)) or isinstance(v, bool) or v == "":
@@ -191,4 +188,6 @@ def job_key(job: FilterJob) -> dict[str, Any]:
     d = asdict(job)
     for k in ("resume", "out_dir", "cache_dir", "device", "report", "backend", "ray_address"):
         d.pop(k)
+    if d["split"] is None:
+        d.pop("split")  # so checkpoints written before there was a split option still resume
     return json.loads(json.dumps(d, default=str))

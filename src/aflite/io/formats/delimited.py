@@ -1,0 +1,97 @@
+"""CSV and TSV: one class for delimited text with a header row, values read as strings."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from aflite._internal.atomic import atomic_path
+from aflite.errors import DataError
+from aflite.io.base import RowsTable
+from aflite.io.registry import ReadOptions, register_format
+
+__all__ = ["DelimitedTable", "CsvTable", "TsvTable"]
+
+
+@contextlib.contextmanager
+def _no_field_limit() -> Iterator[None]:
+    old = csv.field_size_limit()
+    csv.field_size_limit(2**31 - 1)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)
+
+
+def _check_header(where: str, names: Sequence[str]) -> None:
+    """Every field named once (a csv reader would silently keep only the last of two)."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise DataError(f"{where}: field '{name}' appears twice in the header")
+        seen.add(name)
+
+
+class DelimitedTable(RowsTable):
+    """Rows of a delimited text file; a subclass sets ``delimiter`` and ``suffix``."""
+
+    delimiter: ClassVar[str] = ","
+
+    @classmethod
+    def read(cls, path: str, options: ReadOptions) -> DelimitedTable:
+        rows, lines = [], []
+        # a BOM is not part of the first field's name; fields may be longer than csv's default
+        with open(path, newline="", encoding="utf-8-sig") as fh, _no_field_limit():
+            reader = csv.DictReader(fh, delimiter=cls.delimiter)
+            try:
+                if not reader.fieldnames:
+                    raise DataError(f"{path}: no header row")
+                _check_header(f"{path}:1", reader.fieldnames)
+                for row in reader:
+                    if None in row:
+                        raise DataError(f"{path}:{reader.line_num}: more values than header fields")
+                    # DictReader fills a short row with None: those fields are missing
+                    rows.append({k: v for k, v in row.items() if v is not None})
+                    lines.append(reader.line_num)
+            except csv.Error as e:
+                raise DataError(
+                    f"{path}:{reader.line_num}: malformed {cls.format.upper()} ({e})"
+                ) from None
+            names = list(reader.fieldnames)
+        if not rows:
+            raise DataError(f"{path}: no rows")
+        return cls(path, rows, lines, names)
+
+    def write_subset(
+        self,
+        target: str | os.PathLike,
+        indices: Sequence[int] | np.ndarray,
+        extra: dict[str, Sequence[Any]] | None = None,
+    ) -> Path:
+        idx = np.asarray(indices, dtype=np.int64)
+        extra = dict(extra or {})
+        names = self.fieldnames + [k for k in extra if k not in self.fieldnames]
+        target = Path(target)
+        with atomic_path(target) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=names, delimiter=self.delimiter)
+            w.writeheader()
+            w.writerows(self.rows_with(idx, extra))
+        return target
+
+
+@register_format("csv", suffixes=(".csv",), description="CSV")
+class CsvTable(DelimitedTable):
+    delimiter = ","
+    suffix = ".csv"
+
+
+@register_format("tsv", suffixes=(".tsv",), description="TSV")
+class TsvTable(DelimitedTable):
+    delimiter = "\t"
+    suffix = ".tsv"
