@@ -16,6 +16,11 @@ from aflite.cli.options import (
     parse_min_bias,
     parse_size,
 )
+from aflite.cli.signals import (
+    Interrupted,
+    install_signal_handlers,
+    restore_signal_handlers,
+)
 from aflite.data import bundled_snli
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.errors import DataError, MissingExtraError
@@ -123,7 +128,11 @@ def filter_cmd(
     )
     if cache_dir is not None:
         job.cache_dir = cache_dir
-    outcome = run_filter_job(job, progress=not quiet)
+    try:
+        outcome = run_filter_job(job, progress=not quiet)
+    except Interrupted as e:
+        e.resumable = True  # a checkpoint, if one was written, is left for --resume
+        raise
     typer.echo(outcome.summary_text)
 
 
@@ -173,9 +182,22 @@ def _os_message(e: OSError) -> str:
 
 def main() -> None:
     """Entry point: user mistakes become one line on stderr and exit code 2; faults of the
-    file system (disk full, a folder that cannot be written) one line and exit code 1."""
+    file system (disk full, a folder that cannot be written) one line and exit code 1;
+    SIGINT and SIGTERM one line and exit code 130 or 143."""
+    previous = install_signal_handlers()
     try:
-        app(standalone_mode=False)
+        _main()
+    finally:
+        restore_signal_handlers(previous)
+
+
+def _main() -> None:
+    try:
+        code = app(standalone_mode=False)
+    except Interrupted as e:
+        hint = "; run the same command with --resume to continue" if e.resumable else ""
+        typer.echo(f"aflite: interrupted{hint}", err=True)
+        sys.exit(e.exit_code)
     except (DataError, MissingExtraError, ValueError) as e:
         _fail(str(e), 2)
     except FileNotFoundError as e:
@@ -184,16 +206,22 @@ def main() -> None:
         # the environment, not the data: a full disk, a folder that cannot be written, ...
         _fail(_os_message(e), 1)
     except KeyboardInterrupt:
-        typer.echo("aflite: interrupted; run again with --resume to continue", err=True)
+        # only where no handler could be installed; typer itself returns 130 for it
+        typer.echo("aflite: interrupted", err=True)
         sys.exit(130)
     except Exception as e:
         # usage errors from click (typer may vendor its own copy, so match by shape)
         if hasattr(e, "show") and hasattr(e, "exit_code"):
             e.show()
-            sys.exit(2)
+            sys.exit(e.exit_code or 2)
         if type(e).__name__ == "Abort":
-            sys.exit(130)
+            typer.echo("aflite: aborted", err=True)
+            sys.exit(1)
         raise
+    # in non-standalone mode typer returns the code of an Exit (130 for an interrupt typer
+    # caught itself) instead of exiting with it
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        sys.exit(code)
 
 
 # register the other commands on the same app
