@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 import aflite.cli.main as cli_main
-from aflite.cli.app import app
+from aflite.cli.main import app
 from aflite.cli.signals import Interrupted, install_signal_handlers, restore_signal_handlers
 from aflite.data import bundled_snli
 from aflite.jobs import FilterJob, run_filter_job

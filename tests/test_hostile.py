@@ -422,7 +422,7 @@ def test_stale_parts_are_removed_by_the_next_write_and_run(tmp_path, snli_file):
     # a whole run over a folder with leftovers leaves none of its outputs' parts
     for p in stale:
         p.write_text("half")
-    r = run_cli(*_filter_args(snli_file, out))
+    r = run_cli(*_filter_args(snli_file, out), "--overwrite")
     assert r.returncode == 0, r.stderr
     assert not stale[0].exists() and not stale[1].exists()
 

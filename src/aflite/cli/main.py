@@ -81,6 +81,9 @@ def filter_cmd(
     resume: bool = typer.Option(
         False, help="Continue an interrupted run from its last checkpoint."
     ),
+    overwrite: bool = typer.Option(
+        False, help="Replace the outputs of an earlier run in --out-dir (other files stay)."
+    ),
     quiet: bool = typer.Option(False, help="No progress bars."),
     cache_dir: str | None = typer.Option(
         None, help="Embedding cache folder (default ~/.cache/aflite)."
@@ -121,6 +124,7 @@ def filter_cmd(
         device=device,
         out_dir=out_dir,
         resume=resume,
+        overwrite=overwrite,
         report=not no_report,
         audits=parse_fields(audits),
         backend=backend,
@@ -140,22 +144,34 @@ def filter_cmd(
 def demo_cmd(
     out_dir: str = typer.Option("aflite-demo", help="Output folder."),
     quiet: bool = typer.Option(False, help="No progress bars."),
+    resume: bool = typer.Option(False, help="Continue an interrupted demo."),
+    overwrite: bool = typer.Option(
+        False,
+        help="Replace the outputs of an earlier run in --out-dir (an earlier demo's always are).",
+    ),
 ) -> None:
     """Filter the bundled SNLI slice (6,000 pairs) on hypothesis-only n-grams, then print
     where the outputs are."""
     from aflite.jobs import FilterJob, run_filter_job
 
+    snli = str(bundled_snli())
     # the filter options are the defaults of `aflite filter` (aflite.defaults), unchanged
     job = FilterJob(
-        input=str(bundled_snli()),
+        input=snli,
         label_field="label",
         text_fields=["hypothesis"],
         id_field="id",
         group_field="premise",
         features="ngrams",
         out_dir=out_dir,
+        resume=resume,
+        overwrite=overwrite or (not resume and _finished_run_of(out_dir) == snli),
     )
-    outcome = run_filter_job(job, progress=not quiet)
+    try:
+        outcome = run_filter_job(job, progress=not quiet)
+    except Interrupted as e:
+        e.resumable = True
+        raise
     typer.echo("SNLI slice (CC BY-SA 4.0, Bowman et al. 2015), hypothesis-only n-gram features")
     typer.echo(
         "filter options: the defaults of `aflite filter` ("
@@ -165,6 +181,17 @@ def demo_cmd(
     typer.echo(outcome.summary_text)
     if "report" in outcome.outputs:
         typer.echo(f"open {outcome.outputs['report']} in a browser")
+
+
+def _finished_run_of(out_dir: str) -> str | None:
+    """The input of the finished run in ``out_dir`` (from its summary.json), if any."""
+    import json
+    from pathlib import Path
+
+    try:
+        return json.loads((Path(out_dir) / "summary.json").read_text()).get("input")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _fail(message: str, code: int) -> None:

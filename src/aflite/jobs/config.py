@@ -60,6 +60,7 @@ class FilterJob:
     device: str = "auto"
     out_dir: str = "aflite-out"
     resume: bool = False
+    overwrite: bool = False
     cache_dir: str | None = field(default_factory=lambda: str(default_cache_dir()))
     input_format: str | None = None
     report: bool = True
@@ -188,6 +189,6 @@ def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
 def job_key(job: FilterJob) -> dict[str, Any]:
     """The options that decide a job's result (a checkpoint is only resumed under the same)."""
     d = asdict(job)
-    for k in ("resume", "out_dir", "cache_dir", "device", "report", "backend", "ray_address"):
+    for k in ("resume", "overwrite", "out_dir", "cache_dir", "device", "report", "backend", "ray_address"):
         d.pop(k)
     return json.loads(json.dumps(d, default=str))
