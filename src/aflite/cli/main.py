@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from aflite._internal.progress import silence_third_party_progress
 from aflite._internal.text import one_line
 from aflite.cli.app import app
 from aflite.cli.options import (
@@ -33,74 +34,99 @@ def filter_cmd(
         metavar="INPUT",
         help="JSONL, CSV, TSV, Parquet, a saved HF dataset folder, hf:NAME:SPLIT, or images (a folder of class sub-folders, or an .npz).",
     ),
-    label_field: str = typer.Option("label", help="Field holding the class label."),
+    label_field: str = typer.Option(
+        "label", metavar="FIELD", help="Field holding the class label."
+    ),
     text_fields: str | None = typer.Option(
-        None, help="Comma-separated text fields, e.g. premise,hypothesis."
+        None, metavar="FIELDS", help="Comma-separated text fields, e.g. premise,hypothesis."
     ),
     id_field: str | None = typer.Option(
-        None, help="Field with unique row ids (checked for duplicates)."
+        None, metavar="FIELD", help="Field with unique row ids (checked for duplicates)."
     ),
     group_field: str | None = typer.Option(
-        None, help="Rows sharing this field never straddle a split (e.g. premise)."
+        None, metavar="FIELD", help="Rows sharing this field never straddle a split (e.g. premise)."
     ),
     features: str = typer.Option(
         "ngrams",
+        metavar="KIND[:ARG]",
         help=features_help(),
     ),
     target_size: str = typer.Option(
-        str(D["target_size"]), help="n: rows to keep (count or fraction)."
+        str(D["target_size"]), metavar="SIZE", help="n: rows to keep (count or fraction)."
     ),
-    n_partitions: int = typer.Option(D["n_partitions"], help="m: random partitions per phase."),
+    n_partitions: int = typer.Option(
+        D["n_partitions"], metavar="M", help="m: random partitions per phase."
+    ),
     train_size: str = typer.Option(
-        str(D["train_size"]), help="t: training rows per partition (count or fraction)."
+        str(D["train_size"]),
+        metavar="SIZE",
+        help="t: training rows per partition (count or fraction).",
     ),
     slice_size: str = typer.Option(
-        str(D["slice_size"]), help="k: rows removed per phase at most (count or fraction)."
+        str(D["slice_size"]),
+        metavar="SIZE",
+        help="k: rows removed per phase at most (count or fraction).",
     ),
     threshold: float = typer.Option(
-        D["threshold"], help="tau: minimum predictability for removal (the paper: 0.75)."
+        D["threshold"],
+        metavar="TAU",
+        help="tau: minimum predictability for removal (the paper: 0.75).",
     ),
     min_bias: str = typer.Option(
         str(D["min_bias"]),
+        metavar="MARGIN|off",
         help="Stop when the representation bias is within this margin of chance; 'off' for "
         "Algorithm 1 as published.",
     ),
     balance: str = typer.Option(
-        "none", help="none | classes: remove from every class in proportion to its size."
+        "none",
+        metavar="none|classes",
+        help="none | classes: remove from every class in proportion to its size.",
     ),
-    strategy: str = typer.Option(D["strategy"], help="slicing | greedy | sampling | single_shot."),
+    strategy: str = typer.Option(
+        D["strategy"], metavar="NAME", help="slicing | greedy | sampling | single_shot."
+    ),
     warmup_fraction: float | None = typer.Option(
-        None, help="Train a warm-up model on this fraction; it gives Phi for the rest."
+        None,
+        metavar="FRACTION",
+        help="Train a warm-up model on this fraction; it gives Phi for the rest.",
     ),
     warmup_finetune: bool = typer.Option(
         False, help="With a sentence-transformers model: fine-tune the encoder itself in warm-up."
     ),
-    out_dir: str = typer.Option("aflite-out", help="Output folder."),
-    seed: int = typer.Option(0, help="Random seed."),
-    device: str = typer.Option("auto", help="auto | cpu | cuda."),
+    out_dir: str = typer.Option("aflite-out", metavar="DIR", help="Output folder."),
+    seed: int = typer.Option(0, metavar="N", help="Random seed."),
+    device: str = typer.Option("auto", metavar="DEVICE", help="auto | cpu | cuda."),
     resume: bool = typer.Option(
         False, help="Continue an interrupted run from its last checkpoint."
     ),
     overwrite: bool = typer.Option(
         False, help="Replace the outputs of an earlier run in --out-dir (other files stay)."
     ),
-    quiet: bool = typer.Option(False, help="No progress bars."),
+    quiet: bool = typer.Option(False, help="No progress bars (ours, tqdm's and Hugging Face's)."),
     cache_dir: str | None = typer.Option(
-        None, help="Embedding cache folder (default ~/.cache/aflite)."
+        None, metavar="DIR", help="Embedding cache folder (default ~/.cache/aflite)."
     ),
-    no_report: bool = typer.Option(False, help="Skip report.html."),
+    report: bool = typer.Option(True, help="Write report.html."),
     audits: str | None = typer.Option(
         None,
+        metavar="NAMES",
         help="Audits to run before/after for the report, e.g. pmi,partial,ppmi; any of "
         + ", ".join(audit_names())
         + ".",
     ),
-    backend: str = typer.Option("local", help="local | ray (partitions and embeddings on Ray)."),
+    backend: str = typer.Option(
+        "local", metavar="local|ray", help="local | ray (partitions and embeddings on Ray)."
+    ),
     ray_address: str | None = typer.Option(
-        None, help="Ray cluster address (e.g. auto, ray://head:10001); default: a local instance."
+        None,
+        metavar="ADDRESS",
+        help="Ray cluster address (e.g. auto, ray://head:10001); default: a local instance.",
     ),
 ) -> None:
     """Filter a labelled data file; write kept / removed / warm-up rows, scores and a summary."""
+    if quiet:
+        silence_third_party_progress()  # before the libraries with bars are imported
     from aflite.jobs import FilterJob, run_filter_job
 
     job = FilterJob(
@@ -125,7 +151,7 @@ def filter_cmd(
         out_dir=out_dir,
         resume=resume,
         overwrite=overwrite,
-        report=not no_report,
+        report=report,
         audits=parse_fields(audits),
         backend=backend,
         ray_address=ray_address,
@@ -142,8 +168,8 @@ def filter_cmd(
 
 @app.command("demo")
 def demo_cmd(
-    out_dir: str = typer.Option("aflite-demo", help="Output folder."),
-    quiet: bool = typer.Option(False, help="No progress bars."),
+    out_dir: str = typer.Option("aflite-demo", metavar="DIR", help="Output folder."),
+    quiet: bool = typer.Option(False, help="No progress bars (ours, tqdm's and Hugging Face's)."),
     resume: bool = typer.Option(False, help="Continue an interrupted demo."),
     overwrite: bool = typer.Option(
         False,
@@ -152,6 +178,8 @@ def demo_cmd(
 ) -> None:
     """Filter the bundled SNLI slice (6,000 pairs) on hypothesis-only n-grams, then print
     where the outputs are."""
+    if quiet:
+        silence_third_party_progress()
     from aflite.jobs import FilterJob, run_filter_job
 
     snli = str(bundled_snli())
@@ -220,7 +248,7 @@ def main() -> None:
 
 def _main() -> None:
     try:
-        code = app(standalone_mode=False)
+        code = app(prog_name="aflite", standalone_mode=False)
     except Interrupted as e:
         hint = "; run the same command with --resume to continue" if e.resumable else ""
         typer.echo(f"aflite: interrupted{hint}", err=True)
