@@ -3,6 +3,7 @@ third-party progress bars."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
@@ -116,20 +117,61 @@ def test_silenced_libraries_show_no_bars(tmp_path):
     pytest.importorskip("transformers")
     code = (
         "from aflite._internal.progress import silence_third_party_progress as s\n"
-        "import datasets\n"  # imported before: told directly
         "s()\n"
-        "import transformers, huggingface_hub.utils as hub\n"  # imported after: the environment
-        "print(datasets.utils.are_progress_bars_disabled(),"
+        "import tqdm, datasets, transformers, huggingface_hub.utils as hub\n"
+        "print(tqdm.tqdm(range(2)).disable, datasets.utils.are_progress_bars_disabled(),"
         " transformers.utils.logging.is_progress_bar_enabled(),"
         " hub.are_progress_bars_disabled())\n"
     )
-    env = {k: v for k, v in os.environ.items() if k not in QUIET_ENV}
-    env["PYTHONPATH"] = str(Path(aflite.__file__).parents[1])  # this checkout's aflite
-    r = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
-    )
+    r = _python(code, tmp_path)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["True", "False", "True"]
+    assert r.stdout.split() == ["True", "True", "False", "True"]
+
+
+def _python(code, cwd):
+    """Run ``code`` in a fresh interpreter on this checkout's aflite, with no quiet switches."""
+    env = {k: v for k, v in os.environ.items() if k not in QUIET_ENV}
+    env["PYTHONPATH"] = str(Path(aflite.__file__).parents[1])
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=cwd
+    )
+
+
+HEAVY = ("torch", "sklearn", "matplotlib", "pandas", "datasets", "sentence_transformers",
+         "scipy", "pyarrow", "tqdm")  # fmt: skip
+
+
+@pytest.mark.parametrize("module", ["aflite", "aflite.cli.main"])
+def test_start_up_imports_no_heavy_module(tmp_path, module):
+    r = _python(f"import {module}, sys; print([m for m in {HEAVY!r} if m in sys.modules])", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("package", ["aflite", "aflite.features", "aflite.audits",
+                                     "aflite.experiments"])  # fmt: skip
+def test_every_public_name_imports(package):
+    p = importlib.import_module(package)
+    names = list(p.__all__) + (["filter"] if package == "aflite" else [])
+    assert len(names) >= 8
+    assert all(getattr(p, n) is not None for n in names)
+    assert set(p.__all__) <= set(dir(p))
+    namespace: dict = {}
+    exec(f"from {package} import *", namespace)
+    assert set(p.__all__) <= set(namespace)
+
+
+def test_lazy_names_are_the_real_objects():
+    from aflite import FilterResult
+    from aflite import filter as aflite_filter
+    from aflite.algorithm import FilterResult as real_result
+    from aflite.algorithm import adversarial_filter
+
+    assert FilterResult is real_result and aflite_filter is adversarial_filter
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        aflite.nope  # noqa: B018
+    with pytest.raises(ImportError):
+        from aflite import nope  # noqa: F401
 
 
 def test_silencing_twice_is_harmless(monkeypatch):
