@@ -1,5 +1,11 @@
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -19,3 +25,26 @@ def planted_data(n=1200, d=12, n_classes=3, share=0.3, seed=0):
 @pytest.fixture
 def planted():
     return planted_data()
+
+
+def run_in_process(*args: str) -> subprocess.CompletedProcess:
+    """``aflite ARGS`` through the entry point ``main()`` in this process: the exit code,
+    stdout and stderr a subprocess would give, without an interpreter's start-up (seconds
+    here). The environment is restored afterwards (``--quiet`` sets variables)."""
+    from aflite.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_argv = dict(os.environ), sys.argv
+    code = 0
+    try:
+        sys.argv = ["aflite", *args]
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main()
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else int(e.code is not None)
+    finally:
+        sys.argv = saved_argv
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["aflite", *args], code, out.getvalue(), err.getvalue())

@@ -123,6 +123,7 @@ def test_run_audits_rejects_unknown_names(snli):
         run_audits({"hypothesis": snli["hypothesis"][:10]}, snli["label"][:10], audits=["vibes"])
 
 
+@pytest.mark.slow
 def test_audit_cli_compare_json_and_query(tmp_path, snli):
     kept, full = tmp_path / "kept.jsonl", tmp_path / "full.jsonl"
     rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()]

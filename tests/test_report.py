@@ -49,6 +49,7 @@ def run_dir(tmp_path_factory):
     return d / "out"
 
 
+@pytest.mark.slow
 def test_report_shows_chance_and_warns_on_label_drift(run_dir, tmp_path):
     from aflite.reports.html import label_drift
 
@@ -107,6 +108,7 @@ def test_escaping_of_a_removed_script_row(run_dir, tmp_path):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
+@pytest.mark.slow
 def test_report_cli_rebuilds(run_dir):
     import sys
 
@@ -123,6 +125,7 @@ def test_report_cli_rebuilds(run_dir):
     assert bad.returncode == 2 and "no summary.json" in bad.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium)")
 def test_report_loads_in_headless_chromium_without_console_errors(run_dir, tmp_path):

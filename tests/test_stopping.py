@@ -27,6 +27,7 @@ def test_every_phase_records_the_chance_level_of_its_set(planted):
     assert res.final_chance == pytest.approx(_majority(y[res.kept]))
 
 
+@pytest.mark.slow
 def test_low_threshold_without_chance_stop_goes_below_chance_and_the_stop_prevents_it():
     """Algorithm 1 with a low tau keeps removing until the kept rows are anti-predictable (the
     defect); with min_bias it stops within the margin of chance and removes less."""
@@ -44,6 +45,7 @@ def test_low_threshold_without_chance_stop_goes_below_chance_and_the_stop_preven
     assert last.representation_bias <= last.chance + 0.03
 
 
+@pytest.mark.slow
 def test_class_balanced_slices_keep_the_label_shares():
     rng = np.random.default_rng(0)
     n = 1500

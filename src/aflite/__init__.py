@@ -7,30 +7,11 @@ on random partitions of the data and remove the instances they predict too easil
 >>> result = aflite.filter(features, labels, target_size=0.5)  # doctest: +SKIP
 """
 
-from aflite.algorithm import (
-    SCORERS,
-    STOP_REASONS,
-    STRATEGIES,
-    ConvergenceWarning,
-    FilterResult,
-    FilterState,
-    LinearEnsemble,
-    OptimumResult,
-    PhaseRecord,
-    PhaseScores,
-    Scorer,
-    SolveReport,
-    adversarial_filter,
-    optimum,
-    predictability_scores,
-    register_scorer,
-    representation_bias,
-    subset_bias,
-)
+from __future__ import annotations
 
-# ``aflite.filter`` is the name the paper's users expect; it stays out of ``__all__`` so that
-# ``from aflite import *`` does not shadow the built-in ``filter``.
-filter = adversarial_filter  # noqa: A001
+from typing import TYPE_CHECKING
+
+from aflite._internal.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -55,3 +36,35 @@ __all__ = [
     "representation_bias",
     "subset_bias",
 ]
+
+# The algorithm needs torch; importing it only on first use keeps ``import aflite`` and the
+# command line's start-up fast. ``aflite.filter`` is the name the paper's users expect; it
+# stays out of ``__all__`` so that ``from aflite import *`` does not shadow the built-in.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {name: "aflite.algorithm" for name in __all__ if name != "__version__"}
+    | {"filter": "aflite.algorithm:adversarial_filter"},
+)
+
+if TYPE_CHECKING:
+    from aflite.algorithm import (
+        SCORERS,
+        STOP_REASONS,
+        STRATEGIES,
+        ConvergenceWarning,
+        FilterResult,
+        FilterState,
+        LinearEnsemble,
+        OptimumResult,
+        PhaseRecord,
+        PhaseScores,
+        Scorer,
+        SolveReport,
+        adversarial_filter,
+        optimum,
+        predictability_scores,
+        register_scorer,
+        representation_bias,
+        subset_bias,
+    )
+    from aflite.algorithm import adversarial_filter as filter  # noqa: A004, F401

@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import stat
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +20,33 @@ from pathlib import Path
 __all__ = ["atomic_path", "clean_stale_parts"]
 
 PART_SUFFIX = ".part"
+
+
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where the system allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    # os.umask can only be read by setting it; the lock keeps our own threads from racing
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def _open_up(tmp: Path) -> None:
+    """Give a finished temporary file the mode a plain ``open`` would have (0o666 less the
+    umask): ``mkstemp`` creates it 0o600, which would make every output private."""
+    with contextlib.suppress(OSError):  # a file system without modes keeps what it has
+        base = 0o777 if stat.S_ISDIR(tmp.stat().st_mode) else 0o666
+        os.chmod(tmp, base & ~current_umask())
 
 
 def _finish(tmp: Path, target: Path) -> None:
@@ -88,6 +117,7 @@ def atomic_path(target: str | os.PathLike, *, stale_after: float = 0.0) -> Itera
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        _open_up(tmp_path)
         _finish(tmp_path, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

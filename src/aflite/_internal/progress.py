@@ -3,9 +3,38 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from collections.abc import Callable, Iterator
 
-__all__ = ["progress_bar"]
+__all__ = ["progress_bar", "silence_third_party_progress"]
+
+# read when those libraries are imported: set before, they never show a bar
+_QUIET_ENV = {
+    "TQDM_DISABLE": "1",
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+}
+
+
+def silence_third_party_progress() -> None:
+    """Turn off the progress bars of tqdm, Hugging Face ``datasets``, ``transformers`` and
+    the hub (model downloads, as sentence-transformers does them).
+
+    Nothing is imported for it: the environment switches reach libraries imported later (and
+    subprocesses), and ``datasets``, ``transformers`` and the hub, if already imported, are
+    told directly. tqdm reads ``TQDM_DISABLE`` when it is imported, so call this first.
+    """
+    os.environ.update(_QUIET_ENV)
+    if "datasets" in sys.modules:
+        with contextlib.suppress(Exception):
+            sys.modules["datasets"].disable_progress_bars()
+    if "transformers" in sys.modules:
+        with contextlib.suppress(Exception):
+            sys.modules["transformers"].logging.disable_progress_bar()
+    if "huggingface_hub" in sys.modules:
+        with contextlib.suppress(Exception):
+            sys.modules["huggingface_hub"].utils.disable_progress_bars()
 
 
 @contextlib.contextmanager

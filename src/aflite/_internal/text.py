@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["printable", "one_line", "plot_text"]
+__all__ = ["printable", "one_line", "plot_text", "plural"]
 
 _UNSAFE = {"Cc", "Cf", "Zl", "Zp"}
 
@@ -29,3 +29,8 @@ def plot_text(value: object) -> str:
     """A data value as a matplotlib label: one line, and ``$`` escaped so that it is drawn as
     written, never parsed as mathtext."""
     return one_line(value).replace("$", r"\$")
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 phase``, ``2 phases``; ``nouns`` for an irregular plural."""
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"

@@ -22,15 +22,15 @@ command line and :func:`aflite.filter_dataset` turn the chance stop on.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
+from aflite._internal.text import plural
 from aflite.algorithm._validation import check_fraction, resolve_size
-from aflite.algorithm.progress import Reporter
+from aflite.algorithm.progress import ConvergenceWarning, Reporter, warn_if_unconverged
 from aflite.algorithm.result import STOP_REASONS, FilterResult, PhaseRecord
 from aflite.algorithm.scoring import prepare_runner
 from aflite.algorithm.selection import BALANCE, STRATEGIES, select_slice
@@ -51,8 +51,6 @@ __all__ = ["adversarial_filter", "FilterState", "STRATEGIES", "ConvergenceWarnin
 _HIST_BINS = 20
 
 
-class ConvergenceWarning(UserWarning):
-    """Some classifiers of a phase stopped at the iteration cap before reaching ``tol``."""
 
 
 def adversarial_filter(
@@ -252,21 +250,21 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
             state.generator_state = runner.generator.get_state().numpy().copy()
             if checkpoint is not None:
                 checkpoint(state)
+        kept = np.sort(state.rows)
+        kept_scores = np.full(len(kept), np.nan)
+        final_bias = float("nan")
+        if score_kept and len(kept) > t:
+            if runner.needs_compaction(len(kept)):
+                runner.compact_to(kept)
+            kept_scores = runner.run(kept).scores()
+            if (~np.isnan(kept_scores)).any():
+                final_bias = float(np.nanmean(kept_scores))
+        kept_counts = np.bincount(runner.labels_of(kept), minlength=len(classes))
+        # the bar ends on the kept set's bias, the figure the summary prints
+        reporter.finish(len(kept), final_bias, kept_counts.max() / max(1, kept_counts.sum()))
     finally:
         reporter.close()
-
-    kept = np.sort(state.rows)
-    kept_scores = np.full(len(kept), np.nan)
-    final_bias = float("nan")
-    if score_kept and len(kept) > t:
-        if runner.needs_compaction(len(kept)):
-            runner.compact_to(kept)
-        out = runner.run(kept)
-        kept_scores = out.scores()
-        if (~np.isnan(kept_scores)).any():
-            final_bias = float(np.nanmean(kept_scores))
-    kept_labels = runner.labels_of(kept)
-    params["kept_class_counts"] = np.bincount(kept_labels, minlength=len(classes)).tolist()
+    params["kept_class_counts"] = kept_counts.tolist()
     return FilterResult(
         kept=kept,
         removed=np.asarray(state.removed, dtype=np.int64),
@@ -307,7 +305,8 @@ def _one_phase(state: FilterState, runner: Any, classes: np.ndarray, *,
     scores = out.scores()
     valid = scores[~np.isnan(scores)]
     bias = float(valid.mean()) if len(valid) else float("nan")
-    _warn_if_capped(out.info, phase, getattr(getattr(runner.scorer, "model", None), "tol", None))
+    tol = getattr(getattr(runner.scorer, "model", None), "tol", None)
+    warn_if_unconverged(out.info, phase, tol)
 
     budget = size - n  # never go below target_size
     at_chance = min_bias is not None and strategy != "single_shot" and bias <= chance + min_bias
@@ -347,7 +346,7 @@ def _one_phase(state: FilterState, runner: Any, classes: np.ndarray, *,
         state.stop_reason = "chance"
         state.stop_message = (
             f"{STOP_REASONS['chance']} ({bias:.3f} <= {chance:.3f} + {min_bias:g}); "
-            f"{len(state.rows)} rows kept"
+            f"{plural(len(state.rows), 'row')} kept"
         )
     elif strategy == "single_shot":
         state.stop_reason = "single_shot"
@@ -356,29 +355,10 @@ def _one_phase(state: FilterState, runner: Any, classes: np.ndarray, *,
         state.stop_reason = "threshold"
         state.stop_message = (
             f"{STOP_REASONS['threshold']} ({len(picked)} < {k_eff} at tau={tau:g}); "
-            f"{len(state.rows)} rows kept"
+            f"{plural(len(state.rows), 'row')} kept"
         )
     elif len(state.rows) <= n:
         state.stop_reason = "target_size"
-        state.stop_message = f"{STOP_REASONS['target_size']} ({len(state.rows)} rows)"
+        state.stop_message = f"{STOP_REASONS['target_size']} ({plural(len(state.rows), 'row')})"
     state.history[-1].seconds = time.perf_counter() - start
     return True
-
-
-def _warn_if_capped(info: dict[str, Any], phase: int, tol: float | None) -> None:
-    """Warn when a classifier ended unconverged: at the iteration cap, or stalled more than
-    ten times above the tolerance."""
-    residual = info.get("residual", 0.0)
-    stalled_far = info.get("n_stalled") and tol is not None and residual > 10 * tol
-    if info.get("n_capped") or stalled_far:
-        why = (
-            f"{info['n_capped']} classifier(s) stopped at the iteration cap ({info.get('iterations')})"
-            if info.get("n_capped")
-            else f"{info['n_stalled']} classifier(s) stalled"
-        )
-        warnings.warn(
-            f"phase {phase}: {why} with relative gradient norm {residual:.1e}"
-            f"{f' (tol {tol:g})' if tol else ''}; raise LinearEnsemble(max_iter=...) or loosen tol",
-            ConvergenceWarning,
-            stacklevel=4,
-        )

@@ -1,13 +1,41 @@
-"""Progress of a filtering run: a rich bar over rows removed, a user callback, or nothing."""
+"""Progress of a filtering run: a rich bar over rows removed, a user callback, or nothing;
+and the warning for classifiers that did not converge."""
 
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
+from aflite._internal.text import plural
 from aflite.algorithm.result import PhaseRecord
 
-__all__ = ["Reporter"]
+__all__ = ["ConvergenceWarning", "Reporter", "warn_if_unconverged"]
+
+
+class ConvergenceWarning(UserWarning):
+    """Some classifiers of a phase stopped at the iteration cap before reaching ``tol``."""
+
+
+def warn_if_unconverged(info: dict[str, Any], phase: int, tol: float | None) -> None:
+    """Warn when a classifier ended unconverged: at the iteration cap, or stalled more than
+    ten times above the tolerance."""
+    residual = info.get("residual", 0.0)
+    stalled_far = info.get("n_stalled") and tol is not None and residual > 10 * tol
+    if info.get("n_capped") or stalled_far:
+        why = (
+            f"{plural(info['n_capped'], 'classifier')} stopped at the iteration cap "
+            f"({info.get('iterations')})"
+            if info.get("n_capped")
+            else f"{plural(info['n_stalled'], 'classifier')} stalled"
+        )
+        # stacklevel: this function, _one_phase, _filter, adversarial_filter -> the caller
+        warnings.warn(
+            f"phase {phase}: {why} with relative gradient norm {residual:.1e}"
+            f"{f' (tol {tol:g})' if tol else ''}; raise LinearEnsemble(max_iter=...) or loosen tol",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
 
 
 class Reporter:
@@ -40,6 +68,13 @@ class Reporter:
                 advance=record.n_removed,
                 info=f"phase {record.phase}  size {size_after}  "
                 f"bias {record.representation_bias:.3f} (chance {record.chance:.3f})",
+            )
+
+    def finish(self, size: int, bias: float, chance: float) -> None:
+        """Show the kept set's bias, measured after the last phase, as the bar's last word."""
+        if self.bar is not None:
+            self.bar.update(
+                self.task, info=f"done  size {size}  bias {bias:.3f} (chance {chance:.3f})"
             )
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.atomic import atomic_path
+from aflite._internal.text import plural
 
 __all__ = ["PhaseRecord", "FilterResult", "STOP_REASONS"]
 
@@ -106,21 +107,21 @@ class FilterResult:
 
     def summary(self) -> str:
         """A few lines for a terminal."""
-        n_rm = len(self.removed)
-        phases = len(self.history)
         return (
-            f"kept {len(self.kept)} of {self.n_input} rows, removed {n_rm} "
-            f"in {phases} phase{'' if phases == 1 else 's'}\n"
+            f"kept {len(self.kept)} of {plural(self.n_input, 'row')}, removed "
+            f"{len(self.removed)} in {plural(len(self.history), 'phase')}\n"
             f"representation bias {self.initial_bias:.3f} -> {self.final_bias:.3f} "
             f"(chance {self.initial_chance:.3f} -> {self.final_chance:.3f})\n"
             f"stopped: {self.stop_message}"
         )
 
     def __repr__(self) -> str:
+        # sizes and figures only: the arrays run to the size of the input
         return (
-            f"FilterResult(kept={len(self.kept)}, removed={len(self.removed)}, "
-            f"phases={len(self.history)}, bias={self.initial_bias:.3f}->{self.final_bias:.3f}, "
-            f"stop_reason={self.stop_reason!r})"
+            f"FilterResult(n_input={self.n_input}, kept={len(self.kept)}, "
+            f"removed={len(self.removed)}, phases={len(self.history)}, "
+            f"stop_reason={self.stop_reason!r}, initial_bias={self.initial_bias:.3f}, "
+            f"final_bias={self.final_bias:.3f})"
         )
 
     # --- persistence (JSON for metadata, npz for arrays; no pickle) ---

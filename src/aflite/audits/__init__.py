@@ -2,45 +2,34 @@
 Max-PPMI baselines, nearest-neighbour distances, representation bias. Each returns an
 :class:`AuditResult` (per-item table, one-line summary, details)."""
 
-from aflite.audits._counts_file import load_counts, save_counts, saved_views
-from aflite.audits.base import AuditResult
-from aflite.audits.baselines import (
-    max_ppmi_baseline,
-    partial_input_baseline,
-    representation_bias_audit,
-)
-from aflite.audits.cooccurrence import (
-    Association,
-    CooccurrenceCounts,
-    count_cooccurrences,
-    count_fields,
-)
-from aflite.audits.identity import identity_pmi, load_identity_words, parse_min_counts
-from aflite.audits.knn import knn_distances
-from aflite.audits.registry import AuditContext
-from aflite.audits.run import AUDITS, register_audit, run_audits
-from aflite.audits.word_label import word_label_pmi, word_label_zstats
+from __future__ import annotations
 
-__all__ = [
-    "AUDITS",
-    "Association",
-    "AuditContext",
-    "AuditResult",
-    "CooccurrenceCounts",
-    "count_cooccurrences",
-    "count_fields",
-    "identity_pmi",
-    "knn_distances",
-    "load_counts",
-    "load_identity_words",
-    "max_ppmi_baseline",
-    "parse_min_counts",
-    "partial_input_baseline",
-    "register_audit",
-    "representation_bias_audit",
-    "run_audits",
-    "save_counts",
-    "saved_views",
-    "word_label_pmi",
-    "word_label_zstats",
-]
+from aflite._internal.lazy import lazy_exports
+
+_EXPORTS = {
+    # run imports builtin, so AUDITS holds the built-in audits when it is read
+    "AUDITS": "aflite.audits.run",
+    "Association": "aflite.audits.cooccurrence",
+    "AuditContext": "aflite.audits.registry",
+    "AuditResult": "aflite.audits.base",
+    "CooccurrenceCounts": "aflite.audits.cooccurrence",
+    "count_cooccurrences": "aflite.audits.cooccurrence",
+    "count_fields": "aflite.audits.cooccurrence",
+    "identity_pmi": "aflite.audits.identity",
+    "knn_distances": "aflite.audits.knn",
+    "load_counts": "aflite.audits._counts_file",
+    "load_identity_words": "aflite.audits.identity",
+    "max_ppmi_baseline": "aflite.audits.baselines",
+    "parse_min_counts": "aflite.audits.identity",
+    "partial_input_baseline": "aflite.audits.baselines",
+    "register_audit": "aflite.audits.run",
+    "representation_bias_audit": "aflite.audits.baselines",
+    "run_audits": "aflite.audits.run",
+    "save_counts": "aflite.audits._counts_file",
+    "saved_views": "aflite.audits._counts_file",
+    "word_label_pmi": "aflite.audits.word_label",
+    "word_label_zstats": "aflite.audits.word_label",
+}
+__all__ = list(_EXPORTS)
+# imported on first use: listing the audits (the command line's help) loads no scipy or sklearn
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

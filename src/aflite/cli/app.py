@@ -4,11 +4,38 @@ from __future__ import annotations
 
 import typer
 
+from aflite.cli.helptext import AfliteGroup
+
 app = typer.Typer(
+    cls=AfliteGroup,
+    # plain help: flags read `--report / --no-report`, and no box drawing in a pipe or a log
+    rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Find and remove spurious biases (dataset artifacts) with adversarial filtering.",
 )
-experiment_app = typer.Typer(no_args_is_help=True, help="The paper's experiments as commands.")
+experiment_app = typer.Typer(
+    cls=AfliteGroup,
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="The paper's experiments as commands.",
+)
 app.add_typer(experiment_app, name="experiment")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from aflite import __version__
+
+        typer.echo(f"aflite {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    pass

@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from aflite._internal.progress import silence_third_party_progress
 from aflite._internal.text import one_line
 from aflite.cli.app import app
 from aflite.cli.options import (
@@ -16,6 +17,11 @@ from aflite.cli.options import (
     parse_fields,
     parse_min_bias,
     parse_size,
+)
+from aflite.cli.signals import (
+    Interrupted,
+    install_signal_handlers,
+    restore_signal_handlers,
 )
 from aflite.data import bundled_snli
 from aflite.defaults import FILTER_DEFAULTS as D
@@ -32,71 +38,99 @@ def filter_cmd(
     split: str | None = typer.Option(
         None, help="The split to filter, for a Hugging Face DatasetDict folder (e.g. train)."
     ),
-    label_field: str = typer.Option("label", help="Field holding the class label."),
+    label_field: str = typer.Option(
+        "label", metavar="FIELD", help="Field holding the class label."
+    ),
     text_fields: str | None = typer.Option(
-        None, help="Comma-separated text fields, e.g. premise,hypothesis."
+        None, metavar="FIELDS", help="Comma-separated text fields, e.g. premise,hypothesis."
     ),
     id_field: str | None = typer.Option(
-        None, help="Field with unique row ids (checked for duplicates)."
+        None, metavar="FIELD", help="Field with unique row ids (checked for duplicates)."
     ),
     group_field: str | None = typer.Option(
-        None, help="Rows sharing this field never straddle a split (e.g. premise)."
+        None, metavar="FIELD", help="Rows sharing this field never straddle a split (e.g. premise)."
     ),
     features: str = typer.Option(
         "ngrams",
+        metavar="KIND[:ARG]",
         help=features_help(),
     ),
     target_size: str = typer.Option(
-        str(D["target_size"]), help="n: rows to keep (count or fraction)."
+        str(D["target_size"]), metavar="SIZE", help="n: rows to keep (count or fraction)."
     ),
-    n_partitions: int = typer.Option(D["n_partitions"], help="m: random partitions per phase."),
+    n_partitions: int = typer.Option(
+        D["n_partitions"], metavar="M", help="m: random partitions per phase."
+    ),
     train_size: str = typer.Option(
-        str(D["train_size"]), help="t: training rows per partition (count or fraction)."
+        str(D["train_size"]),
+        metavar="SIZE",
+        help="t: training rows per partition (count or fraction).",
     ),
     slice_size: str = typer.Option(
-        str(D["slice_size"]), help="k: rows removed per phase at most (count or fraction)."
+        str(D["slice_size"]),
+        metavar="SIZE",
+        help="k: rows removed per phase at most (count or fraction).",
     ),
     threshold: float = typer.Option(
-        D["threshold"], help="tau: minimum predictability for removal (the paper: 0.75)."
+        D["threshold"],
+        metavar="TAU",
+        help="tau: minimum predictability for removal (the paper: 0.75).",
     ),
     min_bias: str = typer.Option(
         str(D["min_bias"]),
+        metavar="MARGIN|off",
         help="Stop when the representation bias is within this margin of chance; 'off' for "
         "Algorithm 1 as published.",
     ),
     balance: str = typer.Option(
-        "none", help="none | classes: remove from every class in proportion to its size."
+        "none",
+        metavar="none|classes",
+        help="none | classes: remove from every class in proportion to its size.",
     ),
-    strategy: str = typer.Option(D["strategy"], help="slicing | greedy | sampling | single_shot."),
+    strategy: str = typer.Option(
+        D["strategy"], metavar="NAME", help="slicing | greedy | sampling | single_shot."
+    ),
     warmup_fraction: float | None = typer.Option(
-        None, help="Train a warm-up model on this fraction; it gives Phi for the rest."
+        None,
+        metavar="FRACTION",
+        help="Train a warm-up model on this fraction; it gives Phi for the rest.",
     ),
     warmup_finetune: bool = typer.Option(
         False, help="With a sentence-transformers model: fine-tune the encoder itself in warm-up."
     ),
-    out_dir: str = typer.Option("aflite-out", help="Output folder."),
-    seed: int = typer.Option(0, help="Random seed."),
-    device: str = typer.Option("auto", help="auto | cpu | cuda."),
+    out_dir: str = typer.Option("aflite-out", metavar="DIR", help="Output folder."),
+    seed: int = typer.Option(0, metavar="N", help="Random seed."),
+    device: str = typer.Option("auto", metavar="DEVICE", help="auto | cpu | cuda."),
     resume: bool = typer.Option(
         False, help="Continue an interrupted run from its last checkpoint."
     ),
-    quiet: bool = typer.Option(False, help="No progress bars."),
-    cache_dir: str | None = typer.Option(
-        None, help="Embedding cache folder (default ~/.cache/aflite)."
+    overwrite: bool = typer.Option(
+        False, help="Replace the outputs of an earlier run in --out-dir (other files stay)."
     ),
-    no_report: bool = typer.Option(False, help="Skip report.html."),
+    quiet: bool = typer.Option(False, help="No progress bars (ours, tqdm's and Hugging Face's)."),
+    cache_dir: str | None = typer.Option(
+        None, metavar="DIR", help="Embedding cache folder (default ~/.cache/aflite)."
+    ),
+    report: bool = typer.Option(True, help="Write report.html."),
     audits: str | None = typer.Option(
         None,
+        metavar="NAMES",
         help="Audits to run before/after for the report, e.g. pmi,partial,ppmi; any of "
         + ", ".join(audit_names())
         + ".",
     ),
-    backend: str = typer.Option("local", help="local | ray (partitions and embeddings on Ray)."),
+    backend: str = typer.Option(
+        "local", metavar="local|ray", help="local | ray (partitions and embeddings on Ray)."
+    ),
     ray_address: str | None = typer.Option(
-        None, help="Ray cluster address (e.g. auto, ray://head:10001); default: a local instance."
+        None,
+        metavar="ADDRESS",
+        help="Ray cluster address (e.g. auto, ray://head:10001); default: a local instance.",
     ),
 ) -> None:
     """Filter a labelled data file; write kept / removed / warm-up rows, scores and a summary."""
+    if quiet:
+        silence_third_party_progress()  # before the libraries with bars are imported
     from aflite.jobs import FilterJob, run_filter_job
 
     job = FilterJob(
@@ -120,7 +154,8 @@ def filter_cmd(
         device=device,
         out_dir=out_dir,
         resume=resume,
-        report=not no_report,
+        overwrite=overwrite,
+        report=report,
         audits=parse_fields(audits),
         backend=backend,
         ray_address=ray_address,
@@ -128,30 +163,48 @@ def filter_cmd(
     )
     if cache_dir is not None:
         job.cache_dir = cache_dir
-    outcome = run_filter_job(job, progress=not quiet)
+    try:
+        outcome = run_filter_job(job, progress=not quiet)
+    except Interrupted as e:
+        e.resumable = True  # a checkpoint, if one was written, is left for --resume
+        raise
     typer.echo(outcome.summary_text)
 
 
 @app.command("demo")
 def demo_cmd(
-    out_dir: str = typer.Option("aflite-demo", help="Output folder."),
-    quiet: bool = typer.Option(False, help="No progress bars."),
+    out_dir: str = typer.Option("aflite-demo", metavar="DIR", help="Output folder."),
+    quiet: bool = typer.Option(False, help="No progress bars (ours, tqdm's and Hugging Face's)."),
+    resume: bool = typer.Option(False, help="Continue an interrupted demo."),
+    overwrite: bool = typer.Option(
+        False,
+        help="Replace the outputs of an earlier run in --out-dir (an earlier demo's always are).",
+    ),
 ) -> None:
     """Filter the bundled SNLI slice (6,000 pairs) on hypothesis-only n-grams, then print
     where the outputs are."""
+    if quiet:
+        silence_third_party_progress()
     from aflite.jobs import FilterJob, run_filter_job
 
+    snli = str(bundled_snli())
     # the filter options are the defaults of `aflite filter` (aflite.defaults), unchanged
     job = FilterJob(
-        input=str(bundled_snli()),
+        input=snli,
         label_field="label",
         text_fields=["hypothesis"],
         id_field="id",
         group_field="premise",
         features="ngrams",
         out_dir=out_dir,
+        resume=resume,
+        overwrite=overwrite or (not resume and _finished_run_of(out_dir) == snli),
     )
-    outcome = run_filter_job(job, progress=not quiet)
+    try:
+        outcome = run_filter_job(job, progress=not quiet)
+    except Interrupted as e:
+        e.resumable = True
+        raise
     typer.echo("SNLI slice (CC BY-SA 4.0, Bowman et al. 2015), hypothesis-only n-gram features")
     typer.echo(
         "filter options: the defaults of `aflite filter` ("
@@ -161,6 +214,17 @@ def demo_cmd(
     typer.echo(outcome.summary_text)
     if "report" in outcome.outputs:
         typer.echo(f"open {outcome.outputs['report']} in a browser")
+
+
+def _finished_run_of(out_dir: str) -> str | None:
+    """The input of the finished run in ``out_dir`` (from its summary.json), if any."""
+    import json
+    from pathlib import Path
+
+    try:
+        return json.loads((Path(out_dir) / "summary.json").read_text()).get("input")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _fail(message: str, code: int) -> None:
@@ -178,9 +242,22 @@ def _os_message(e: OSError) -> str:
 
 def main() -> None:
     """Entry point: user mistakes become one line on stderr and exit code 2; faults of the
-    file system (disk full, a folder that cannot be written) one line and exit code 1."""
+    file system (disk full, a folder that cannot be written) one line and exit code 1;
+    SIGINT and SIGTERM one line and exit code 130 or 143."""
+    previous = install_signal_handlers()
     try:
-        app(standalone_mode=False)
+        _main()
+    finally:
+        restore_signal_handlers(previous)
+
+
+def _main() -> None:
+    try:
+        code = app(prog_name="aflite", standalone_mode=False)
+    except Interrupted as e:
+        hint = "; run the same command with --resume to continue" if e.resumable else ""
+        typer.echo(f"aflite: interrupted{hint}", err=True)
+        sys.exit(e.exit_code)
     except (DataError, MissingExtraError, ValueError) as e:
         _fail(str(e), 2)
     except FileNotFoundError as e:
@@ -189,16 +266,22 @@ def main() -> None:
         # the environment, not the data: a full disk, a folder that cannot be written, ...
         _fail(_os_message(e), 1)
     except KeyboardInterrupt:
-        typer.echo("aflite: interrupted; run again with --resume to continue", err=True)
+        # only where no handler could be installed; typer itself returns 130 for it
+        typer.echo("aflite: interrupted", err=True)
         sys.exit(130)
     except Exception as e:
         # usage errors from click (typer may vendor its own copy, so match by shape)
         if hasattr(e, "show") and hasattr(e, "exit_code"):
             e.show()
-            sys.exit(2)
+            sys.exit(e.exit_code or 2)
         if type(e).__name__ == "Abort":
-            sys.exit(130)
+            typer.echo("aflite: aborted", err=True)
+            sys.exit(1)
         raise
+    # in non-standalone mode typer returns the code of an Exit (130 for an interrupt typer
+    # caught itself) instead of exiting with it
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        sys.exit(code)
 
 
 # register the other commands on the same app

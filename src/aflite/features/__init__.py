@@ -1,24 +1,25 @@
 """Feature representations Phi(X): word n-grams, sentence encoders, pre-computed matrices,
 the warm-up representation, and an on-disk embedding cache."""
 
-from aflite.features.build import FeatureSpec, build_features, parse_feature_spec
-from aflite.features.encoders import encode_texts, pair_features
-from aflite.features.ngrams import ngram_features
-from aflite.features.precomputed import load_precomputed
-from aflite.features.registry import FEATURE_KINDS, FeatureKind, register_feature_kind
-from aflite.features.warmup import split_warmup, warmup_representation
+from __future__ import annotations
 
-__all__ = [
-    "FEATURE_KINDS",
-    "FeatureKind",
-    "register_feature_kind",
-    "FeatureSpec",
-    "build_features",
-    "encode_texts",
-    "load_precomputed",
-    "ngram_features",
-    "pair_features",
-    "parse_feature_spec",
-    "split_warmup",
-    "warmup_representation",
-]
+from aflite._internal.lazy import lazy_exports
+
+_EXPORTS = {
+    # build imports kinds, so the registry holds the built-in kinds when it is read
+    "FEATURE_KINDS": "aflite.features.build",
+    "FeatureKind": "aflite.features.registry",
+    "register_feature_kind": "aflite.features.registry",
+    "FeatureSpec": "aflite.features.build",
+    "build_features": "aflite.features.build",
+    "encode_texts": "aflite.features.encoders",
+    "load_precomputed": "aflite.features.precomputed",
+    "ngram_features": "aflite.features.ngrams",
+    "pair_features": "aflite.features.encoders",
+    "parse_feature_spec": "aflite.features.build",
+    "split_warmup": "aflite.features.warmup",
+    "warmup_representation": "aflite.features.warmup",
+}
+__all__ = list(_EXPORTS)
+# imported on first use: the command line reads the registry without loading torch
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -62,6 +62,7 @@ class FilterJob:
     device: DeviceLike = "auto"
     out_dir: str = "aflite-out"
     resume: bool = False
+    overwrite: bool = False
     cache_dir: str | None = field(default_factory=lambda: str(default_cache_dir()))
     input_format: str | None = None
     split: str | None = None
@@ -186,7 +187,7 @@ def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
 def job_key(job: FilterJob) -> dict[str, Any]:
     """The options that decide a job's result (a checkpoint is only resumed under the same)."""
     d = asdict(job)
-    for k in ("resume", "out_dir", "cache_dir", "device", "report", "backend", "ray_address"):
+    for k in ("resume", "overwrite", "out_dir", "cache_dir", "device", "report", "backend", "ray_address"):
         d.pop(k)
     if d["split"] is None:
         d.pop("split")  # so checkpoints written before there was a split option still resume

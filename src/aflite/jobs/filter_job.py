@@ -15,6 +15,7 @@ from pathlib import Path
 from aflite.algorithm import FilterState, adversarial_filter
 from aflite.io.checkpoint import Checkpoint
 from aflite.jobs.config import FilterJob, JobInputs, job_key, load_job_inputs, plan_job
+from aflite.jobs.out_dir import check_out_dir, remove_previous_run
 from aflite.jobs.outputs import JobOutcome, stop_hint, write_outputs
 from aflite.jobs.representation import compute_representation
 from aflite.reports.content import report_extra
@@ -40,12 +41,18 @@ def run_filter_job(
     """Run a job end to end and return where its outputs are.
 
     ``stop_after_phases`` interrupts the run after that many phases (as a kill would), leaving
-    only the checkpoint; it exists to test ``resume``.
+    only the checkpoint; it exists to test ``resume``. An ``out_dir`` holding an earlier run
+    is refused unless ``job.overwrite`` (its outputs are removed once the input has been
+    checked) or ``job.resume``.
     """
     t_start = time.perf_counter()
     # Read and check everything before anything is computed or written.
+    earlier = check_out_dir(
+        job.out_dir, overwrite=job.overwrite, resume=job.resume, inputs=(job.input,)
+    )
     inputs = load_job_inputs(job)
     plan = plan_job(job, inputs)
+    remove_previous_run(earlier)
     table, labels, rest = inputs.table, inputs.labels, plan.rest
     out = Path(job.out_dir)
     ckpt_dir = out / ".checkpoint"

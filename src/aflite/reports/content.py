@@ -66,7 +66,7 @@ def report_extra(
         b = rng.choice(rm_c, min(heatmap_rows // 2, len(rm_c)), replace=False)
         v = x[np.concatenate([a, b])] - centre
         v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-        extra["heatmaps"][str(c)] = {"similarity": np.round(v @ v.T, 3).tolist(), "n_kept": len(a)}
+        extra["heatmaps"][str(c)] = {"similarity": np.round((v @ v.T).astype(np.float64), 3).tolist(), "n_kept": len(a)}
     images = getattr(inputs.table, "images", None) if inputs is not None else None
     if images is not None:
         extra["images"] = {

@@ -6,6 +6,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Literal
 
+import numpy as np
 import torch
 
 from aflite.algorithm.solvers.primal import NEG, boehning_inverse, solve_primal, stacked_logits
@@ -93,6 +94,13 @@ class SolveReport:
         return asdict(self)
 
 
+def _shortest(value: torch.Tensor) -> float:
+    """A float32 scalar as the shortest decimal that reads back to it (9.988996e-05, not
+    9.988996316678822e-05), so summaries carry no digits the solver never computed."""
+    v = value.detach().cpu().numpy()
+    return float(str(v)) if v.dtype == np.float32 else float(v)
+
+
 def choose_solver(model: LinearEnsemble, train_size: int, dim: int, n_partitions: int) -> str:
     """``span`` when a training part is at most half the feature dimension and the parts'
     t x t matrices fit in 1 GiB; otherwise ``primal``."""
@@ -167,8 +175,8 @@ def fit_ensemble(
     report = SolveReport(
         solver=solver,
         iterations=int(out.iters.max()),
-        mean_iterations=float(out.iters.float().mean()),
-        residual=float(out.resid.max()),
+        mean_iterations=float(out.iters.double().mean()),
+        residual=_shortest(out.resid.max()),
         n_capped=int((out.iters >= model.max_iter).sum()),
         n_stalled=int(out.stalled.sum()),
         flops=flops + out.flops + 2.0 * store.n_stored * store.dim * p * n_classes,  # + predict

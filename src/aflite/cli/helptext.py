@@ -1,0 +1,52 @@
+"""Help screens without type tags: no ``<str>`` or ``<bool>`` beside options and arguments,
+flags as ``--x / --no-x`` pairs without a ``[default: no-x]``, and a value name (the option's
+metavar, or TEXT / INTEGER / FLOAT) where an option takes one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typer.core import TyperArgument, TyperGroup
+
+__all__ = ["AfliteGroup"]
+
+_VALUE_NAMES = {str: "TEXT", int: "INTEGER", float: "FLOAT"}
+
+
+def _no_type(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+def _tidy(params: list[Any]) -> list[Any]:
+    for p in params:
+        if getattr(p, "_aflite_tidy", False):
+            continue
+        if isinstance(p, TyperArgument):
+            # typer shows an argument's type even when it has a metavar
+            p.display_type_rich = _no_type
+            if p.metavar is None:
+                p.metavar = p.name.upper()
+        elif getattr(p, "is_flag", False):
+            if p.metavar is None:
+                p.metavar = ""
+            if p.default is False:
+                p.show_default = False
+        elif p.metavar is None:
+            annotation = getattr(getattr(p, "type_descriptor", None), "annotation", None)
+            p.metavar = _VALUE_NAMES.get(annotation, "VALUE")
+        p._aflite_tidy = True
+    return params
+
+
+class AfliteGroup(TyperGroup):
+    """A command group whose help screens, and those of its commands, show no type tags."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _tidy(super().get_params(ctx))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None and not isinstance(cmd, AfliteGroup):
+            # a command's --help option is made on first use, so tidy through get_params
+            _tidy(cmd.get_params(ctx))
+        return cmd

@@ -1,0 +1,91 @@
+"""An output folder that already holds a run: refused, replaced (``--overwrite``) or continued
+(``--resume``), decided before any work is done."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from aflite.errors import DataError
+
+__all__ = ["check_out_dir", "previous_run", "remove_previous_run"]
+
+# what a run writes; kept / removed / warm-up rows take the input's format (kept.jsonl,
+# kept.csv, a kept/ dataset folder, ...), so those match by the name before the first dot
+FIXED_OUTPUTS = ("summary.json", "scores.parquet", "report.html", "result", ".checkpoint")
+ROW_OUTPUTS = ("kept", "removed", "warmup")
+
+
+def _is_output_name(name: str) -> bool:
+    if name in FIXED_OUTPUTS:
+        return True
+    if name.startswith(".") and name.endswith(".part"):
+        # an interrupted write of one of the outputs: .kept.jsonl.abc123.part
+        return _is_output_name(name[1:].rsplit(".", 2)[0])
+    return name.split(".", 1)[0] in ROW_OUTPUTS
+
+
+def previous_run(out_dir: str | Path) -> list[Path]:
+    """The outputs of an earlier run in ``out_dir`` (sorted), or [] when there are none.
+
+    Besides the names every run writes, the names an earlier ``summary.json`` lists count.
+    """
+    out = Path(out_dir)
+    if not out.is_dir():
+        return []
+    found = {p for p in out.iterdir() if _is_output_name(p.name)}
+    try:
+        listed = json.loads((out / "summary.json").read_text()).get("outputs", {})
+        for name in listed.values() if isinstance(listed, dict) else ():
+            # only plain names inside the folder; a summary cannot point elsewhere
+            if isinstance(name, str) and Path(name).name == name and name not in ("", ".", ".."):
+                if (out / name).exists():
+                    found.add(out / name)
+    except (OSError, ValueError, AttributeError):
+        pass  # no summary, or one that is not ours to read: the fixed names still count
+    return sorted(found)
+
+
+def check_out_dir(
+    out_dir: str | Path,
+    *,
+    overwrite: bool,
+    resume: bool,
+    inputs: tuple[str | Path, ...] = (),
+) -> list[Path]:
+    """Refuse an output folder holding an earlier run unless ``overwrite`` or ``resume``.
+
+    Returns the earlier run's outputs that ``overwrite`` is to remove (after the input has
+    been checked, see :func:`remove_previous_run`); [] otherwise. An input file inside those
+    outputs is refused, since replacing the run would delete it.
+    """
+    if overwrite and resume:
+        raise DataError("--overwrite and --resume cannot be used together: pick one")
+    found = previous_run(out_dir)
+    if not found or resume:
+        return []
+    if not overwrite:
+        names = ", ".join(p.name for p in found[:3]) + (", ..." if len(found) > 3 else "")
+        raise DataError(
+            f"{out_dir}: holds a previous run ({names}); pass --overwrite to replace it "
+            "or --resume to continue it"
+        )
+    for given in inputs:
+        path = Path(given).resolve()
+        for p in found:
+            if path == p.resolve() or p.resolve() in path.parents:
+                raise DataError(
+                    f"{given}: the input is an output of the run in {out_dir} that --overwrite "
+                    "would remove; write to another --out-dir"
+                )
+    return found
+
+
+def remove_previous_run(found: list[Path]) -> None:
+    """Remove the outputs :func:`check_out_dir` returned, files and folders alike."""
+    for p in found:
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink(missing_ok=True)
