@@ -67,7 +67,7 @@ def test_filter_help_shows_report_pair_and_value_names():
     assert re.search(r"^\s+--report / --no-report\s", text, flags=re.M), text
     assert re.search(r"^\s+--quiet / --no-quiet\s", text, flags=re.M)
     assert re.search(r"^\s+--out-dir DIR\s", text, flags=re.M)
-    assert re.search(r"^\s+INPUT\s+JSONL", text, flags=re.M)
+    assert re.search(r"^\s+INPUT\s+JSON Lines", text, flags=re.M)
     # options other commands define without a value name get click's plain names
     assert re.search(r"^\s+--dev TEXT\s", _help(["experiment", "compare"]), flags=re.M)
 
