@@ -12,6 +12,7 @@ from aflite.cli.app import app
 from aflite.cli.options import (
     audit_names,
     features_help,
+    format_names,
     input_help,
     parse_balance,
     parse_fields,
@@ -37,6 +38,13 @@ def filter_cmd(
     ),
     split: str | None = typer.Option(
         None, help="The split to filter, for a Hugging Face DatasetDict folder (e.g. train)."
+    ),
+    input_format: str | None = typer.Option(
+        None,
+        metavar="FORMAT",
+        help="Read INPUT as this format instead of going by its name: "
+        + ", ".join(format_names())
+        + ".",
     ),
     label_field: str = typer.Option(
         "label", metavar="FIELD", help="Field holding the class label."
@@ -157,9 +165,10 @@ def filter_cmd(
         overwrite=overwrite,
         report=report,
         audits=parse_fields(audits),
-        backend=backend,
+        backend=None if backend == "local" else backend,
         ray_address=ray_address,
         split=split,
+        input_format=input_format,
     )
     if cache_dir is not None:
         job.cache_dir = cache_dir

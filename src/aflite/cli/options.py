@@ -20,6 +20,13 @@ def input_help() -> str:
     return formats_help() + "."
 
 
+def format_names() -> list[str]:
+    """The registered data formats, for ``--input-format``."""
+    from aflite.io import FORMATS
+
+    return list(FORMATS)
+
+
 def audit_names() -> list[str]:
     """The registered audits, in the order they run."""
     from aflite.audits import AUDITS
