@@ -81,11 +81,15 @@ def _compare(
     threshold,
     min_bias,
     seed,
+    label_map,
     markdown,
     json_out,
     only_ood,
 ):
     from aflite.experiments import compare_experiment
+    from aflite.experiments.labels import parse_label_map
+
+    mapping = parse_label_map(label_map)
 
     fields = [f.strip() for f in text_fields.split(",") if f.strip()]
     tr, g_tr = _labelled(train, label_field, fields, group_field)
@@ -106,6 +110,7 @@ def _compare(
         threshold=threshold,
         min_bias=parse_min_bias(min_bias),
         seed=seed,
+        label_map=mapping,
     )
     typer.echo(res.filter_summary)
     header, rows = res.table()
@@ -121,6 +126,11 @@ def _compare(
 _EVALUATORS_HELP = "Any of " + ", ".join(evaluator_names()) + ", or sklearn.MODULE.Class."
 _TRAIN = typer.Argument(..., help="Training data file.")
 _DEV = typer.Option(..., help="Dev data file (evaluated as is and filtered).")
+_LABEL_MAP = typer.Option(
+    None,
+    help="Map predicted labels to an evaluation set's labels, for sets whose labels the models "
+    "never saw, e.g. neutral=non-entailment,contradiction=non-entailment.",
+)
 
 
 @experiment_app.command("compare")
@@ -142,6 +152,7 @@ def compare_cmd(
     threshold: float = typer.Option(D["threshold"]),
     min_bias: str = typer.Option(str(D["min_bias"]), help="chance-stop margin, or 'off'"),
     seed: int = typer.Option(0),
+    label_map: str | None = _LABEL_MAP,
     markdown: str | None = typer.Option(None, help="Write the table as Markdown here."),
     json_out: str | None = typer.Option(None, "--json", help="Write the results as JSON here."),
 ) -> None:
@@ -168,6 +179,7 @@ def ood_cmd(
     threshold: float = typer.Option(D["threshold"]),
     min_bias: str = typer.Option(str(D["min_bias"]), help="chance-stop margin, or 'off'"),
     seed: int = typer.Option(0),
+    label_map: str | None = _LABEL_MAP,
     markdown: str | None = typer.Option(None),
     json_out: str | None = typer.Option(None, "--json"),
 ) -> None:

@@ -12,7 +12,8 @@ import numpy as np
 
 import aflite
 from aflite.defaults import FILTER_DEFAULTS as D
-from aflite.experiments.evaluators import EVALUATORS, check_evaluator, make_evaluator
+from aflite.experiments.evaluators import EVALUATORS, check_evaluator, evaluate, make_evaluator
+from aflite.experiments.labels import check_label_map, label_space
 
 __all__ = ["LabelledTexts", "CompareResult", "compare_experiment", "EVALUATORS"]
 
@@ -96,12 +97,19 @@ def compare_experiment(
     balance: str | None = D["balance"],
     n_partitions: int = D["n_partitions"],
     seed: int = 0,
+    label_map: dict[Any, Any] | None = None,
     progress: bool = False,
 ) -> CompareResult:
     """Run the protocol. ``features`` is ``ngrams`` or ``sentence-transformers:MODEL``; the
     filter and the ``logreg`` evaluator use it; ``evaluators`` are names from ``EVALUATORS``
     (all of them by default) or ``sklearn.MODULE.Class``. Dev is filtered with the same
-    settings, which default to those of ``aflite filter`` (:mod:`aflite.defaults`)."""
+    settings, which default to those of ``aflite filter`` (:mod:`aflite.defaults`).
+
+    Every evaluation set must carry labels the models were trained on; a set with other labels
+    (HANS: entailment / non-entailment for a 3-class NLI model) is scored through
+    ``label_map``, which maps predicted labels to the set's (``{"neutral": "non-entailment",
+    "contradiction": "non-entailment"}``). Sets within the training labels are scored as they
+    are. A set that fits neither is a DataError naming it and its unseen labels."""
     from aflite.features.build import parse_feature_spec
 
     fields = list(train.texts)
@@ -111,6 +119,11 @@ def compare_experiment(
         check_evaluator(name)
     spec = parse_feature_spec(features)
     ood = ood or {}
+    trained = np.unique(train.labels)
+    check_label_map(label_map, trained)
+    spaces = {"dev": label_space("dev", dev.labels, trained, label_map)}
+    for name, data in ood.items():
+        spaces[name] = label_space(name, data.labels, trained, label_map)
 
     if spec.kind == "ngrams":
         from aflite.features.ngrams import NgramVectorizer
@@ -154,19 +167,22 @@ def compare_experiment(
         "dev": (dev, phi_dev),
         "dev (filtered)": (dev.subset(dev_res.kept), phi_dev[dev_res.kept]),
     }
+    set_space = {"dev": spaces["dev"], "dev (filtered)": spaces["dev"]}
     for name, data in ood.items():
         key = name if name not in eval_sets else f"{name} (ood)"
         eval_sets[key] = (data, represent(data))
+        set_space[key] = spaces[name]
 
     rows = []
     for ev_name in evaluators:
         for tr_name, idx in train_sets.items():
-            ev = make_evaluator(ev_name, fields, partial_field, seed).fit(
-                train.subset(idx), phi_train[idx]
-            )
+            part = train.subset(idx)
+            ev = make_evaluator(ev_name, fields, partial_field, seed).fit(part, phi_train[idx])
             row = {"evaluator": ev_name, "train": tr_name, "size": int(len(idx))}
             for es_name, (data, phi) in eval_sets.items():
-                row[es_name] = ev.score(data, phi)
+                # a subset may lack a class: check against what this model saw
+                space = label_space(es_name, data.labels, np.unique(part.labels), label_map)
+                row[es_name] = evaluate(ev, data, phi, space)
             rows.append(row)
     return CompareResult(
         rows=rows,
@@ -177,5 +193,7 @@ def compare_experiment(
         details={
             "train_bias": [res.initial_bias, res.final_bias],
             "dev_bias": [dev_res.initial_bias, dev_res.final_bias],
+            "label_map": {str(k): str(v) for k, v in (label_map or {}).items()},
+            "mapped_sets": [k for k, v in set_space.items() if v],
         },
     )
