@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import zlib
 
 import numpy as np
 import pytest
@@ -107,7 +108,7 @@ def test_cli_label_map(tmp_path, rows, monkeypatch, capsys):
     hans_rows = [dict(r, label=COLLAPSE.get(r["label"], r["label"])) for r in rows[4500:4800]]
     hans = _write(tmp_path / "hans.jsonl", hans_rows)
     base = ["experiment", "ood", tr, "--dev", dv, "--ood", hans, "--text-fields", "hypothesis",
-            "--evaluators", "logreg"]  # fmt: skip
+            "--evaluators", "logreg", "--n-partitions", "8"]  # fmt: skip
     code, _, err = _main(monkeypatch, capsys, *base)
     assert code == 2 and err.count("\n") == 1 and "hans: labels non-entailment" in err
     code, _, err = _main(monkeypatch, capsys, *base, "--label-map", "neutral:non-entailment")
@@ -121,3 +122,80 @@ def test_cli_label_map(tmp_path, rows, monkeypatch, capsys):
     doc = json.loads(out_json.read_text())
     assert all(0.6 < r["hans"] <= 1 for r in doc["rows"])
     assert "hans" in out
+
+
+# --- one representation for all arms ----------------------------------------------------------
+
+
+def test_compare_and_ood_take_every_filter_option():
+    from typer.testing import CliRunner
+
+    from aflite.cli.main import app
+    from aflite.cli.options import FILTER_OPTION_NAMES
+
+    runner = CliRunner()
+    for command in ("compare", "ood"):
+        r = runner.invoke(app, ["experiment", command, "--help"], env={"COLUMNS": "200"})
+        assert r.exit_code == 0
+        for name in FILTER_OPTION_NAMES:
+            assert "--" + name.replace("_", "-") in r.output, (command, name)
+
+
+def test_filter_options_pass_through(rows):
+    train, dev = lt(rows[:600]), lt(rows[4500:4800])
+    res = compare_experiment(
+        train, dev, target_size=420, strategy="single_shot", min_bias=None,
+        warmup_fraction=0.2, **FAST,
+    )  # fmt: skip
+    assert res.details["filter_options"] == {
+        "target_size": 420, "n_partitions": 8, "strategy": "single_shot", "min_bias": None,
+    }  # fmt: skip
+    assert res.sizes["warm-up"] == 120 and res.sizes["D"] == 480  # warm-up rows are not in D
+    assert res.sizes["D(Phi) (AFLITE)"] == res.sizes["D_n (random)"] == 420  # single shot
+    assert res.sizes["dev (filtered)"] == round(420 / 480 * 300)  # dev in proportion
+
+
+def test_each_text_set_is_embedded_once_through_the_cache(rows, tmp_path, monkeypatch):
+    import aflite.features.kinds as kinds
+
+    calls = []
+
+    def fake_encode(texts, model, *, device="cpu", progress=None):
+        calls.append(len(texts))
+        # a deterministic function of the text: a few hashed dimensions
+        out = np.zeros((len(texts), 16), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                out[i, zlib.crc32(w.encode()) % 16] += 1.0
+        return out
+
+    monkeypatch.setattr(kinds, "encode_texts", fake_encode)
+    train, dev = lt(rows[:400]), lt(rows[4500:4700])
+    same_as_dev = lt(rows[4500:4700])
+    kw = dict(features="sentence-transformers:fake", cache_dir=str(tmp_path), **FAST)
+    res = compare_experiment(train, dev, ood={"again": same_as_dev}, **kw)
+    assert calls == [400, 200] and res.details["sets_represented"] == 2
+    res2 = compare_experiment(train, dev, ood={"again": same_as_dev}, **kw)
+    assert calls == [400, 200]  # the second run reads the cache
+    assert [r["dev"] for r in res2.rows] == [r["dev"] for r in res.rows]
+
+
+def test_precomputed_features_found_by_id(rows, tmp_path):
+    path = tmp_path / "f.npz"
+    with pytest.raises(DataError, match="--id-field"):
+        compare_experiment(lt(rows[:300]), lt(rows[4500:4600]), features=f"precomputed:{path}")
+    # one file for every set; the label as a feature, so every model is right on every set
+    both = rows[:300] + rows[4500:4600]
+    codes = {"contradiction": 0, "entailment": 1, "neutral": 2}
+    x = np.eye(3, dtype=np.float32)[[codes[r["label"]] for r in both]]
+    x += np.random.default_rng(0).normal(0, 0.01, x.shape).astype(np.float32)
+    np.savez(path, features=x[::-1], ids=np.array([r["id"] for r in both][::-1]))
+
+    def with_ids(rs):
+        return LabelledTexts(lt(rs).texts, lt(rs).labels, [r["id"] for r in rs])
+
+    res = compare_experiment(
+        with_ids(rows[:300]), with_ids(rows[4500:4600]), features=f"precomputed:{path}",
+        target_size=0.8, **FAST,
+    )  # fmt: skip
+    assert all(r["dev"] == 1.0 for r in res.rows)
