@@ -199,3 +199,69 @@ def test_precomputed_features_found_by_id(rows, tmp_path):
         target_size=0.8, **FAST,
     )  # fmt: skip
     assert all(r["dev"] == 1.0 for r in res.rows)
+
+
+# --- the same t before and after ---------------------------------------------------------------
+
+
+def test_bias_train_rows_is_one_count_from_the_initial_set():
+    from aflite.audits.baselines import bias_train_rows
+
+    assert bias_train_rows([3000]) == 1500
+    assert bias_train_rows([3000, 1500]) == 750  # capped at half the smaller set
+    assert bias_train_rows([20000, 9000]) == 2000
+    assert bias_train_rows([3000, 1500], 0.1) == 300  # a fraction of the initial set
+    assert bias_train_rows([3000, 1500], 1000) == 1000
+    with pytest.raises(DataError, match="^--bias-train-size 0.5 is 1500 rows of the initial"):
+        bias_train_rows([3000, 1500], 0.5, flag="--bias-train-size")
+
+
+def test_bias_audit_says_when_t_cannot_be_used():
+    from aflite.audits.baselines import representation_bias_audit
+
+    x, y = np.random.default_rng(0).normal(size=(40, 3)), np.arange(40) % 2
+    res = representation_bias_audit(x, y, train_size=40)
+    assert res.rows == [] and res.summary.startswith("representation bias not measured: t = 40")
+    assert "nan" not in res.summary
+
+
+def test_filter_summary_never_prints_nan(rows):
+    import aflite
+    from aflite.features.ngrams import ngram_features
+
+    x = ngram_features([[r["hypothesis"] for r in rows[:300]]])
+    y = np.array([r["label"] for r in rows[:300]])
+    res = aflite.filter(x, y, target_size=200, train_size=30, slice_size=50, n_partitions=4,
+                        score_kept=False)  # fmt: skip
+    line = res.summary().splitlines()[1]
+    assert "nan" not in line and "not measured" in line and "t = 30" in line
+
+
+def test_audit_compare_measures_both_sets_at_one_t(tmp_path, rows, monkeypatch, capsys):
+    import aflite
+    from aflite.features.ngrams import ngram_features
+
+    full, kept = (
+        _write(tmp_path / "full.jsonl", rows[:600]),
+        _write(tmp_path / "k.jsonl", rows[:300]),
+    )
+    out = tmp_path / "a.json"
+    code, stdout, err = _main(
+        monkeypatch, capsys, "audit", full, "--text-fields", "hypothesis", "--compare", kept,
+        "--audits", "bias", "--json", out,
+    )  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    before, after = doc["audits"][0], doc["compare_audits"][0]
+    assert before["details"]["train_size"] == after["details"]["train_size"] == 150
+    for rs, res in ((rows[:600], before), (rows[:300], after)):
+        x = ngram_features([[r["hypothesis"] for r in rs]])
+        y = [r["label"] for r in rs]
+        ps = aflite.predictability_scores(x, y, n_partitions=64, train_size=150, seed=0)
+        assert res["table"]["rows"][0][0] == pytest.approx(ps.representation_bias)
+    assert "t = 150" in stdout and "nan" not in stdout
+    code, _, err = _main(
+        monkeypatch, capsys, "audit", full, "--text-fields", "hypothesis", "--compare", kept,
+        "--audits", "bias", "--bias-train-size", "300",
+    )  # fmt: skip
+    assert code == 2 and err.count("\n") == 1 and "--bias-train-size 300" in err

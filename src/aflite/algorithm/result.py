@@ -108,10 +108,16 @@ class FilterResult:
         """A few lines for a terminal."""
         n_rm = len(self.removed)
         phases = len(self.history)
+        t = self.params.get("train_size")
+        after = (
+            f"{self.final_bias:.3f}"
+            if not np.isnan(self.final_bias)
+            else f"not measured (the kept rows were not re-scored at t = {t})"
+        )
         return (
             f"kept {len(self.kept)} of {self.n_input} rows, removed {n_rm} "
             f"in {phases} phase{'' if phases == 1 else 's'}\n"
-            f"representation bias {self.initial_bias:.3f} -> {self.final_bias:.3f} "
+            f"representation bias {self.initial_bias:.3f} -> {after} "
             f"(chance {self.initial_chance:.3f} -> {self.final_chance:.3f})\n"
             f"stopped: {self.stop_message}"
         )

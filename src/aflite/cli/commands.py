@@ -62,6 +62,12 @@ def audit_cmd(
     save_counts: str | None = typer.Option(
         None, help="Save identity co-occurrence counts (.npz) for `aflite pmi-query`."
     ),
+    bias_train_size: str | None = typer.Option(
+        None,
+        help="t of the bias audit: a count, or a fraction of INPUT; with --compare both sets "
+        "are measured at this one t (default: min(N/2, max(N/10, 2000)) of INPUT, at most "
+        "half the smaller set).",
+    ),
     seed: int = typer.Option(0, help="Random seed."),
 ) -> None:
     """Measure dataset biases (before/after filtering with --compare)."""
@@ -69,6 +75,8 @@ def audit_cmd(
 
     from aflite._internal.atomic import atomic_path
     from aflite.audits import load_identity_words, parse_min_counts, run_audits
+    from aflite.audits.baselines import bias_train_rows
+    from aflite.cli.options import parse_size
     from aflite.features.build import build_features, parse_feature_spec
     from aflite.jobs import read_labelled_texts
     from aflite.reports.terminal import print_audits
@@ -79,8 +87,7 @@ def audit_cmd(
     min_counts = parse_min_counts(identity_min_count)
     spec = parse_feature_spec(features)
 
-    def one(path: str, tag: str, counts_path: str | None):
-        inputs = read_labelled_texts(path, fields, label_field=label_field)
+    def one(inputs, tag: str, counts_path: str | None):
         phi = None
         if spec.kind != "ngrams" and ({"knn", "bias"} & set(names)):
             phi, _ = build_features(
@@ -105,10 +112,19 @@ def audit_cmd(
             counts_path=counts_path,
             seed=seed,
             tag=tag,
+            bias_train_size=bias_t,
         )
 
-    first = one(input_path, "input" if compare else "", save_counts)
-    second = one(compare, "compare", None) if compare else None
+    sets = [read_labelled_texts(input_path, fields, label_field=label_field)]
+    if compare:
+        sets.append(read_labelled_texts(compare, fields, label_field=label_field))
+    bias_t = None
+    if "bias" in names:
+        # before and after are measured at one t, resolved on INPUT
+        given = parse_size(bias_train_size, "--bias-train-size") if bias_train_size else None
+        bias_t = bias_train_rows([len(s.labels) for s in sets], given, flag="--bias-train-size")
+    first = one(sets[0], "input" if compare else "", save_counts)
+    second = one(sets[1], "compare", None) if compare else None
     print_audits(first, second)
     if json_out:
         doc = {"input": input_path, "audits": [r.to_dict() for r in first]}

@@ -216,8 +216,10 @@ def compare_experiment(
         details={
             "features": features,
             "filter_options": overrides(options),
+            # each filter scores its kept rows at the t it resolved on its initial set
             "train_bias": [res.initial_bias, res.final_bias],
             "dev_bias": [dev_res.initial_bias, dev_res.final_bias],
+            "bias_train_size": {"D": res.params["train_size"], "dev": dev_res.params["train_size"]},
             "label_map": {str(k): str(v) for k, v in (label_map or {}).items()},
             "mapped_sets": [k for k, v in set_space.items() if v],
             "sets_represented": rep.n_embedded,
