@@ -265,3 +265,68 @@ def test_audit_compare_measures_both_sets_at_one_t(tmp_path, rows, monkeypatch, 
         "--audits", "bias", "--bias-train-size", "300",
     )  # fmt: skip
     assert code == 2 and err.count("\n") == 1 and "--bias-train-size 300" in err
+
+
+# --- repeated seeds ------------------------------------------------------------------------------
+
+SHOT = dict(target_size=0.7, min_bias=None, strategy="single_shot", **FAST)
+
+
+def test_seeds_give_a_spread_and_the_same_seed_the_same_table(rows):
+    from aflite.experiments.results import DELTA, FILTERED, RANDOM
+
+    train, dev = lt(rows[:500]), lt(rows[4500:4700])
+    res = compare_experiment(train, dev, seed=3, seeds=2, **SHOT)
+    assert res.seeds == [3, 4] and [run["seed"] for run in res.runs] == [3, 4]
+    by_train = {r["train"]: r for r in res.rows}
+    for name in (RANDOM, FILTERED):
+        s = by_train[name]["spread"]["dev"]
+        assert len(s["values"]) == 2 and s["sd"] == pytest.approx(np.std(s["values"], ddof=1))
+        assert s["mean"] == pytest.approx(np.mean(s["values"]))
+    assert by_train[RANDOM]["spread"]["dev"]["sd"] > 0  # two random subsets differ
+    (delta,) = res.deltas
+    paired = np.subtract(by_train[FILTERED]["spread"]["dev"]["values"],
+                         by_train[RANDOM]["spread"]["dev"]["values"])  # fmt: skip
+    assert delta["spread"]["dev"]["values"] == pytest.approx(paired.tolist())
+    assert delta["spread"]["dev"]["sd"] is not None
+    # JSON and Markdown carry the same numbers
+    doc = json.loads(json.dumps(res.to_dict()))
+    md = res.markdown()
+    for r in doc["rows"]:
+        for e in doc["eval_sets"]:
+            s = r["spread"][e]
+            assert f"{s['mean']:.3f} ± {s['sd']:.3f}" in md
+    d = doc["deltas"][0]["spread"]["dev (filtered)"]
+    assert f"| {DELTA} |" in md and f"{d['mean']:+.3f} ± {d['sd']:.3f}" in md
+    # the same seeds, the same table; the first run is the seeds=1 run of seed 3
+    again = compare_experiment(train, dev, seed=3, seeds=2, **SHOT)
+    assert again.markdown() == md and again.table() == res.table()
+    one = compare_experiment(train, dev, seed=3, **SHOT)
+    assert one.runs[0]["rows"] == res.runs[0]["rows"] and "±" not in one.markdown()
+
+
+def test_seeds_must_be_positive(rows):
+    with pytest.raises(ValueError, match="seeds must be a positive"):
+        compare_experiment(lt(rows[:100]), lt(rows[4500:4600]), seeds=0, **FAST)
+
+
+def test_cli_seeds(tmp_path, rows, monkeypatch, capsys):
+    tr, dv = (
+        _write(tmp_path / "tr.jsonl", rows[:500]),
+        _write(tmp_path / "dv.jsonl", rows[4500:4700]),
+    )
+    md, js = tmp_path / "t.md", tmp_path / "t.json"
+    code, out, err = _main(
+        monkeypatch, capsys, "experiment", "compare", tr, "--dev", dv, "--text-fields",
+        "hypothesis", "--evaluators", "logreg", "--n-partitions", "8", "--target-size", "0.7",
+        "--min-bias", "off", "--strategy", "single_shot", "--seed", "3", "--seeds", "2",
+        "--markdown", md, "--json", js,
+    )  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(js.read_text())
+    assert doc["seeds"] == [3, 4] and len(doc["runs"]) == 2
+    assert "seed 3: kept 350 of 500" in out and "seed 4: kept 350 of 500" in out
+    assert "mean ± sd over 2 seeds" in out and md.read_text().count("±") >= 6
+    code, _, err = _main(monkeypatch, capsys, "experiment", "compare", tr, "--dev", dv,
+                         "--text-fields", "hypothesis", "--seeds", "0")  # fmt: skip
+    assert code == 2 and "--seeds" in err

@@ -78,6 +78,7 @@ def _compare(
     evaluators: str,
     ood: list[str] | None,
     seed: int,
+    seeds: int,
     label_map: str | None,
     markdown: str | None,
     json_out: str | None,
@@ -105,6 +106,7 @@ def _compare(
         groups=g_tr,
         dev_groups=g_dv,
         seed=seed,
+        seeds=seeds,
         label_map=mapping,
         **opts,
     )
@@ -114,7 +116,8 @@ def _compare(
         # evaluator, trained on, size, then the sets after dev and filtered dev
         keep = [0, 1, 2] + list(range(5, len(header)))
         header, rows = [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
-    _print_table("Accuracy by training set (delta vs D)", header, rows)
+    over = f", mean ± sd over {len(res.seeds)} seeds" if len(res.seeds) > 1 else ""
+    _print_table(f"Accuracy by training set (delta vs D{over})", header, rows)
     _write(markdown, res.markdown())
     _write(json_out, json.dumps(res.to_dict(), indent=2))
 
@@ -129,6 +132,12 @@ _PARTIAL = typer.Option(
 )
 _EVALUATORS = typer.Option(",".join(evaluator_names()), help=_EVALUATORS_HELP)
 _SEED = typer.Option(0, help="Random seed (of the representation, filter and random subset).")
+_SEEDS = typer.Option(
+    1,
+    min=1,
+    help="Repeat the filter and the random subset with this many seeds (--seed, --seed + 1, "
+    "...); cells show mean ± standard deviation, and a row the difference filtered - random.",
+)
 _LABEL_MAP = typer.Option(
     None,
     help="Map predicted labels to an evaluation set's labels, for sets whose labels the models "
@@ -149,6 +158,7 @@ def compare_cmd(
     evaluators: str = _EVALUATORS,
     ood: list[str] = typer.Option(None, help="Extra labelled sets to evaluate on (repeatable)."),
     seed: int = _SEED,
+    seeds: int = _SEEDS,
     label_map: str | None = _LABEL_MAP,
     markdown: str | None = _MARKDOWN,
     json_out: str | None = _JSON,
@@ -173,6 +183,7 @@ def ood_cmd(
     partial_field: str | None = _PARTIAL,
     evaluators: str = _EVALUATORS,
     seed: int = _SEED,
+    seeds: int = _SEEDS,
     label_map: str | None = _LABEL_MAP,
     markdown: str | None = _MARKDOWN,
     json_out: str | None = _JSON,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.defaults import overrides
 from aflite.experiments.evaluators import EVALUATORS, check_evaluator, evaluate, make_evaluator
 from aflite.experiments.labels import check_label_map, label_space
+from aflite.experiments.results import FILTERED, FULL, RANDOM, CompareResult
 
 __all__ = ["LabelledTexts", "CompareResult", "compare_experiment", "EVALUATORS"]
 
@@ -51,51 +52,6 @@ class LabelledTexts:
         return len(self.labels)
 
 
-@dataclass
-class CompareResult:
-    """Accuracy of each evaluator trained on each training set, on each evaluation set."""
-
-    rows: list[dict[str, Any]]
-    sizes: dict[str, int]
-    eval_sets: list[str]
-    filter_summary: str
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def table(self, *, with_deltas: bool = True) -> tuple[list[str], list[list[Any]]]:
-        header = ["evaluator", "trained on", "size"] + self.eval_sets
-        out = []
-        base: dict[tuple[str, str], float] = {}
-        for r in self.rows:
-            if r["train"] == "D":
-                for e in self.eval_sets:
-                    base[(r["evaluator"], e)] = r[e]
-        for r in self.rows:
-            cells = []
-            for e in self.eval_sets:
-                v = r[e]
-                d = v - base.get((r["evaluator"], e), v)
-                cells.append(
-                    f"{v:.3f}" + (f" ({d:+.3f})" if with_deltas and r["train"] != "D" else "")
-                )
-            out.append([r["evaluator"], r["train"], r["size"]] + cells)
-        return header, out
-
-    def markdown(self) -> str:
-        header, rows = self.table()
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-        return "\n".join(lines) + "\n"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "sizes": self.sizes,
-            "eval_sets": self.eval_sets,
-            "filter_summary": self.filter_summary,
-            "details": self.details,
-        }
-
-
 def compare_experiment(
     train: LabelledTexts,
     dev: LabelledTexts,
@@ -120,6 +76,7 @@ def compare_experiment(
     device: str = "auto",
     seed: int = 0,
     label_map: dict[Any, Any] | None = None,
+    seeds: int = 1,
     progress: bool = False,
 ) -> CompareResult:
     """Run the protocol (the paper's Table 3): train ``evaluators`` on D, a random D_n of the
@@ -140,6 +97,11 @@ def compare_experiment(
     ``label_map``, which maps predicted labels to the set's (``{"neutral": "non-entailment",
     "contradiction": "non-entailment"}``). Sets within the training labels are scored as they
     are. A set that fits neither is a DataError naming it and its unseen labels.
+
+    ``seeds=K`` repeats the filter (of D and of dev) and the random subset K times with seeds
+    ``seed, seed + 1, ...``; the result holds every run, and its table the mean ± standard
+    deviation over runs and the paired difference filtered − random. The representation and
+    the models trained on D are the same in every run.
     """
     from aflite._internal.device import resolve_device
     from aflite.algorithm.filtering import check_filter_options
@@ -163,6 +125,9 @@ def compare_experiment(
     }  # fmt: skip
     device = str(resolve_device(device))
 
+    if isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer)) or seeds < 1:
+        raise ValueError(f"seeds must be a positive number of runs, got {seeds!r}")
+
     rep = shared_representation(
         train, features=features, warmup_fraction=warmup_fraction,
         warmup_finetune=warmup_finetune, groups=groups, cache_dir=cache_dir, device=device,
@@ -175,53 +140,68 @@ def compare_experiment(
     check_filter_options(len(rest), **_checked(options))
     check_filter_options(len(dev), **_checked(dev_options))
     phi_train, phi_dev = rep.phi, rep.represent(dev)
-    common = dict(device=device, progress=progress, seed=seed)
-    res = aflite.filter(phi_train, d_train.labels, groups=d_groups, **options, **common)
-    rng = np.random.default_rng(seed)
-    random_idx = np.sort(rng.choice(len(rest), len(res.kept), replace=False))
-    dev_res = aflite.filter(phi_dev, dev.labels, groups=dev_groups, **dev_options, **common)
-
-    train_sets = {
-        "D": np.arange(len(rest)),
-        "D_n (random)": random_idx,
-        "D(Phi) (AFLITE)": res.kept,
-    }
-    eval_sets = {
-        "dev": (dev, phi_dev),
-        "dev (filtered)": (dev.subset(dev_res.kept), phi_dev[dev_res.kept]),
-    }
-    set_space = {"dev": spaces["dev"], "dev (filtered)": spaces["dev"]}
+    fixed = {"dev": (dev, phi_dev, spaces["dev"])}
     for name, data in ood.items():
-        key = name if name not in eval_sets else f"{name} (ood)"
-        eval_sets[key] = (data, rep.represent(data))
-        set_space[key] = spaces[name]
+        key = name if name not in ("dev", "dev (filtered)") else f"{name} (ood)"
+        fixed[key] = (data, rep.represent(data), spaces[name])
+    eval_names = ["dev", "dev (filtered)"] + [k for k in fixed if k != "dev"]
 
-    rows = []
-    for ev_name in evaluators:
-        for tr_name, idx in train_sets.items():
-            part = d_train.subset(idx)
-            ev = make_evaluator(ev_name, fields, partial_field, seed).fit(part, phi_train[idx])
-            row = {"evaluator": ev_name, "train": tr_name, "size": int(len(idx))}
-            for es_name, (data, phi) in eval_sets.items():
-                # a subset may lack a class: check against what this model saw
-                space = label_space(es_name, data.labels, np.unique(part.labels), label_map)
-                row[es_name] = evaluate(ev, data, phi, space)
-            rows.append(row)
+    def fit(ev_name: str, idx: np.ndarray, run_seed: int) -> tuple[Any, np.ndarray]:
+        part = d_train.subset(idx)
+        ev = make_evaluator(ev_name, fields, partial_field, run_seed)
+        return ev.fit(part, phi_train[idx]), np.unique(part.labels)
+
+    # D does not depend on the seed of a repeat: its models are trained once
+    on_full = {ev: fit(ev, np.arange(len(rest)), seed) for ev in evaluators}
+    runs = []
+    for run_seed in range(seed, seed + int(seeds)):
+        common = dict(device=device, progress=progress, seed=run_seed)
+        res = aflite.filter(phi_train, d_train.labels, groups=d_groups, **options, **common)
+        rng = np.random.default_rng(run_seed)
+        random_idx = np.sort(rng.choice(len(rest), len(res.kept), replace=False))
+        dev_res = aflite.filter(phi_dev, dev.labels, groups=dev_groups, **dev_options, **common)
+        sets = dict(fixed)
+        sets["dev (filtered)"] = (dev.subset(dev_res.kept), phi_dev[dev_res.kept], spaces["dev"])
+        train_sets = {FULL: np.arange(len(rest)), RANDOM: random_idx, FILTERED: res.kept}
+        rows = []
+        for ev_name in evaluators:
+            for tr_name, idx in train_sets.items():
+                ev, seen = on_full[ev_name] if tr_name == FULL else fit(ev_name, idx, run_seed)
+                row = {"evaluator": ev_name, "train": tr_name, "size": int(len(idx))}
+                for es_name in eval_names:
+                    data, phi, _ = sets[es_name]
+                    # a subset may lack a class: check against what this model saw
+                    space = label_space(es_name, data.labels, seen, label_map)
+                    row[es_name] = evaluate(ev, data, phi, space)
+                rows.append(row)
+        runs.append(
+            {
+                "seed": run_seed,
+                "rows": rows,
+                "sizes": {k: int(len(v)) for k, v in train_sets.items()}
+                | {k: len(sets[k][0]) for k in eval_names}
+                | {"warm-up": len(rep.warm_rows)},
+                "filter_summary": res.summary(),
+                # each filter scores its kept rows at the t it resolved on its initial set
+                "bias": {
+                    "D": [res.initial_bias, res.final_bias],
+                    "dev": [dev_res.initial_bias, dev_res.final_bias],
+                    "train_size": {
+                        "D": res.params["train_size"],
+                        "dev": dev_res.params["train_size"],
+                    },
+                },
+            }
+        )
     return CompareResult(
-        rows=rows,
-        sizes={k: int(len(v)) for k, v in train_sets.items()}
-        | {"dev": len(dev), "dev (filtered)": len(dev_res.kept), "warm-up": len(rep.warm_rows)},
-        eval_sets=list(eval_sets),
-        filter_summary=res.summary(),
+        runs=runs,
+        eval_sets=eval_names,
+        seeds=list(range(seed, seed + int(seeds))),
         details={
             "features": features,
             "filter_options": overrides(options),
-            # each filter scores its kept rows at the t it resolved on its initial set
-            "train_bias": [res.initial_bias, res.final_bias],
-            "dev_bias": [dev_res.initial_bias, dev_res.final_bias],
-            "bias_train_size": {"D": res.params["train_size"], "dev": dev_res.params["train_size"]},
             "label_map": {str(k): str(v) for k, v in (label_map or {}).items()},
-            "mapped_sets": [k for k, v in set_space.items() if v],
+            "mapped_sets": [k for k, (_, _, space) in fixed.items() if space],
             "sets_represented": rep.n_embedded,
         },
     )
