@@ -330,3 +330,56 @@ def test_cli_seeds(tmp_path, rows, monkeypatch, capsys):
     code, _, err = _main(monkeypatch, capsys, "experiment", "compare", tr, "--dev", dv,
                          "--text-fields", "hypothesis", "--seeds", "0")  # fmt: skip
     assert code == 2 and "--seeds" in err
+
+
+# --- random-subset controls ------------------------------------------------------------------
+
+
+def test_filter_report_has_a_random_control_of_the_kept_size():
+    from conftest import planted_data
+
+    import aflite
+    from aflite.reports.content import report_extra
+
+    x, y, _ = planted_data(n=600, share=0.4)
+    res = aflite.filter(x, y, target_size=400, train_size=60, slice_size=60, n_partitions=8)
+    assert 400 <= len(res.kept) < 600
+    extra = report_extra(res, x, y, None, np.arange(600), seed=0)
+    n = len(res.kept)
+    knn_sets = {r[2] for r in extra["knn"]["rows"]}
+    assert knn_sets == {"all (600)", f"random subset ({n})", f"kept ({n})"}
+    assert extra["knn"]["control_size"] == n
+    assert len(extra["knn"]["rows"]) == 3 * 2 * 3  # classes x relations x sets
+    control = extra["bias_control"]
+    assert control["size"] == n and control["train_size"] == res.params["train_size"] == 60
+    # the planted rows went to removal: a random subset keeps its share and stays predictable
+    assert control["kept"] < control["random"] <= control["before"] + 0.05
+
+
+def test_compare_bias_has_a_random_control_at_the_same_t(rows):
+    from aflite.experiments.results import FILTERED
+
+    res = compare_experiment(lt(rows[:500]), lt(rows[4500:4700]), seeds=2, **SHOT)
+    for run in res.runs:
+        b = run["bias"]
+        assert b["D"]["size"] == run["sizes"][FILTERED] == 350
+        assert b["D"]["train_size"] == 50  # 0.1 of D, the t of the filter
+        assert b["dev"]["size"] == run["sizes"]["dev (filtered)"] == 140
+        assert b["D"]["random"] is not None and b["dev"]["random"] is not None
+    header, table = res.bias_table()
+    assert header[3:] == ["before", "random subset", "kept"]
+    assert [r[0] for r in table] == ["D", "dev"] and all("±" in r[4] for r in table)
+
+
+def test_audit_compare_has_a_random_control(tmp_path, rows, monkeypatch, capsys):
+    full, kept = _write(tmp_path / "f.jsonl", rows[:600]), _write(tmp_path / "k.jsonl", rows[:300])
+    out = tmp_path / "a.json"
+    code, stdout, err = _main(
+        monkeypatch, capsys, "audit", full, "--text-fields", "hypothesis", "--compare", kept,
+        "--audits", "pmi,knn,bias", "--json", out,
+    )  # fmt: skip
+    assert code == 0, err
+    control = json.loads(out.read_text())["control_audits"]
+    assert [c["name"].split(" (")[0] for c in control] == ["knn distances", "representation bias"]
+    assert control[1]["details"]["n_rows"] == 300 and control[1]["details"]["train_size"] == 150
+    assert "random subset of input, 300 rows" in stdout

@@ -118,6 +118,10 @@ def _compare(
         header, rows = [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
     over = f", mean ± sd over {len(res.seeds)} seeds" if len(res.seeds) > 1 else ""
     _print_table(f"Accuracy by training set (delta vs D{over})", header, rows)
+    _print_table(
+        f"Representation bias at one t, with a random subset of the kept size{over}",
+        *res.bias_table(),
+    )
     _write(markdown, res.markdown())
     _write(json_out, json.dumps(res.to_dict(), indent=2))
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 import aflite
+from aflite.audits.controls import bias_with_control, random_control
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.defaults import overrides
 from aflite.experiments.evaluators import EVALUATORS, check_evaluator, evaluate, make_evaluator
@@ -182,14 +183,20 @@ def compare_experiment(
                 | {k: len(sets[k][0]) for k in eval_names}
                 | {"warm-up": len(rep.warm_rows)},
                 "filter_summary": res.summary(),
-                # each filter scores its kept rows at the t it resolved on its initial set
+                # before, kept and a random subset of the kept size, each at the t the filter
+                # resolved on its initial set
                 "bias": {
-                    "D": [res.initial_bias, res.final_bias],
-                    "dev": [dev_res.initial_bias, dev_res.final_bias],
-                    "train_size": {
-                        "D": res.params["train_size"],
-                        "dev": dev_res.params["train_size"],
-                    },
+                    "D": bias_with_control(
+                        phi_train, d_train.labels, res, random_idx, groups=d_groups, seed=run_seed
+                    ),
+                    "dev": bias_with_control(
+                        phi_dev,
+                        dev.labels,
+                        dev_res,
+                        random_control(len(dev), len(dev_res.kept), seed=run_seed),
+                        groups=None if dev_groups is None else np.asarray(dev_groups),
+                        seed=run_seed,
+                    ),  # fmt: skip
                 },
             }
         )

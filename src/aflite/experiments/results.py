@@ -122,6 +122,37 @@ class CompareResult:
                 )
         return header, out
 
+    @property
+    def bias(self) -> dict[str, dict[str, Any]]:
+        """Per filtered set (D, dev): t, and the representation bias before, of the kept rows
+        and of a random subset of the kept size, over seeds."""
+        out = {}
+        for name in self.runs[0]["bias"]:
+            recs = [run["bias"][name] for run in self.runs]
+            out[name] = {
+                "train_size": recs[0]["train_size"],
+                "size": spread([r["size"] for r in recs]),
+            }
+            for key in ("before", "random", "kept"):
+                vals = [r[key] for r in recs]
+                ok = all(v is not None and np.isfinite(v) for v in vals)
+                out[name][key] = spread(vals) if ok else None
+        return out
+
+    def bias_table(self) -> tuple[list[str], list[list[Any]]]:
+        """Representation bias of each filtered set: before, a random subset of the kept size
+        (the control) and the kept rows, at one t."""
+        header = ["set", "t", "rows kept", "before", "random subset", "kept"]
+        rows = []
+        for name, b in self.bias.items():
+            size = b["size"]
+            size_text = f"{size['mean']:.0f}" if not size["sd"] else _cell(size, ".0f", ".0f")
+            rows.append(
+                [name, str(b["train_size"]), size_text]
+                + [_cell(b[k]) if b[k] else "not measured" for k in ("before", "random", "kept")]
+            )
+        return header, rows
+
     def markdown(self) -> str:
         """The table in Markdown: the same cells as the terminal."""
         header, rows = self.table()
@@ -137,6 +168,7 @@ class CompareResult:
             "rows": self.rows,
             "deltas": self.deltas,
             "sizes": self.sizes,
+            "bias": self.bias,
             "runs": self.runs,
             "details": self.details,
         }

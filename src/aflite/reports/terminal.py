@@ -20,6 +20,7 @@ from aflite.audits.cooccurrence import Association, CooccurrenceCounts
 
 __all__ = ["association_lines", "example_lines", "print_audits", "printable"]
 
+
 def _fmt(v: object) -> str:
     return f"{v:.3f}" if isinstance(v, float) else printable(v)
 
