@@ -327,6 +327,9 @@ def test_cli_seeds(tmp_path, rows, monkeypatch, capsys):
     assert doc["seeds"] == [3, 4] and len(doc["runs"]) == 2
     assert "seed 3: kept 350 of 500" in out and "seed 4: kept 350 of 500" in out
     assert "mean ± sd over 2 seeds" in out and md.read_text().count("±") >= 6
+    for line in md.read_text().splitlines()[2:]:  # every cell printed in full, as in Markdown
+        for cell in line.strip("|").split(" | "):
+            assert cell.strip() in out, cell
     code, _, err = _main(monkeypatch, capsys, "experiment", "compare", tr, "--dev", dv,
                          "--text-fields", "hypothesis", "--seeds", "0")  # fmt: skip
     assert code == 2 and "--seeds" in err
@@ -383,3 +386,57 @@ def test_audit_compare_has_a_random_control(tmp_path, rows, monkeypatch, capsys)
     assert [c["name"].split(" (")[0] for c in control] == ["knn distances", "representation bias"]
     assert control[1]["details"]["n_rows"] == 300 and control[1]["details"]["train_size"] == 150
     assert "random subset of input, 300 rows" in stdout
+
+
+# --- terminal tables ---------------------------------------------------------------------------
+
+HEADER = ["evaluator", "trained on", "size", "dev", "dev (filtered)", "hans"]
+TABLE = [
+    ["logreg", "D", "4500", "0.578 ± 0.000", "0.541 ± 0.004", "0.512 ± 0.000"],
+    ["logreg", "D_n (random)", "3600 ± 12", "0.569 ± 0.006 (-0.009)", "0.530 ± 0.003 (-0.010)",
+     "0.498 ± 0.002 (-0.014)"],
+    ["sklearn.naive_bayes.MultinomialNB", "Δ AFLITE − random", "", "-0.006 ± 0.003",
+     "+0.010 ± 0.011", "0.123456789"],
+]  # fmt: skip
+
+
+def _printed(width=None, terminal=False, table=TABLE):
+    import io
+    import re
+
+    from rich.console import Console
+
+    from aflite.reports.terminal import print_table
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=terminal, color_system=None)
+    print_table("Accuracy by training set", HEADER, table, console=console)
+    return re.sub(r"\x1b\[[0-9;]*m", "", buf.getvalue())
+
+
+@pytest.mark.parametrize("width,terminal", [(40, True), (40, False), (None, False), (250, True)])
+def test_tables_show_every_cell_in_full(width, terminal):
+    text = _printed(width, terminal)
+    for row in TABLE:
+        for cell in row:
+            assert cell in text, (width, terminal, cell)
+    assert "…" not in text and "0.…" not in text
+    if terminal and width == 40:  # too narrow for columns: a line per cell
+        assert "dev (filtered): 0.530 ± 0.003 (-0.010)" in text
+    if not terminal:  # a file or a pipe: one aligned line per row, however long
+        assert len(text.splitlines()) == 2 + 1 + len(TABLE)
+
+
+def test_audit_tables_on_a_narrow_terminal():
+    import io
+
+    from rich.console import Console
+
+    from aflite.audits import AuditResult
+    from aflite.reports.terminal import print_audits
+
+    res = AuditResult("representation bias", "summary", ["estimate", "majority class"],
+                      [[0.456789, 0.3333333]])  # fmt: skip
+    buf = io.StringIO()
+    print_audits([res], console=Console(file=buf, width=20, force_terminal=True))
+    assert "estimate: 0.457" in buf.getvalue() and "majority class: 0.333" in buf.getvalue()

@@ -25,15 +25,9 @@ def _labelled(
 
 
 def _print_table(title: str, header: list[str], rows: list[list]) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    from aflite.reports.terminal import print_table
 
-    table = Table(title=title, title_justify="left")
-    for h in header:
-        table.add_column(str(h))
-    for r in rows:
-        table.add_row(*[str(c) for c in r])
-    Console().print(table)
+    print_table(title, header, rows)
 
 
 def _write(path: str | None, text: str) -> None:
