@@ -98,6 +98,10 @@ def test_two_class_set_against_three_class_models(rows):
         # contradiction becomes right, nothing becomes wrong
         assert r["dev"] <= r["hans"] <= 1.0
         assert r["hans"] > 0.6  # the majority (non-entailment) rate is about 2/3
+    # an out-of-distribution set named like the dev set keeps its own label space
+    same_name = compare_experiment(train, dev, ood={"dev": hans}, label_map=COLLAPSE, **FAST)
+    assert same_name.details["mapped_sets"] == ["dev (ood)"]
+    assert [r["dev (ood)"] for r in same_name.rows] == [r["hans"] for r in res.rows]
 
 
 def test_cli_label_map(tmp_path, rows, monkeypatch, capsys):

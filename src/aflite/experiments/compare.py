@@ -116,9 +116,10 @@ def compare_experiment(
     ood = ood or {}
     trained = np.unique(train.labels)
     check_label_map(label_map, trained)
-    spaces = {"dev": label_space("dev", dev.labels, trained, label_map)}
-    for name, data in ood.items():
-        spaces[name] = label_space(name, data.labels, trained, label_map)
+    dev_space = label_space("dev", dev.labels, trained, label_map)
+    spaces = {
+        name: label_space(name, data.labels, trained, label_map) for name, data in ood.items()
+    }
     options = {
         "target_size": target_size, "n_partitions": n_partitions, "train_size": train_size,
         "slice_size": slice_size, "threshold": threshold, "min_bias": min_bias,
@@ -141,7 +142,7 @@ def compare_experiment(
     check_filter_options(len(rest), **_checked(options))
     check_filter_options(len(dev), **_checked(dev_options))
     phi_train, phi_dev = rep.phi, rep.represent(dev)
-    fixed = {"dev": (dev, phi_dev, spaces["dev"])}
+    fixed = {"dev": (dev, phi_dev, dev_space)}
     for name, data in ood.items():
         key = name if name not in ("dev", "dev (filtered)") else f"{name} (ood)"
         fixed[key] = (data, rep.represent(data), spaces[name])
@@ -162,7 +163,7 @@ def compare_experiment(
         random_idx = np.sort(rng.choice(len(rest), len(res.kept), replace=False))
         dev_res = aflite.filter(phi_dev, dev.labels, groups=dev_groups, **dev_options, **common)
         sets = dict(fixed)
-        sets["dev (filtered)"] = (dev.subset(dev_res.kept), phi_dev[dev_res.kept], spaces["dev"])
+        sets["dev (filtered)"] = (dev.subset(dev_res.kept), phi_dev[dev_res.kept], dev_space)
         train_sets = {FULL: np.arange(len(rest)), RANDOM: random_idx, FILTERED: res.kept}
         rows = []
         for ev_name in evaluators:
