@@ -107,10 +107,16 @@ class FilterResult:
 
     def summary(self) -> str:
         """A few lines for a terminal."""
+        t = self.params.get("train_size")
+        after = (
+            f"{self.final_bias:.3f}"
+            if not np.isnan(self.final_bias)
+            else f"not measured (the kept rows were not re-scored at t = {t})"
+        )
         return (
             f"kept {len(self.kept)} of {plural(self.n_input, 'row')}, removed "
             f"{len(self.removed)} in {plural(len(self.history), 'phase')}\n"
-            f"representation bias {self.initial_bias:.3f} -> {self.final_bias:.3f} "
+            f"representation bias {self.initial_bias:.3f} -> {after} "
             f"(chance {self.initial_chance:.3f} -> {self.final_chance:.3f})\n"
             f"stopped: {self.stop_message}"
         )

@@ -109,11 +109,13 @@ def predictability_scores(
     groups: ArrayLike | None = None,
     seed: SeedLike = 0,
     device: DeviceLike = "auto",
+    copy: bool = True,
 ) -> PhaseScores:
     """Score every row once: the fraction of its held-out predictions that are correct.
 
     This is one phase of AFLITE on its own: ``n_partitions`` random splits into a training part
     of ``train_size`` rows and a held-out part, one model per split.
+    ``copy=False`` lets the linear family standardise a float32 array in place.
 
     Examples
     --------
@@ -133,6 +135,7 @@ def predictability_scores(
         seed=seed,
         device=device,
         train_size=train_size,
+        copy=copy,
     )
     out = runner.run(np.arange(runner.n_input))
     return PhaseScores(

@@ -18,6 +18,7 @@ __all__ = [
     "max_ppmi_baseline",
     "representation_bias_audit",
     "max_ppmi_features",
+    "bias_train_rows",
 ]
 
 
@@ -101,6 +102,36 @@ def max_ppmi_baseline(
     )
 
 
+def bias_train_rows(
+    sizes: Sequence[int], train_size: int | float | None = None, *, flag: str = "train_size"
+) -> int:
+    """t for representation-bias estimates that are compared, as one row count for all sets.
+
+    ``sizes[0]`` is the initial set; the others (kept rows, a random subset, ...) are measured
+    at the same t. ``train_size`` (a count, or a fraction of the initial set) is resolved on
+    the initial set; a t that leaves no held-out row in some set is a one-line DataError naming
+    ``flag``. By default t is min(N/2, max(N/10, 2000)) of the initial N, capped at half the
+    smallest set, so every set can be measured.
+    """
+    from aflite.algorithm._validation import resolve_size
+    from aflite.errors import DataError
+
+    n0, smallest = int(sizes[0]), int(min(sizes))
+    if train_size is None:
+        t = round(min(0.5, max(0.1, 2000 / n0)) * n0) if n0 > 50 else n0 // 2
+        return max(1, min(t, smallest // 2))
+    try:
+        t = resolve_size(train_size, n0, flag)
+    except ValueError as e:
+        raise DataError(str(e)) from None
+    if t >= smallest:
+        raise DataError(
+            f"{flag} {train_size} is {t} rows of the initial {n0}, which leaves none of the "
+            f"{smallest} rows of the smaller set held out; give a count below {smallest}"
+        )
+    return t
+
+
 def representation_bias_audit(
     features: Any,
     labels: Sequence[Any],
@@ -110,19 +141,37 @@ def representation_bias_audit(
     seed: int = 0,
     name: str = "representation bias",
 ) -> AuditResult:
-    """Mean predictability of the data under Phi (aflite.predictability_scores)."""
-    import aflite
+    """Mean predictability of the data under Phi (aflite.predictability_scores).
 
+    ``train_size`` as a count is used as it is (resolve it once with :func:`bias_train_rows`
+    when sets are compared); when it leaves no row held out, the result says so instead of
+    giving a number.
+    """
+    import aflite
+    from aflite.algorithm._validation import resolve_size
+
+    y = np.asarray(labels)
+    maj = _majority(y)
+    header = ["estimate", "majority class", "share >= 0.75", "share >= 0.5"]
+    t = resolve_size(train_size, len(y), "train_size")
+    if t >= len(y):
+        return AuditResult(
+            name,
+            f"representation bias not measured: t = {t} training rows leaves none of the "
+            f"{len(y)} rows held out (majority class {maj:.3f})",
+            header,
+            [],
+            {"train_size": t, "n_rows": len(y)},
+        )
     ps = aflite.predictability_scores(
-        features, labels, n_partitions=n_partitions, train_size=train_size, seed=seed
+        features, labels, n_partitions=n_partitions, train_size=t, seed=seed
     )
     valid = ps.scores[~np.isnan(ps.scores)]
-    maj = _majority(np.asarray(labels))
     return AuditResult(
         name,
-        f"representation bias {ps.representation_bias:.3f} (majority class {maj:.3f}); "
-        f"{np.mean(valid >= 0.75):.1%} of rows score >= 0.75",
-        ["estimate", "majority class", "share >= 0.75", "share >= 0.5"],
+        f"representation bias {ps.representation_bias:.3f} (majority class {maj:.3f}) at "
+        f"t = {t} training rows; {np.mean(valid >= 0.75):.1%} of rows score >= 0.75",
+        header,
         [
             [
                 ps.representation_bias,
@@ -131,5 +180,9 @@ def representation_bias_audit(
                 float(np.mean(valid >= 0.5)),
             ]
         ],
-        {"histogram": np.histogram(valid, bins=20, range=(0, 1))[0].tolist()},
+        {
+            "histogram": np.histogram(valid, bins=20, range=(0, 1))[0].tolist(),
+            "train_size": t,
+            "n_rows": len(y),
+        },
     )

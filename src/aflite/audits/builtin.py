@@ -114,10 +114,10 @@ def _knn(ctx: AuditContext) -> list[AuditResult]:
 
 @register_audit("bias")
 def _bias(ctx: AuditContext) -> list[AuditResult]:
-    from aflite.audits.baselines import representation_bias_audit
+    from aflite.audits.baselines import bias_train_rows, representation_bias_audit
 
-    n = len(ctx.labels)
-    t = min(0.5, max(0.1, 2000 / n)) if n > 50 else 0.5
+    # compared sets share one t (a count); alone, a set gets the default for its size
+    t = ctx.bias_train_size or bias_train_rows([len(ctx.labels)])
     return [
         representation_bias_audit(
             ctx.features,

@@ -37,6 +37,7 @@ class AuditContext:
     plot_dir: str | Path | None = None
     counts_path: str | Path | None = None
     given_features: np.ndarray | None = None
+    bias_train_size: int | None = None
     _features: Any = field(default=None, repr=False)
 
     @property

@@ -31,11 +31,14 @@ def run_audits(
     counts_path: str | Path | None = None,
     seed: int = 0,
     tag: str = "",
+    bias_train_size: int | None = None,
 ) -> list[AuditResult]:
     """Run ``audits`` (names from ``AUDITS``; all of them by default). Word audits use ``field`` (default: the last
     text field, e.g. the hypothesis); identity PMI reports each text field and all of them
     together at each of ``identity_min_count`` (saved to ``counts_path`` at the lowest);
-    ``knn`` and ``bias`` use ``features`` (computed from n-grams of all fields if None)."""
+    ``knn`` and ``bias`` use ``features`` (computed from n-grams of all fields if None).
+    ``bias_train_size`` is t for ``bias`` as a row count: sets that are compared are measured
+    at one t (:func:`aflite.audits.baselines.bias_train_rows`)."""
     audits = list(AUDITS) if audits is None else list(audits)
     unknown = [a for a in audits if a not in AUDITS]
     if unknown:
@@ -59,6 +62,7 @@ def run_audits(
         plot_dir=plot_dir,
         counts_path=counts_path,
         given_features=features,
+        bias_train_size=bias_train_size,
     )
     chosen = [name for name in AUDITS if name in audits]
     for name in chosen:

@@ -62,6 +62,12 @@ def audit_cmd(
     save_counts: str | None = typer.Option(
         None, help="Save identity co-occurrence counts (.npz) for `aflite pmi-query`."
     ),
+    bias_train_size: str | None = typer.Option(
+        None,
+        help="t of the bias audit: a count, or a fraction of INPUT; with --compare both sets "
+        "are measured at this one t (default: min(N/2, max(N/10, 2000)) of INPUT, at most "
+        "half the smaller set).",
+    ),
     seed: int = typer.Option(0, help="Random seed."),
 ) -> None:
     """Measure dataset biases (before/after filtering with --compare)."""
@@ -69,6 +75,9 @@ def audit_cmd(
 
     from aflite._internal.atomic import atomic_path
     from aflite.audits import load_identity_words, parse_min_counts, run_audits
+    from aflite.audits.baselines import bias_train_rows
+    from aflite.audits.controls import random_control
+    from aflite.cli.options import parse_size
     from aflite.features.build import build_features, parse_feature_spec
     from aflite.jobs import read_labelled_texts
     from aflite.reports.terminal import print_audits
@@ -79,22 +88,24 @@ def audit_cmd(
     min_counts = parse_min_counts(identity_min_count)
     spec = parse_feature_spec(features)
 
-    def one(path: str, tag: str, counts_path: str | None):
-        inputs = read_labelled_texts(path, fields, label_field=label_field)
-        phi = None
-        if spec.kind != "ngrams" and ({"knn", "bias"} & set(names)):
-            phi, _ = build_features(
-                spec,
-                inputs.texts,
-                n_rows=len(inputs.labels),
-                ids=inputs.ids,
-                fingerprint=inputs.table.fingerprint(),
-            )
-        return run_audits(
+    def phi_of(inputs):
+        if spec.kind == "ngrams" or not ({"knn", "bias"} & set(names)):
+            return None  # n-grams are computed from the texts of each set
+        phi, _ = build_features(
+            spec,
             inputs.texts,
-            inputs.labels,
+            n_rows=len(inputs.labels),
+            ids=inputs.ids,
+            fingerprint=inputs.table.fingerprint(),
+        )
+        return phi
+
+    def one(texts, labels, phi, tag: str, counts_path: str | None, chosen: list[str]):
+        return run_audits(
+            texts,
+            labels,
             field=field,
-            audits=names,
+            audits=chosen,
             features=phi,
             min_count=min_count,
             identity_min_count=min_counts,
@@ -105,16 +116,42 @@ def audit_cmd(
             counts_path=counts_path,
             seed=seed,
             tag=tag,
+            bias_train_size=bias_t,
         )
 
-    first = one(input_path, "input" if compare else "", save_counts)
-    second = one(compare, "compare", None) if compare else None
+    sets = [read_labelled_texts(input_path, fields, label_field=label_field)]
+    if compare:
+        sets.append(read_labelled_texts(compare, fields, label_field=label_field))
+    bias_t = None
+    if "bias" in names:
+        # before and after are measured at one t, resolved on INPUT
+        given = parse_size(bias_train_size, "--bias-train-size") if bias_train_size else None
+        bias_t = bias_train_rows([len(s.labels) for s in sets], given, flag="--bias-train-size")
+    phis = [phi_of(s) for s in sets]
+    first = one(
+        sets[0].texts, sets[0].labels, phis[0], "input" if compare else "", save_counts, names
+    )
+    second = control = None
+    if compare:
+        second = one(sets[1].texts, sets[1].labels, phis[1], "compare", None, names)
+        sized = [a for a in names if a in ("knn", "bias")]
+        if sized and len(sets[1].labels) < len(sets[0].labels):
+            # the same measurements on a random subset of INPUT the size of the compare set
+            rows = random_control(len(sets[0].labels), len(sets[1].labels), seed=seed)
+            texts = {f: [v[i] for i in rows] for f, v in sets[0].texts.items()}
+            phi = None if phis[0] is None else phis[0][rows]
+            tag = f"random subset of input, {len(rows)} rows"
+            control = one(texts, sets[0].labels[rows], phi, tag, None, sized)
     print_audits(first, second)
+    if control:
+        print_audits(control)
     if json_out:
         doc = {"input": input_path, "audits": [r.to_dict() for r in first]}
         if second is not None:
             doc["compare"] = compare
             doc["compare_audits"] = [r.to_dict() for r in second]
+        if control:
+            doc["control_audits"] = [r.to_dict() for r in control]
         with atomic_path(json_out) as tmp:
             tmp.write_text(json.dumps(doc, indent=2, default=str))
         typer.echo(f"wrote {json_out}")

@@ -8,28 +8,26 @@ from pathlib import Path
 import typer
 
 from aflite.cli.app import experiment_app
-from aflite.cli.options import evaluator_names, parse_min_bias
-from aflite.defaults import FILTER_DEFAULTS as D
+from aflite.cli.options import evaluator_names, parse_fields, with_filter_options
 
 
-def _labelled(path: str, label_field: str, fields: list[str], group_field: str | None):
+def _labelled(
+    path: str, label_field: str, fields: list[str], group_field: str | None, id_field: str | None
+):
     from aflite.experiments import LabelledTexts
     from aflite.jobs import read_labelled_texts
 
-    inputs = read_labelled_texts(path, fields, label_field=label_field, group_field=group_field)
-    return LabelledTexts(inputs.texts, inputs.labels), inputs.groups
+    inputs = read_labelled_texts(
+        path, fields, label_field=label_field, group_field=group_field, id_field=id_field
+    )
+    ids = inputs.ids if id_field else None
+    return LabelledTexts(inputs.texts, inputs.labels, ids), inputs.groups
 
 
 def _print_table(title: str, header: list[str], rows: list[list]) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    from aflite.reports.terminal import print_table
 
-    table = Table(title=title, title_justify="left")
-    for h in header:
-        table.add_column(str(h))
-    for r in rows:
-        table.add_row(*[str(c) for c in r])
-    Console().print(table)
+    print_table(title, header, rows)
 
 
 def _write(path: str | None, text: str) -> None:
@@ -66,46 +64,45 @@ def synthetic_cmd(
 
 def _compare(
     *,
-    train,
-    dev,
-    label_field,
-    text_fields,
-    partial_field,
-    group_field,
-    features,
-    evaluators,
-    ood,
-    target_size,
-    train_size,
-    slice_size,
-    threshold,
-    min_bias,
-    seed,
-    markdown,
-    json_out,
-    only_ood,
-):
+    train: str,
+    dev: str,
+    label_field: str,
+    text_fields: str,
+    partial_field: str | None,
+    evaluators: str,
+    ood: list[str] | None,
+    seed: int,
+    seeds: int,
+    label_map: str | None,
+    markdown: str | None,
+    json_out: str | None,
+    filter_options: dict,
+    only_ood: bool,
+) -> None:
     from aflite.experiments import compare_experiment
+    from aflite.experiments.labels import parse_label_map
 
-    fields = [f.strip() for f in text_fields.split(",") if f.strip()]
-    tr, g_tr = _labelled(train, label_field, fields, group_field)
-    dv, g_dv = _labelled(dev, label_field, fields, group_field)
-    ood_sets = {Path(p).stem: _labelled(p, label_field, fields, None)[0] for p in ood or []}
+    mapping = parse_label_map(label_map)
+    fields = parse_fields(text_fields)
+    opts = dict(filter_options)
+    group_field, id_field = opts.pop("group_field"), opts.pop("id_field")
+    tr, g_tr = _labelled(train, label_field, fields, group_field, id_field)
+    dv, g_dv = _labelled(dev, label_field, fields, group_field, id_field)
+    ood_sets = {
+        Path(p).stem: _labelled(p, label_field, fields, None, id_field)[0] for p in ood or []
+    }
     res = compare_experiment(
         tr,
         dv,
-        features=features,
         partial_field=partial_field,
-        evaluators=[e.strip() for e in evaluators.split(",") if e.strip()],
+        evaluators=parse_fields(evaluators),
         ood=ood_sets,
         groups=g_tr,
         dev_groups=g_dv,
-        target_size=target_size,
-        train_size=train_size,
-        slice_size=int(slice_size) if slice_size >= 1 else slice_size,
-        threshold=threshold,
-        min_bias=parse_min_bias(min_bias),
         seed=seed,
+        seeds=seeds,
+        label_map=mapping,
+        **opts,
     )
     typer.echo(res.filter_summary)
     header, rows = res.table()
@@ -113,7 +110,12 @@ def _compare(
         # evaluator, trained on, size, then the sets after dev and filtered dev
         keep = [0, 1, 2] + list(range(5, len(header)))
         header, rows = [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
-    _print_table("Accuracy by training set (delta vs D)", header, rows)
+    over = f", mean ± sd over {len(res.seeds)} seeds" if len(res.seeds) > 1 else ""
+    _print_table(f"Accuracy by training set (delta vs D{over})", header, rows)
+    _print_table(
+        f"Representation bias at one t, with a random subset of the kept size{over}",
+        *res.bias_table(),
+    )
     _write(markdown, res.markdown())
     _write(json_out, json.dumps(res.to_dict(), indent=2))
 
@@ -121,55 +123,71 @@ def _compare(
 _EVALUATORS_HELP = "Any of " + ", ".join(evaluator_names()) + ", or sklearn.MODULE.Class."
 _TRAIN = typer.Argument(..., help="Training data file.")
 _DEV = typer.Option(..., help="Dev data file (evaluated as is and filtered).")
+_LABEL = typer.Option("label", help="Field holding the class label.")
+_TEXT_FIELDS = typer.Option(..., help="Comma-separated text fields, e.g. premise,hypothesis.")
+_PARTIAL = typer.Option(
+    None, help="Field of the partial-input evaluators (default: last text field)."
+)
+_EVALUATORS = typer.Option(",".join(evaluator_names()), help=_EVALUATORS_HELP)
+_SEED = typer.Option(0, help="Random seed (of the representation, filter and random subset).")
+_SEEDS = typer.Option(
+    1,
+    min=1,
+    help="Repeat the filter and the random subset with this many seeds (--seed, --seed + 1, "
+    "...); cells show mean ± standard deviation, and a row the difference filtered - random.",
+)
+_LABEL_MAP = typer.Option(
+    None,
+    help="Map predicted labels to an evaluation set's labels, for sets whose labels the models "
+    "never saw, e.g. neutral=non-entailment,contradiction=non-entailment.",
+)
+_MARKDOWN = typer.Option(None, help="Write the table as Markdown here.")
+_JSON = typer.Option(None, "--json", help="Write the results as JSON here.")
 
 
 @experiment_app.command("compare")
+@with_filter_options
 def compare_cmd(
     train: str = _TRAIN,
     dev: str = _DEV,
-    label_field: str = typer.Option("label"),
-    text_fields: str = typer.Option(..., help="e.g. premise,hypothesis"),
-    partial_field: str | None = typer.Option(
-        None, help="Field of the partial-input evaluators (default: last text field)."
-    ),
-    group_field: str | None = typer.Option(None, help="Grouping for the filter (e.g. premise)."),
-    features: str = typer.Option("ngrams", help="ngrams | sentence-transformers:MODEL"),
-    evaluators: str = typer.Option(",".join(evaluator_names()), help=_EVALUATORS_HELP),
+    label_field: str = _LABEL,
+    text_fields: str = _TEXT_FIELDS,
+    partial_field: str | None = _PARTIAL,
+    evaluators: str = _EVALUATORS,
     ood: list[str] = typer.Option(None, help="Extra labelled sets to evaluate on (repeatable)."),
-    target_size: float = typer.Option(D["target_size"]),
-    train_size: float = typer.Option(D["train_size"]),
-    slice_size: float = typer.Option(D["slice_size"], help="k: a count or a fraction"),
-    threshold: float = typer.Option(D["threshold"]),
-    min_bias: str = typer.Option(str(D["min_bias"]), help="chance-stop margin, or 'off'"),
-    seed: int = typer.Option(0),
-    markdown: str | None = typer.Option(None, help="Write the table as Markdown here."),
-    json_out: str | None = typer.Option(None, "--json", help="Write the results as JSON here."),
+    seed: int = _SEED,
+    seeds: int = _SEEDS,
+    label_map: str | None = _LABEL_MAP,
+    markdown: str | None = _MARKDOWN,
+    json_out: str | None = _JSON,
+    *,
+    filter_options: dict,
 ) -> None:
-    """Train on D, a random D_n and the filtered D(Phi); evaluate on dev and filtered dev."""
+    """Train on D, a random D_n and the filtered D(Phi); evaluate on dev and filtered dev.
+    Takes every option of `aflite filter`, with its defaults."""
     _compare(**locals(), only_ood=False)
 
 
 @experiment_app.command("ood")
+@with_filter_options
 def ood_cmd(
     train: str = _TRAIN,
     dev: str = _DEV,
     ood: list[str] = typer.Option(
         ..., help="Labelled sets to evaluate on (repeatable), e.g. HANS."
     ),
-    label_field: str = typer.Option("label"),
-    text_fields: str = typer.Option(..., help="e.g. premise,hypothesis"),
-    partial_field: str | None = typer.Option(None),
-    group_field: str | None = typer.Option(None),
-    features: str = typer.Option("ngrams"),
-    evaluators: str = typer.Option(",".join(evaluator_names()), help=_EVALUATORS_HELP),
-    target_size: float = typer.Option(D["target_size"]),
-    train_size: float = typer.Option(D["train_size"]),
-    slice_size: float = typer.Option(D["slice_size"], help="k: a count or a fraction"),
-    threshold: float = typer.Option(D["threshold"]),
-    min_bias: str = typer.Option(str(D["min_bias"]), help="chance-stop margin, or 'off'"),
-    seed: int = typer.Option(0),
-    markdown: str | None = typer.Option(None),
-    json_out: str | None = typer.Option(None, "--json"),
+    label_field: str = _LABEL,
+    text_fields: str = _TEXT_FIELDS,
+    partial_field: str | None = _PARTIAL,
+    evaluators: str = _EVALUATORS,
+    seed: int = _SEED,
+    seeds: int = _SEEDS,
+    label_map: str | None = _LABEL_MAP,
+    markdown: str | None = _MARKDOWN,
+    json_out: str | None = _JSON,
+    *,
+    filter_options: dict,
 ) -> None:
-    """Per-set accuracy of the compare models on out-of-distribution sets."""
+    """Per-set accuracy of the compare models on out-of-distribution sets.
+    Takes every option of `aflite filter`, with its defaults."""
     _compare(**locals(), only_ood=True)

@@ -1,7 +1,8 @@
 """The registry of evaluators for the compare experiment: models trained on each training set
 and scored on each evaluation set. An evaluator is a class registered with
 :func:`register_evaluator`; its constructor takes ``(name, fields, partial_field, seed)`` and it
-has ``fit(train, phi) -> self`` and ``score(data, phi) -> accuracy``. Any
+has ``fit(train, phi) -> self`` and ``predict(data, phi) -> labels`` (the experiment computes
+accuracy from the predictions, through a label map when the set needs one). Any
 ``sklearn.MODULE.Class`` name also works, trained on the filter's features."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 if TYPE_CHECKING:
     from aflite.experiments.compare import LabelledTexts
 
-__all__ = ["EVALUATORS", "register_evaluator", "make_evaluator", "check_evaluator"]
+__all__ = ["EVALUATORS", "register_evaluator", "make_evaluator", "check_evaluator", "evaluate"]
 
 EVALUATORS: dict[str, type] = {}
 
@@ -57,6 +58,13 @@ class _Evaluator:
     def __init__(self, name: str, fields: list[str], partial_field: str, seed: int) -> None:
         self.name, self.fields, self.partial_field, self.seed = name, fields, partial_field, seed
 
+    def predict(self, data: LabelledTexts, phi: np.ndarray | None) -> np.ndarray:
+        raise NotImplementedError
+
+    def score(self, data: LabelledTexts, phi: np.ndarray | None) -> float:
+        """Accuracy on ``data`` in the training label space."""
+        return float(np.mean(self.predict(data, phi) == data.labels))
+
 
 class _SklearnEvaluator(_Evaluator):
     """A scikit-learn classifier on the filter's features."""
@@ -69,8 +77,8 @@ class _SklearnEvaluator(_Evaluator):
         self.model.fit(phi, train.labels)
         return self
 
-    def score(self, data: LabelledTexts, phi: np.ndarray | None) -> float:
-        return float(self.model.score(phi, data.labels))
+    def predict(self, data: LabelledTexts, phi: np.ndarray | None) -> np.ndarray:
+        return np.asarray(self.model.predict(phi))
 
 
 @register_evaluator("logreg")
@@ -99,9 +107,9 @@ class PartialInputEvaluator(_Evaluator):
         )
         return self
 
-    def score(self, data: LabelledTexts, phi: np.ndarray | None) -> float:
+    def predict(self, data: LabelledTexts, phi: np.ndarray | None) -> np.ndarray:
         x = self.vec.transform([data.texts[self.partial_field]], dense=False)
-        return float(self.model.score(x, data.labels))
+        return np.asarray(self.model.predict(x))
 
 
 @register_evaluator("max-ppmi")
@@ -122,7 +130,7 @@ class MaxPPMIEvaluator(_Evaluator):
         self.model = LogisticRegression(max_iter=1000).fit(feats, codes)
         return self
 
-    def score(self, data: LabelledTexts, phi: np.ndarray | None) -> float:
+    def predict(self, data: LabelledTexts, phi: np.ndarray | None) -> np.ndarray:
         from sklearn.feature_extraction.text import CountVectorizer
 
         from aflite.audits.baselines import max_ppmi_features
@@ -130,5 +138,24 @@ class MaxPPMIEvaluator(_Evaluator):
         vec = CountVectorizer(token_pattern=r"(?u)\b\w+\b", binary=True, vocabulary=self.vocab)
         mat = vec.transform(data.texts[self.partial_field])
         feats = max_ppmi_features(self.train_mat, self.train_codes, len(self.classes), mat)
-        pred = self.classes[self.model.predict(feats)]
-        return float(np.mean(pred == data.labels))
+        return self.classes[self.model.predict(feats)]
+
+
+def evaluate(
+    evaluator: Any, data: LabelledTexts, phi: np.ndarray | None, label_map: Any = None
+) -> float:
+    """Accuracy of a fitted evaluator on ``data``; predictions go through ``label_map`` when
+    the set is scored in a mapped label space. An evaluator with ``score`` but no ``predict``
+    can only be scored in its training labels."""
+    from aflite.experiments.labels import mapped_accuracy
+
+    if hasattr(evaluator, "predict"):
+        return mapped_accuracy(evaluator.predict(data, phi), data.labels, label_map)
+    if label_map:
+        from aflite.errors import DataError
+
+        raise DataError(
+            f"evaluator '{getattr(evaluator, 'name', evaluator)}' has no predict(), so its "
+            "predictions cannot go through --label-map"
+        )
+    return float(evaluator.score(data, phi))

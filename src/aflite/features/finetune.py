@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
 from aflite.features.encoders import _load, combine_fields, embedding_dim
 
-__all__ = ["finetuned_representation"]
+__all__ = ["finetuned_representation", "finetune_encoder", "embed_with"]
 
 
 def _embed(st, texts: Sequence[str], device: torch.device) -> torch.Tensor:
@@ -41,8 +42,33 @@ def finetuned_representation(
 ) -> np.ndarray:
     """Fine-tune ``model`` with a softmax head on the warm-up rows, then embed the other rows
     with the tuned encoder; their (pair) embedding, the head's input, is Phi."""
+    st = finetune_encoder(
+        model, texts, labels, warm_rows, epochs=epochs, batch_size=batch_size, lr=lr,
+        seed=seed, device=device,
+    )  # fmt: skip
+    return embed_with(st, {f: [v[i] for i in rest_rows] for f, v in texts.items()}, device)
+
+
+def embed_with(st: Any, texts: dict[str, Sequence[str]], device: str = "cpu") -> np.ndarray:
+    """The (pair) embedding of ``texts`` by a loaded encoder, as Phi."""
     from aflite.features.encoders import encode_texts
 
+    return combine_fields([encode_texts(v, st, device=device) for v in texts.values()])
+
+
+def finetune_encoder(
+    model: str,
+    texts: dict[str, Sequence[str]],
+    labels: np.ndarray,
+    warm_rows: np.ndarray,
+    *,
+    epochs: int = 1,
+    batch_size: int = 16,
+    lr: float = 2e-5,
+    seed: int = 0,
+    device: str = "cpu",
+) -> Any:
+    """Fine-tune ``model`` with a softmax head on the warm-up rows; the tuned encoder."""
     dev = torch.device(device)
     st = _load(model, device)
     fields = list(texts)
@@ -67,7 +93,4 @@ def finetuned_representation(
             loss.backward()
             opt.step()
     st.eval()
-    parts = []
-    for f in fields:
-        parts.append(encode_texts([texts[f][i] for i in rest_rows], st, device=device))
-    return combine_fields(parts)
+    return st

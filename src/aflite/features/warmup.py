@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["split_warmup", "warmup_representation"]
+__all__ = ["split_warmup", "warmup_representation", "fit_warmup_head", "WarmupHead"]
 
 
 def split_warmup(
@@ -27,11 +27,30 @@ def split_warmup(
     return np.flatnonzero(mask), np.flatnonzero(~mask)
 
 
-def warmup_representation(
+class WarmupHead:
+    """A trained warm-up MLP: ``transform(features)`` is its last hidden layer, Phi."""
+
+    def __init__(self, body: torch.nn.Module, mean: np.ndarray, std: np.ndarray, device: str):
+        self.body, self.mean, self.std, self.device = body, mean, std, torch.device(device)
+
+    def transform(self, features: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Phi for ``rows`` of ``features`` (all rows by default), in chunks."""
+        x = np.asarray(features, dtype=np.float32)
+        rows = np.arange(len(x)) if rows is None else rows
+        width = self.body[-2].out_features
+        out = np.empty((len(rows), width), dtype=np.float32)
+        with torch.no_grad():
+            for s in range(0, len(rows), 8192):
+                part = rows[s : s + 8192]
+                xb = torch.as_tensor((x[part] - self.mean) / self.std, device=self.device)
+                out[s : s + len(part)] = self.body(xb).cpu().numpy()
+        return out
+
+
+def fit_warmup_head(
     features: np.ndarray,
     labels: np.ndarray,
     warm_rows: np.ndarray,
-    rest_rows: np.ndarray,
     *,
     hidden: int = 256,
     epochs: int = 40,
@@ -40,8 +59,8 @@ def warmup_representation(
     weight_decay: float = 1e-4,
     seed: int = 0,
     device: str = "cpu",
-) -> np.ndarray:
-    """Train an MLP head on the warm-up rows; return its last hidden layer for ``rest_rows``.
+) -> WarmupHead:
+    """Train an MLP head on the warm-up rows; its last hidden layer gives Phi for any rows.
 
     ``labels`` are integer codes for all rows. The head is two ReLU layers over standardised
     base features, trained with Adam on cross-entropy.
@@ -80,10 +99,27 @@ def warmup_representation(
             loss.backward()
             opt.step()
     model.eval()
-    out = np.empty((len(rest_rows), hidden), dtype=np.float32)
-    with torch.no_grad():
-        for s in range(0, len(rest_rows), 8192):
-            rows = rest_rows[s : s + 8192]
-            xb = torch.as_tensor((x[rows] - mean) / std, device=torch_dev)
-            out[s : s + len(rows)] = body(xb).cpu().numpy()
-    return out
+    return WarmupHead(body, mean, std, device)
+
+
+def warmup_representation(
+    features: np.ndarray,
+    labels: np.ndarray,
+    warm_rows: np.ndarray,
+    rest_rows: np.ndarray,
+    *,
+    hidden: int = 256,
+    epochs: int = 40,
+    batch_size: int = 64,
+    lr: float = 1e-3,
+    weight_decay: float = 1e-4,
+    seed: int = 0,
+    device: str = "cpu",
+) -> np.ndarray:
+    """Train an MLP head on the warm-up rows (:func:`fit_warmup_head`); return its last
+    hidden layer for ``rest_rows``."""
+    head = fit_warmup_head(
+        features, labels, warm_rows, hidden=hidden, epochs=epochs, batch_size=batch_size,
+        lr=lr, weight_decay=weight_decay, seed=seed, device=device,
+    )  # fmt: skip
+    return head.transform(features, rest_rows)

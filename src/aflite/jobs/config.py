@@ -130,15 +130,18 @@ def read_labelled_texts(
     *,
     label_field: str = "label",
     group_field: str | None = None,
+    id_field: str | None = None,
 ) -> JobInputs:
     """Read a labelled text file (any format ``aflite filter`` reads) with the same checks as
-    a filtering job: text fields, string labels, and groups when ``group_field`` is given."""
+    a filtering job: text fields, string labels, groups when ``group_field`` is given and
+    unique ids when ``id_field`` is."""
     return load_job_inputs(
         FilterJob(
             input=path,
             label_field=label_field,
             text_fields=list(text_fields),
             group_field=group_field,
+            id_field=id_field,
         )
     )
 

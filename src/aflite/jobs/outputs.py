@@ -76,11 +76,15 @@ def write_outputs(
     extra = report_extra(result, phi, labels[rest], inputs, rest, seed=job.seed)
     if job.audits and inputs.texts:
         from aflite.audits import run_audits
+        from aflite.audits.baselines import bias_train_rows
 
         extra["audits"] = []
+        t = bias_train_rows([len(rest), len(kept)])  # before and kept at one t
         for tag, rows in (("before", rest), ("kept", kept)):
             texts = {f: [v[i] for i in rows] for f, v in inputs.texts.items()}
-            for r in run_audits(texts, labels[rows], audits=job.audits, seed=job.seed, tag=tag):
+            for r in run_audits(
+                texts, labels[rows], audits=job.audits, seed=job.seed, tag=tag, bias_train_size=t
+            ):
                 extra["audits"].append(r.to_dict())
     with atomic_path(out / "result" / "report_extra.json") as tmp:
         tmp.write_text(json.dumps(extra, default=_json_default))

@@ -9,11 +9,12 @@ import numpy as np
 
 from aflite._internal.text import plot_text
 from aflite.algorithm import FilterResult
+from aflite.audits.controls import bias_with_control, random_control
 
 if TYPE_CHECKING:
     from aflite.jobs.config import JobInputs
 
-__all__ = ["report_extra", "image_grid"]
+__all__ = ["report_extra", "image_grid", "knn_with_control"]
 
 
 def report_extra(
@@ -31,8 +32,6 @@ def report_extra(
 
     ``phi`` and ``labels`` are aligned with the filtered rows (``rest``).
     """
-    from aflite.audits.knn import knn_distances
-
     rng = np.random.default_rng(seed)
     extra: dict[str, Any] = {"top_removed": {}, "top_kept": {}, "heatmaps": {}}
     fields = list(inputs.texts) if inputs is not None and inputs.texts else []
@@ -82,16 +81,14 @@ def report_extra(
             ),
         }
     if len(result.removed):
-        before = knn_distances(x, labels, ks=(1, 5, 10, 50), seed=seed, max_rows=5000)
-        after = knn_distances(
-            x, labels, rows=result.kept, ks=(1, 5, 10, 50), seed=seed, max_rows=5000
+        groups = None
+        if inputs is not None and inputs.groups is not None:
+            groups = np.asarray(inputs.groups)[rest]
+        control = random_control(len(labels), len(result.kept), seed=seed)
+        extra["knn"] = knn_with_control(x, labels, result.kept, control, seed=seed)
+        extra["bias_control"] = bias_with_control(
+            x, labels, result, control, groups=groups, seed=seed
         )
-        after_rows = {(r[0], r[1]): r[2:] for r in after.rows}
-        rows = []
-        for r in before.rows:
-            a = after_rows.get((r[0], r[1]), [float("nan")] * 4)
-            rows.append([r[0], r[1]] + [f"{b:.3f} → {c:.3f}" for b, c in zip(r[2:], a)])
-        extra["knn"] = {"header": before.header, "rows": rows}
     return extra
 
 
@@ -126,3 +123,36 @@ def image_grid(
         axes[r, 0].set_title(plot_text(c), fontsize=7, loc="left")
     fig.suptitle(title, fontsize=9)
     return png_data_uri(fig)
+
+
+def knn_with_control(
+    x: np.ndarray,
+    labels: np.ndarray,
+    kept: np.ndarray,
+    control: np.ndarray,
+    *,
+    seed: int = 0,
+    ks: tuple[int, ...] = (1, 5, 10, 50),
+) -> dict[str, Any]:
+    """Nearest-neighbour distances of all rows, of a random subset of the kept size and of the
+    kept rows, one table row per class, relation and set."""
+    from aflite.audits.knn import knn_distances
+
+    sets = {
+        f"all ({len(labels)})": np.arange(len(labels)),
+        f"random subset ({len(control)})": control,
+        f"kept ({len(kept)})": kept,
+    }
+    tables = {
+        name: {(r[0], r[1]): r[2:] for r in knn_distances(
+            x, labels, rows=rows, ks=ks, seed=seed, max_rows=5000).rows}
+        for name, rows in sets.items()
+    }  # fmt: skip
+    keys = list(tables[next(iter(sets))])
+    rows = []
+    for key in keys:
+        for name in sets:
+            vals = tables[name].get(key, [float("nan")] * len(ks))
+            rows.append([key[0], key[1], name] + [round(float(v), 3) for v in vals])
+    header = ["class", "neighbours", "rows"] + [f"top-{k}" for k in ks]
+    return {"header": header, "rows": rows, "control_size": int(len(control))}

@@ -209,11 +209,22 @@ def render_report(out_dir: str | Path) -> str:
     parts += [f"<img alt='plot' src='{_esc(src)}'>" for src in imgs if _is_png(src)]
     parts.append("</div>")
 
+    control = extra.get("bias_control")
+    if control:
+        random_bias = control.get("random")
+        random_text = "not measured" if random_bias is None else _fmt(random_bias)
+        parts.append(
+            f"<p><b>Control:</b> a random subset of the kept size ({_esc(control['size'])} "
+            f"rows), scored at the same t ({_esc(control['train_size'])} training rows), has "
+            f"representation bias {_esc(random_text)}; the kept rows "
+            f"{_esc(_fmt(control.get('kept')))}.</p>"
+        )
     if extra.get("knn"):
         parts.append("<h2>Nearest-neighbour cosine distances (held-out to training rows)</h2>")
         parts.append(
             "<p class='muted'>Larger distances after filtering mean held-out rows have fewer "
-            "near-duplicates in training.</p>"
+            "near-duplicates in training. Fewer rows alone make neighbours farther: compare the "
+            "kept rows with the random subset of the same size.</p>"
         )
         parts.append(_table(extra["knn"]["header"], extra["knn"]["rows"]))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -18,7 +19,58 @@ from aflite._internal.text import printable
 from aflite.audits.base import AuditResult
 from aflite.audits.cooccurrence import Association, CooccurrenceCounts
 
-__all__ = ["association_lines", "example_lines", "print_audits", "printable"]
+__all__ = ["association_lines", "example_lines", "print_audits", "print_table", "printable"]
+
+
+def print_table(
+    title: str,
+    header: Sequence[object],
+    rows: Sequence[Sequence[object]],
+    *,
+    console: Console | None = None,
+) -> None:
+    """A table whose cells are never cut: a rich table on a terminal wide enough for every
+    cell, aligned plain text when the output is not a terminal (a file, a pipe), and one
+    ``header: value`` line per cell on a terminal too narrow for the columns.
+
+    Cells are shown literally (:func:`printable`); floats with three decimals.
+    """
+    console = console or Console()
+    head = [printable(h) for h in header]
+    body = [[_fmt(v) for v in r] for r in rows]
+    widths = [
+        max([cell_len(h)] + [cell_len(r[i]) for r in body if i < len(r)])
+        for i, h in enumerate(head)
+    ]
+    title = printable(title)
+    if not console.is_terminal:
+        # no width to fit: columns as wide as their widest cell, lines as long as they get
+        def line(cells: Sequence[str]) -> str:
+            return "  ".join(c + " " * (w - cell_len(c)) for c, w in zip(cells, widths)).rstrip()
+
+        lines = [title] if title else []
+        lines += [line(head), "  ".join("-" * w for w in widths)]
+        lines += [line(r) for r in body]
+        for line in lines:
+            console.print(Text(line), soft_wrap=True)
+        return
+    if sum(widths) + 3 * len(widths) + 1 <= console.width:
+        table = Table(title=Text(title), title_justify="left")
+        for h, w in zip(head, widths):
+            table.add_column(Text(h), min_width=w, overflow="fold")
+        for r in body:
+            table.add_row(*[Text(c) for c in r])
+        console.print(table)
+        return
+    # too narrow for columns: one block per row, one "header: value" line per cell
+    if title:
+        console.print(Text(title), soft_wrap=True)
+    for r in body:
+        console.print()
+        for h, c in zip(head, r):
+            if c:
+                console.print(Text(f"{h}: {c}"), soft_wrap=True)
+
 
 def _fmt(v: object) -> str:
     return f"{v:.3f}" if isinstance(v, float) else printable(v)
@@ -39,12 +91,8 @@ def print_audits(
         for res, label in ((before, "input"), (after, "compare")):
             if res is None:
                 continue
-            table = Table(title=Text(printable(res.name)), title_justify="left", show_lines=False)
-            for h in res.header:
-                table.add_column(Text(printable(h)))
-            for row in res.rows[:max_rows]:
-                table.add_row(*[Text(_fmt(v)) for v in row])
-            console.print(table)
+            if res.rows:  # an audit that measured nothing says why in its summary
+                print_table(res.name, res.header, res.rows[:max_rows], console=console)
             if len(res.rows) > max_rows:
                 console.print(
                     Text(f"({max_rows} of {len(res.rows)} rows shown; --json writes all)")
