@@ -13,6 +13,7 @@ MODULES = [
     "aflite.algorithm.optimum",
     "aflite.audits.cooccurrence",
     "aflite.audits.identity",
+    "aflite.api.dataset",
 ]
 
 

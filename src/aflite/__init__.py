@@ -15,7 +15,13 @@ from aflite._internal.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
+_DATA_API = ["DatasetFilterResult", "audit", "featurize", "filter_dataset"]
+
 __all__ = [
+    "DatasetFilterResult",
+    "audit",
+    "featurize",
+    "filter_dataset",
     "SCORERS",
     "STOP_REASONS",
     "STRATEGIES",
@@ -42,7 +48,8 @@ __all__ = [
 # stays out of ``__all__`` so that ``from aflite import *`` does not shadow the built-in.
 __getattr__, __dir__ = lazy_exports(
     __name__,
-    {name: "aflite.algorithm" for name in __all__ if name != "__version__"}
+    {name: "aflite.algorithm" for name in __all__ if name not in ("__version__", *_DATA_API)}
+    | {name: "aflite.api" for name in _DATA_API}
     | {"filter": "aflite.algorithm:adversarial_filter"},
 )
 
@@ -68,3 +75,4 @@ if TYPE_CHECKING:
         subset_bias,
     )
     from aflite.algorithm import adversarial_filter as filter  # noqa: A004, F401
+    from aflite.api import DatasetFilterResult, audit, featurize, filter_dataset

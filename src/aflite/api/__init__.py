@@ -1,0 +1,6 @@
+"""The data-level API: AFLITE and the audits on a pandas DataFrame, a Hugging Face Dataset,
+a list of dicts or a file, with subsets handed back in the same type."""
+
+from aflite.api.dataset import DatasetFilterResult, audit, featurize, filter_dataset
+
+__all__ = ["DatasetFilterResult", "audit", "featurize", "filter_dataset"]

@@ -1,0 +1,238 @@
+"""AFLITE on the data a user already holds: a pandas DataFrame, a Hugging Face ``Dataset``,
+a list of dicts or a file. The array-level algorithm is :func:`aflite.adversarial_filter`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from aflite.api.adapters import DataView, as_view
+from aflite.defaults import FILTER_DEFAULTS
+from aflite.errors import DataError
+
+__all__ = ["DatasetFilterResult", "featurize", "filter_dataset", "audit"]
+
+
+@dataclass(repr=False)
+class DatasetFilterResult:
+    """What :func:`filter_dataset` returns.
+
+    ``kept`` and ``removed`` are subsets of the input in its own type; ``scores`` has one row
+    per input row (id, label, split, score, removal_score, final_score, phase_removed);
+    ``result`` is the algorithm's :class:`~aflite.FilterResult`; ``fields`` says which
+    columns were used (and which were picked automatically).
+    """
+
+    kept: Any
+    removed: Any
+    scores: Any
+    result: Any
+    fields: dict[str, Any]
+
+    def __repr__(self) -> str:
+        r = self.result
+        return (
+            f"DatasetFilterResult(kept={len(r.kept)}, removed={len(r.removed)}, "
+            f"bias {r.initial_bias:.3f} -> {r.final_bias:.3f}, stop={r.stop_reason!r})"
+        )
+
+
+def _pick_fields(
+    view: DataView,
+    label: str,
+    text: str | list[str] | None,
+    id: str | None,  # noqa: A002
+    group: str | None,
+    need_text: bool = True,
+) -> dict[str, Any]:
+    view.column(label, "label field")
+    fields: dict[str, Any] = {"label": label, "id": id, "group": group, "auto": []}
+    if id is None and "id" in view.columns and label != "id":
+        fields["id"], fields["auto"] = "id", ["id"]
+    if text is None and not need_text:
+        fields["text"] = []
+        return fields
+    if text is None:
+        taken = {label, fields["id"], group}
+        candidates = [c for c in view.string_columns() if c not in taken]
+        if len(candidates) != 1:
+            raise DataError(
+                f"{view.where}: say which text field(s) to use with text= "
+                f"(string columns: {', '.join(candidates) or 'none'})"
+            )
+        text, fields["auto"] = candidates, [*fields["auto"], "text"]
+    fields["text"] = [text] if isinstance(text, str) else list(text)
+    return fields
+
+
+def featurize(
+    data: Any,
+    *,
+    text: str | list[str] | None = None,
+    features: str = "ngrams",
+    label: str | None = None,
+    split: str | None = None,
+    cache_dir: str | None = None,
+    device: str = "cpu",
+    seed: int = 0,
+) -> np.ndarray:
+    """The feature matrix Phi of ``data``'s text field(s): ``"ngrams"`` (TF-IDF uni+bigrams,
+    one vocabulary per field), ``"sentence-transformers:MODEL"`` (pairs as [u, v, |u-v|, u*v])
+    or any other registered feature kind (see ``aflite filter --help``).
+
+    >>> import aflite
+    >>> rows = [{"text": t, "label": i % 2} for i, t in enumerate(["a cat", "a dog"] * 20)]
+    >>> aflite.featurize(rows, text="text").shape  # a, cat, dog, a cat, a dog
+    (40, 5)
+    """
+    view = as_view(data, split=split)
+    if text is None:
+        text = _pick_fields(view, label or "", None, None, None)["text"] if label else None
+    if text is None:
+        raise DataError(f"{view.where}: say which text field(s) to featurize with text=")
+    return _features(
+        view,
+        [text] if isinstance(text, str) else list(text),
+        features,
+        cache_dir=cache_dir,
+        device=device,
+        seed=seed,
+    )
+
+
+def _features(view: DataView, text: list[str], features: str, **kw: Any) -> np.ndarray:
+    from aflite.features.build import build_features, parse_feature_spec
+
+    spec = parse_feature_spec(features)
+    texts = {f: view.text_column(f) for f in text}
+    x, _ = build_features(spec, texts, n_rows=len(view), **kw)
+    return np.asarray(x)
+
+
+def filter_dataset(
+    data: Any,
+    *,
+    label: str,
+    text: str | list[str] | None = None,
+    id: str | None = None,  # noqa: A002 -- the column, named as users name it
+    group: str | None = None,
+    features: str | np.ndarray = "ngrams",
+    split: str | None = None,
+    seed: int = 0,
+    cache_dir: str | None = None,
+    device: str = "auto",
+    progress: bool | None = False,
+    **filter_options: Any,
+) -> DatasetFilterResult:
+    """Filter ``data`` with AFLITE and return the kept and removed rows in its own type.
+
+    ``data`` is a pandas DataFrame, a Hugging Face ``Dataset`` (or ``DatasetDict`` with
+    ``split``), a list of dicts or a path. ``text`` defaults to the one string column
+    besides ``label``/``id``/``group``; ``id`` to a column named ``id``. ``features`` is a
+    feature spec (``"ngrams"``, ``"sentence-transformers:MODEL"``, ...) or a precomputed
+    (N, d) matrix. ``filter_options`` are those of :func:`aflite.adversarial_filter`
+    (``target_size``, ``train_size``, ``threshold``, ``min_bias``, ...), starting from the
+    same defaults as ``aflite filter`` (:data:`aflite.defaults.FILTER_DEFAULTS`).
+
+    >>> import aflite
+    >>> rows = [{"text": ("nobody " if i % 3 == 0 else "") + f"w{i % 7} x{i % 5}",
+    ...          "label": int(i % 3 == 0)} for i in range(300)]
+    >>> out = aflite.filter_dataset(rows, label="label", target_size=200, seed=0)
+    >>> len(out.kept) + len(out.removed)
+    300
+    """
+    from aflite.algorithm import adversarial_filter
+
+    unknown = set(filter_options) - set(FILTER_DEFAULTS) - {"model", "score_kept"}
+    if unknown:
+        raise TypeError(f"filter_dataset() got unexpected option(s): {', '.join(sorted(unknown))}")
+    view = as_view(data, split=split)
+    fields = _pick_fields(view, label, text, id, group, need_text=isinstance(features, str))
+    labels = np.asarray(view.column(label, "label field"), dtype=object)
+    if isinstance(features, str):
+        x = _features(
+            view,
+            fields["text"],
+            features,
+            cache_dir=cache_dir,
+            device="cpu" if device == "auto" else device,
+            seed=seed,
+        )
+    else:
+        x = np.asarray(features)
+        if x.ndim != 2 or x.shape[0] != len(view):
+            raise DataError(f"features: expected an ({len(view)}, d) matrix, got shape {x.shape}")
+    groups = None if group is None else view.column(group, "group field")
+    ids = view.column(fields["id"], "id field") if fields["id"] else list(range(len(view)))
+    options = FILTER_DEFAULTS | filter_options
+    result = adversarial_filter(
+        x,
+        _label_codes(labels),
+        groups=groups,
+        seed=seed,
+        device=device,
+        progress=progress,
+        **options,
+    )
+    return DatasetFilterResult(
+        kept=view.subset(result.kept),
+        removed=view.subset(result.removed),
+        scores=_scores_frame(result, ids, labels),
+        result=result,
+        fields=fields,
+    )
+
+
+def _label_codes(labels: np.ndarray) -> np.ndarray:
+    # mixed types (1 and "1") cannot be sorted; their text decides, as in the job
+    return np.asarray([str(v) for v in labels]) if len({type(v) for v in labels}) > 1 else labels
+
+
+def _scores_frame(result: Any, ids: list[Any], labels: np.ndarray) -> Any:
+    import pandas as pd
+
+    n = len(labels)
+    removal = np.full(n, np.nan)
+    final = np.full(n, np.nan)
+    phase = pd.array([pd.NA] * n, dtype="Int64")
+    split = np.full(n, "kept", dtype=object)
+    removal[result.removed] = result.removed_score
+    final[result.kept] = result.kept_scores
+    phase[result.removed] = result.removed_phase
+    split[result.removed] = "removed"
+    return pd.DataFrame(
+        {
+            "id": ids,
+            "label": labels,
+            "split": split,
+            "score": result.scores(),
+            "removal_score": removal,
+            "final_score": final,
+            "phase_removed": phase,
+        }
+    )
+
+
+def audit(
+    data: Any,
+    *,
+    label: str,
+    text: str | list[str] | None = None,
+    audits: list[str] | None = None,
+    split: str | None = None,
+    seed: int = 0,
+    **options: Any,
+) -> list[Any]:
+    """Run the bias audits (word-label PMI, z-statistics, partial input, Max-PPMI, KNN,
+    representation bias, identity PMI; ``audits`` picks some) on ``data``'s text fields.
+    Returns :class:`~aflite.audits.AuditResult` objects (``.summary``, ``.header``, ``.rows``).
+    """
+    from aflite.audits import run_audits
+
+    view = as_view(data, split=split)
+    fields = _pick_fields(view, label, text, None, None)
+    texts = {f: view.text_column(f) for f in fields["text"]}
+    labels = np.asarray(view.column(label, "label field"), dtype=object)
+    return run_audits(texts, _label_codes(labels), audits=audits, seed=seed, **options)

@@ -1,0 +1,105 @@
+"""aflite.filter_dataset / featurize / audit on the data types users hold."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import aflite
+from aflite.errors import DataError
+
+
+def _rows(n=300):
+    # "nobody" gives the label away on a third of the rows: the artifact to remove
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(n):
+        y = int(rng.integers(0, 2))
+        words = " ".join(f"w{k}" for k in rng.integers(0, 30, 5))
+        text = ("nobody " + words) if (y == 1 and i % 2 == 0) else words
+        rows.append({"id": f"r{i}", "text": text, "label": y})
+    return rows
+
+
+OPTS = dict(target_size=200, train_size=100, slice_size=20, n_partitions=16, seed=0)
+
+
+def test_list_of_dicts_in_lists_out_with_fields_picked():
+    rows = _rows()
+    out = aflite.filter_dataset(rows, label="label", **OPTS)
+    assert isinstance(out.kept, list) and isinstance(out.kept[0], dict)
+    ids = [r["id"] for r in out.kept] + [r["id"] for r in out.removed]
+    assert sorted(ids) == sorted(r["id"] for r in rows)  # every row exactly once
+    assert out.fields["text"] == ["text"] and out.fields["id"] == "id"
+    assert set(out.fields["auto"]) == {"text", "id"}
+    assert list(out.scores["id"]) == [r["id"] for r in rows]
+    removed = set(out.scores.loc[out.scores["split"] == "removed", "id"])
+    assert removed == {r["id"] for r in out.removed}
+    # the planted rows go first
+    planted = {r["id"] for r in rows if r["text"].startswith("nobody")}
+    assert len(removed & planted) > 0.5 * len(removed)
+    assert "DatasetFilterResult(kept=" in repr(out) and len(repr(out)) < 200
+
+
+def test_same_seed_same_result_and_dataframe_keeps_its_index():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(_rows()).set_index(np.arange(1000, 1300))
+    a = aflite.filter_dataset(df, label="label", text="text", **OPTS)
+    b = aflite.filter_dataset(df, label="label", text="text", **OPTS)
+    assert isinstance(a.kept, pd.DataFrame) and a.kept.index.min() >= 1000
+    assert a.kept.index.equals(b.kept.index)
+    assert len(a.kept) + len(a.removed) == len(df)
+    assert str(a.scores["phase_removed"].dtype) == "Int64"
+
+
+def test_hf_dataset_and_datasetdict_split(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    ds = datasets.Dataset.from_list(_rows())
+    out = aflite.filter_dataset(ds, label="label", **OPTS)
+    assert isinstance(out.kept, datasets.Dataset) and len(out.kept) + len(out.removed) == 300
+    dd = datasets.DatasetDict({"train": ds})
+    with pytest.raises(DataError, match="split.*train"):
+        aflite.filter_dataset(dd, label="label", **OPTS)
+    assert len(aflite.filter_dataset(dd, label="label", split="train", **OPTS).kept) == len(
+        out.kept
+    )
+
+
+def test_a_path_and_precomputed_features(tmp_path):
+    rows = _rows()
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = aflite.filter_dataset(path, label="label", **OPTS)
+    assert isinstance(out.kept, list) and out.kept[0].keys() == rows[0].keys()
+    x = aflite.featurize(rows, text="text")
+    same = aflite.filter_dataset(rows, label="label", features=x, **OPTS)
+    assert [r["id"] for r in same.kept] == [r["id"] for r in out.kept]
+    two = [dict(r, other=r["text"]) for r in rows]  # no text field needed with a matrix
+    assert len(aflite.filter_dataset(two, label="label", features=x, **OPTS).kept) == len(out.kept)
+    with pytest.raises(DataError, match=r"expected an \(300, d\) matrix"):
+        aflite.filter_dataset(rows, label="label", features=x[:10], **OPTS)
+
+
+def test_mistakes_are_one_line_errors():
+    rows = _rows()
+    with pytest.raises(DataError, match="'lable' is missing.*did you mean 'label'"):
+        aflite.filter_dataset(rows, label="lable")
+    two = [dict(r, other=r["text"]) for r in rows]
+    with pytest.raises(DataError, match="text=.*text, other"):
+        aflite.filter_dataset(two, label="label")
+    with pytest.raises(TypeError, match="treshold"):
+        aflite.filter_dataset(rows, label="label", treshold=0.5)
+    with pytest.raises(DataError, match="cannot read a int"):
+        aflite.filter_dataset(3, label="label")
+    bad = [dict(r) for r in rows]
+    bad[7]["text"] = 5
+    with pytest.raises(DataError, match="row 8: text field 'text' is not a string"):
+        aflite.filter_dataset(bad, label="label", text="text")
+
+
+def test_audit_on_rows_finds_the_planted_word():
+    results = aflite.audit(_rows(), label="label", audits=["pmi"], min_count=5)
+    top = {row[0]: row[2] for row in results[0].rows if row[1] == 1}  # class -> rank-1 word
+    assert top["1"] == "nobody"
