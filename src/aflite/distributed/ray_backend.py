@@ -152,9 +152,9 @@ class RayScorer:
 
 class _Encoder:
     def __init__(self, model: str) -> None:
-        from aflite.features.encoders import _load
+        from aflite.features.encoders import load_encoder
 
-        self.st = _load(model, "cuda" if torch.cuda.is_available() else "cpu")
+        self.st = load_encoder(model, "cuda" if torch.cuda.is_available() else "cpu")
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         emb = self.st.encode(

@@ -19,6 +19,7 @@ __all__ = [
     "encode_texts",
     "resolve_model_path",
     "model_fingerprint",
+    "load_encoder",
     "pair_features",
     "combine_fields",
     "embedding_dim",
@@ -108,7 +109,9 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
-def _load(name: str, device: str):
+def load_encoder(name: str, device: str = "cpu") -> Any:
+    """Load a sentence-transformers model by path or name (see :func:`resolve_model_path`);
+    a name found nowhere locally fails at once when the hub cannot be reached."""
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
@@ -146,7 +149,7 @@ def encode_texts(
 
     ``model`` is a name or path, or an already loaded SentenceTransformer.
     """
-    st = _load(model, device) if isinstance(model, str) else model
+    st = load_encoder(model, device) if isinstance(model, str) else model
     out = np.empty((len(texts), embedding_dim(st)), dtype=np.float32)
     chunk = batch_size * 8
     for s in range(0, len(texts), chunk):

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from aflite.features.encoders import _load, combine_fields, embedding_dim
+from aflite.features.encoders import combine_fields, embedding_dim, load_encoder
 
 __all__ = ["finetuned_representation", "finetune_encoder", "embed_with"]
 
@@ -70,7 +70,7 @@ def finetune_encoder(
 ) -> Any:
     """Fine-tune ``model`` with a softmax head on the warm-up rows; the tuned encoder."""
     dev = torch.device(device)
-    st = _load(model, device)
+    st = load_encoder(model, device)
     fields = list(texts)
     dim = embedding_dim(st)
     width = 4 * dim if len(fields) == 2 else dim * len(fields)
