@@ -296,6 +296,7 @@ def _main() -> None:
 # register the other commands on the same app
 from aflite.cli import commands as _commands  # noqa: E402,F401
 from aflite.cli import experiments as _experiments  # noqa: E402,F401
+from aflite.cli import score as _score  # noqa: E402,F401
 
 if __name__ == "__main__":
     main()
