@@ -120,12 +120,21 @@ def score_dataset(
     >>> bool(scores.loc[scores.label == 1, "pvi"].mean() > 1.0)
     True
     """
-    from aflite.scoring import score_examples, spearman
+    from aflite.scoring import resolve_scorers, score_examples, spearman
 
+    # every option is checked before the (possibly long) featurizing
+    resolve_scorers(
+        scorers,
+        has_partial=partial_text is not None or partial_features is not None,
+        n_folds=n_folds,
+        repeats=repeats,
+        options=options,
+    )
     view = as_view(data, split=split)
     fields = _pick_fields(view, label, text, id, group, need_text=isinstance(features, str))
     labels = _checked_labels(view, label)
     ids = _ids(view, fields["id"])
+    td = _dynamics(dynamics, ids)
     kw = {"cache_dir": cache_dir, "device": "cpu" if device == "auto" else device, "seed": seed}
     x = _matrix(view, fields["text"], features, "features", ids=ids, **kw)
     partial = partial_features
@@ -148,7 +157,7 @@ def score_dataset(
         repeats=repeats,
         seed=seed,
         device=device,
-        dynamics=_dynamics(dynamics, ids),
+        dynamics=td,
         **options,
     )
     frame = result.frame(ids=ids, labels=labels.tolist())

@@ -23,6 +23,7 @@ _EXPORTS = {
     "load_cartography_dynamics": "aflite.scoring.cartography",
     "record_dynamics": "aflite.scoring.dynamics",
     "register_example_scorer": "aflite.scoring.registry",
+    "resolve_scorers": "aflite.scoring.run",
     "score_examples": "aflite.scoring.run",
     "scorer_names": "aflite.scoring.run",
     "spearman": "aflite.scoring.run",

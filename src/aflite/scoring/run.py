@@ -12,7 +12,14 @@ import numpy as np
 from aflite.scoring import builtin as _builtin  # noqa: F401  (registers the built-in scorers)
 from aflite.scoring.registry import EXAMPLE_SCORERS, ScoringContext
 
-__all__ = ["DEFAULT_SCORERS", "ExampleScores", "score_examples", "scorer_names", "spearman"]
+__all__ = [
+    "DEFAULT_SCORERS",
+    "ExampleScores",
+    "resolve_scorers",
+    "score_examples",
+    "scorer_names",
+    "spearman",
+]
 
 DEFAULT_SCORERS = ("predictability", "datamap", "pvi", "aum", "el2n", "forgetting")
 _CALL_OPTIONS = {"n_folds", "repeats"}
@@ -64,9 +71,23 @@ def spearman(frame: Any) -> Any:
     return numeric.rank(method="average").corr(method="pearson", min_periods=3)
 
 
-def _resolve(names: Sequence[str] | str | None, partial: Any, options: dict[str, Any]) -> list[str]:
+def resolve_scorers(
+    names: Sequence[str] | str | None,
+    *,
+    has_partial: bool,
+    n_folds: int = 5,
+    repeats: int = 1,
+    options: dict[str, Any] | None = None,
+) -> list[str]:
+    """The scorers a call runs, checked with its options before any work: unknown names or
+    options, a scorer needing a partial input without one, bad fold counts (ValueError or
+    TypeError, one line)."""
+    options = options or {}
+    for name, v, least in (("n_folds", n_folds, 2), ("repeats", repeats, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
+            raise ValueError(f"{name} must be an int >= {least}, got {v!r}")
     if names is None:
-        names = [*DEFAULT_SCORERS, *(["partial"] if partial is not None else [])]
+        names = [*DEFAULT_SCORERS, *(["partial"] if has_partial else [])]
     elif isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
     names = list(dict.fromkeys(names))
@@ -75,7 +96,7 @@ def _resolve(names: Sequence[str] | str | None, partial: Any, options: dict[str,
     for n in names:
         if n not in EXAMPLE_SCORERS:
             raise ValueError(f"unknown scorer '{n}': use any of {', '.join(EXAMPLE_SCORERS)}")
-        if EXAMPLE_SCORERS[n].needs_partial and partial is None:
+        if EXAMPLE_SCORERS[n].needs_partial and not has_partial:
             raise ValueError(
                 f"scorer '{n}' needs a partial input (partial_text= / --partial-text-fields, "
                 "or a partial feature matrix)"
@@ -141,15 +162,15 @@ def score_examples(
     from aflite.algorithm._validation import check_features, encode_groups, encode_labels
     from aflite.scoring.crossfit import crossfit_folds
 
-    names = _resolve(scorers, partial, options)
+    names = resolve_scorers(
+        scorers, has_partial=partial is not None, n_folds=n_folds, repeats=repeats, options=options
+    )
     x = check_features(features)
     y, classes = encode_labels(labels, x.shape[0])
     g = encode_groups(groups, x.shape[0])
     p = None if partial is None else check_features(partial)
     if p is not None and p.shape[0] != x.shape[0]:
         raise ValueError(f"partial has {p.shape[0]} rows, features {x.shape[0]}")
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"repeats must be a positive int, got {repeats!r}")
     opts: dict[str, Any] = {}
     for n in names:
         opts |= EXAMPLE_SCORERS[n].options
