@@ -172,3 +172,62 @@ def test_score_job_in_process(tmp_path):
     assert set(summary["examples"]) == {"easy", "ambiguous", "hard"}
     assert outcome.outputs == {"scores": str(tmp_path / "o" / "scores.parquet"),
                                "summary": str(tmp_path / "o" / "summary.json")}  # fmt: skip
+
+
+# --- aflite filter --by -------------------------------------------------------------------
+
+
+def test_filter_by_a_score_removes_the_easiest_rows_in_one_pass():
+    from aflite.scoring.filter_by import filter_by_score
+
+    x, y, planted = planted_data(n=600)
+    r = filter_by_score(x, y, by="pvi", target_size=400, n_partitions=8, seed=0, device="cpu")
+    assert len(r.kept) == 400 and len(r.removed) == 200 and len(r.history) == 1
+    np.testing.assert_array_equal(np.sort(np.concatenate([r.kept, r.removed])), np.arange(600))
+    assert planted[r.removed].mean() > 0.85  # the give-away rows go first
+    assert np.all(np.diff(r.removed_score) <= 0)  # easiest first, with its PVI
+    assert r.final_bias < r.initial_bias - 0.15 and r.stop_reason == "by_score"
+    # lower is easier for forgetting; balance keeps every class's share
+    b = filter_by_score(x, y, by="forgetting", target_size=300, balance="classes",
+                        n_partitions=8, seed=0, device="cpu", epochs=3)  # fmt: skip
+    assert np.all(np.diff(b.removed_score) >= 0)
+    assert np.abs(np.bincount(y[b.kept]) - np.bincount(y) / 2).max() <= 1
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("nope", "--by: unknown scorer 'nope'"),
+        ("datamap:region", "--by: 'datamap' has no score column 'region'"),
+        ("partial", "--by: scorer 'partial' needs a partial input"),
+    ],
+)
+def test_filter_by_mistakes_are_one_line_errors(tmp_path, snli_file, spec, message):
+    r = run_in_process("filter", str(snli_file), "--text-fields", "hypothesis", "--by", spec,
+                       "--out-dir", str(tmp_path / "o"))  # fmt: skip
+    assert r.returncode == 2 and message in r.stderr and r.stderr.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_filter_by_writes_the_filter_outputs(tmp_path, snli_file):
+    import pandas as pd
+
+    out = tmp_path / "o"
+    r = run_in_process("filter", str(snli_file), "--text-fields", "hypothesis", "--id-field",
+                       "id", "--by", "datamap:confidence", "--target-size", "400",
+                       "--out-dir", str(out), "--quiet")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "single pass by datamap:confidence: the 200 rows with the highest" in r.stdout
+    kept = pd.read_json(out / "kept.jsonl", lines=True)
+    removed = pd.read_json(out / "removed.jsonl", lines=True)
+    assert len(kept) == 400 and len(removed) == 200
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["parameters"]["by"] == "datamap:confidence"
+    assert summary["stop_reason"] == "by_score"
+    scores = pd.read_parquet(out / "scores.parquet")
+    gone = scores[scores.split == "removed"]
+    assert set(gone["id"]) == set(removed["id"].astype(str))
+    assert gone["removal_score"].notna().all() and gone["removal_score"].min() > 0.3  # confident
+    assert scores.loc[scores.split == "kept", "removal_score"].isna().all()
+    assert (out / "report.html").exists()

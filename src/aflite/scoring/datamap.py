@@ -59,6 +59,7 @@ def datamap_regions(
 @register_example_scorer(
     "datamap",
     columns=("confidence", "variability", "correctness", "region"),
+    lower_is_easier=("variability",),
     description="data map: mean and std of the gold-label probability over epochs, share "
     "of epochs correct, region easy / ambiguous / hard",
     options={

@@ -28,7 +28,7 @@ def el2n_from_probabilities(probs: np.ndarray, gold: np.ndarray, epoch: int) -> 
 @register_example_scorer(
     "el2n",
     description="error L2-norm ||softmax - onehot(y)|| early in training (higher = harder)",
-    higher_is_easier=False,
+    lower_is_easier=("el2n",),
     options={**DYNAMICS_OPTIONS, "el2n_epoch": 1},
 )
 def el2n(ctx: ScoringContext) -> dict[str, np.ndarray]:

@@ -29,7 +29,7 @@ def forgetting_events(correct: np.ndarray) -> np.ndarray:
     "forgetting",
     description="forgetting events: correct -> incorrect between epochs; never learned = "
     "epochs (higher = harder)",
-    higher_is_easier=False,
+    lower_is_easier=("forgetting",),
     options=dict(DYNAMICS_OPTIONS),
 )
 def forgetting(ctx: ScoringContext) -> dict[str, np.ndarray]:

@@ -66,7 +66,7 @@ class ExampleScorer:
     columns: tuple[str, ...]
     description: str = ""
     needs_partial: bool = False
-    higher_is_easier: bool = True
+    lower_is_easier: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -79,14 +79,15 @@ def register_example_scorer(
     columns: tuple[str, ...] | None = None,
     description: str = "",
     needs_partial: bool = False,
-    higher_is_easier: bool = True,
+    lower_is_easier: tuple[str, ...] = (),
     options: dict[str, Any] | None = None,
 ) -> Callable[[Callable[[ScoringContext], dict[str, np.ndarray]]], Any]:
     """Register ``scorer(ctx) -> {column: (N,) array}`` under ``name``.
 
     ``columns`` names what it returns (default: ``(name,)``); ``needs_partial`` makes a call
-    without a partial-input matrix an error before anything is computed; ``higher_is_easier``
-    says which way the first column points (forgetting and EL2N point the other way);
+    without a partial-input matrix an error before anything is computed; ``lower_is_easier``
+    names the columns where a low value marks an easy row (EL2N, forgetting, variability;
+    the others count higher as easier), which ``aflite filter --by`` reads;
     ``options`` are the keyword options the scorer reads from ``ctx.options``, with their
     defaults (a call may pass them to :func:`~aflite.scoring.score_examples`).
     """
@@ -98,7 +99,7 @@ def register_example_scorer(
             tuple(columns or (name,)),
             description,
             needs_partial,
-            higher_is_easier,
+            tuple(lower_is_easier),
             dict(options or {}),
         )
         return fn
