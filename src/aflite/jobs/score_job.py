@@ -60,6 +60,17 @@ def _finite(v: Any) -> Any:
     return v if math.isfinite(v) else None
 
 
+def _json_safe(v: Any) -> Any:
+    """The summary with NaN and inf as null, so it stays valid JSON."""
+    if isinstance(v, dict):
+        return {k: _json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_safe(x) for x in v]
+    if isinstance(v, (float, np.floating)):
+        return _finite(v)
+    return v
+
+
 def region_examples(frame: Any, texts: dict[str, list[str]], n: int = N_EXAMPLES) -> dict[str, Any]:
     """Rows to show per data-map region (easy: most confident, ambiguous: most variable,
     hard: least confident), or the rows at both ends of the first score without a data map."""
@@ -188,7 +199,7 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
     if job.report:
         summary["outputs"]["report"] = "report.html"
     with atomic_path(out / "summary.json") as tmp:
-        tmp.write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+        tmp.write_text(json.dumps(_json_safe(summary), indent=2, default=str), encoding="utf-8")
     outputs["summary"] = str(out / "summary.json")
     if job.report:
         from aflite.reports.scores_html import write_scores_report
