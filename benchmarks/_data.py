@@ -63,3 +63,33 @@ def snli_minilm():
         cache_dir=str(Path.home() / ".cache" / "aflite"),
     )
     return np.asarray(x), snli_labels(rows)
+
+
+def snli_devtest_minilm(snli_dir: str | Path, cache: str | Path | None = None):
+    """MiniLM pair features [u, v, |u-v|, u*v] (d = 1536) of SNLI 1.0 dev+test (19,666 pairs)
+    from ``snli_dir`` (dev.jsonl, test.jsonl), with the packaged all-MiniLM-L6-v2 weights.
+
+    Each distinct sentence is embedded once (a premise is repeated once per hypothesis), and
+    the matrix is cached in ``cache`` (default ~/.cache/aflite/bench/), so only the first call
+    pays for the encoder. Returns (features, labels, rows)."""
+    import json
+
+    from aflite.features.encoders import encode_texts, pair_features
+
+    rows = []
+    for split in ("dev", "test"):
+        with open(Path(snli_dir) / f"{split}.jsonl", encoding="utf-8") as fh:
+            rows.extend(json.loads(line) for line in fh if line.strip())
+    cache = Path(cache or Path.home() / ".cache" / "aflite" / "bench" / "snli-devtest-minilm.npy")
+    if cache.exists():
+        x = np.load(cache)
+    else:
+        sentences = sorted({r[f] for r in rows for f in ("premise", "hypothesis")})
+        index = {s: i for i, s in enumerate(sentences)}
+        emb = encode_texts(sentences, "all-MiniLM-L6-v2")
+        u = emb[[index[r["premise"]] for r in rows]]
+        v = emb[[index[r["hypothesis"]] for r in rows]]
+        x = pair_features(u, v)
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        np.save(cache, x)
+    return x, snli_labels(rows), rows

@@ -22,7 +22,7 @@ from aflite.errors import DataError
 
 COMMANDS = [
     [], ["filter"], ["demo"], ["report"], ["audit"], ["pmi-query"], ["experiment"],
-    ["experiment", "synthetic"], ["experiment", "compare"], ["experiment", "ood"],
+    ["experiment", "synthetic"], ["experiment", "compare"], ["experiment", "ood"], ["score"],
 ]  # fmt: skip
 QUIET_ENV = ("TQDM_DISABLE", "HF_DATASETS_DISABLE_PROGRESS_BARS", "HF_HUB_DISABLE_PROGRESS_BARS")
 
@@ -149,7 +149,7 @@ def test_start_up_imports_no_heavy_module(tmp_path, module):
 
 
 @pytest.mark.parametrize("package", ["aflite", "aflite.features", "aflite.audits",
-                                     "aflite.experiments"])  # fmt: skip
+                                     "aflite.experiments", "aflite.scoring"])  # fmt: skip
 def test_every_public_name_imports(package):
     p = importlib.import_module(package)
     names = list(p.__all__) + (["filter"] if package == "aflite" else [])

@@ -14,6 +14,8 @@ MODULES = [
     "aflite.audits.cooccurrence",
     "aflite.audits.identity",
     "aflite.api.dataset",
+    "aflite.api.scores",
+    "aflite.scoring.run",
 ]
 
 

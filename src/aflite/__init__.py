@@ -15,13 +15,22 @@ from aflite._internal.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-_DATA_API = ["DatasetFilterResult", "audit", "featurize", "filter_dataset"]
-
-__all__ = [
+_DATA_API = [
     "DatasetFilterResult",
+    "DatasetScores",
     "audit",
     "featurize",
     "filter_dataset",
+    "score_dataset",
+]
+
+__all__ = [
+    "DatasetFilterResult",
+    "DatasetScores",
+    "audit",
+    "featurize",
+    "filter_dataset",
+    "score_dataset",
     "SCORERS",
     "STOP_REASONS",
     "STRATEGIES",
@@ -75,4 +84,11 @@ if TYPE_CHECKING:
         subset_bias,
     )
     from aflite.algorithm import adversarial_filter as filter  # noqa: A004, F401
-    from aflite.api import DatasetFilterResult, audit, featurize, filter_dataset
+    from aflite.api import (
+        DatasetFilterResult,
+        DatasetScores,
+        audit,
+        featurize,
+        filter_dataset,
+        score_dataset,
+    )

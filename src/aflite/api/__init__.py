@@ -2,5 +2,13 @@
 a list of dicts or a file, with subsets handed back in the same type."""
 
 from aflite.api.dataset import DatasetFilterResult, audit, featurize, filter_dataset
+from aflite.api.scores import DatasetScores, score_dataset
 
-__all__ = ["DatasetFilterResult", "audit", "featurize", "filter_dataset"]
+__all__ = [
+    "DatasetFilterResult",
+    "DatasetScores",
+    "audit",
+    "featurize",
+    "filter_dataset",
+    "score_dataset",
+]

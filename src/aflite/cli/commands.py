@@ -9,15 +9,28 @@ from aflite.cli.options import audit_names
 
 
 @app.command("report")
-def report_cmd(out_dir: str = typer.Argument(..., help="A filter run's output folder.")) -> None:
-    """Rebuild report.html from a filter run's output folder."""
+def report_cmd(
+    out_dir: str = typer.Argument(..., help="A filter or score run's output folder."),
+) -> None:
+    """Rebuild report.html from a filter or score run's output folder."""
+    import json
     from pathlib import Path
 
     from aflite.errors import DataError
     from aflite.reports.html import write_report
 
-    if not (Path(out_dir) / "summary.json").exists():
-        raise DataError(f"{out_dir}: no summary.json here; is it an aflite filter output folder?")
+    summary = Path(out_dir) / "summary.json"
+    if not summary.exists():
+        raise DataError(f"{out_dir}: no summary.json here; is it an aflite output folder?")
+    try:
+        kind = json.loads(summary.read_text(encoding="utf-8")).get("kind")
+    except (ValueError, AttributeError):
+        raise DataError(f"{summary}: not an aflite summary (unreadable JSON)") from None
+    if kind == "scores":
+        from aflite.reports.scores_html import write_scores_report
+
+        typer.echo(str(write_scores_report(out_dir)))
+        return
     typer.echo(str(write_report(out_dir)))
 
 

@@ -98,6 +98,13 @@ def filter_cmd(
     strategy: str = typer.Option(
         D["strategy"], metavar="NAME", help="slicing | greedy | sampling | single_shot."
     ),
+    by: str | None = typer.Option(
+        None,
+        metavar="SCORER[:COLUMN]",
+        help="Instead of AFLITE's phases, remove the easiest rows by one per-example score in "
+        "a single pass (e.g. pvi, datamap:confidence; see aflite score); --threshold, "
+        "--slice-size, --strategy and --min-bias do not apply.",
+    ),
     warmup_fraction: float | None = typer.Option(
         None,
         metavar="FRACTION",
@@ -169,6 +176,7 @@ def filter_cmd(
         ray_address=ray_address,
         split=split,
         input_format=input_format,
+        by=by,
     )
     if cache_dir is not None:
         job.cache_dir = cache_dir
@@ -296,6 +304,7 @@ def _main() -> None:
 # register the other commands on the same app
 from aflite.cli import commands as _commands  # noqa: E402,F401
 from aflite.cli import experiments as _experiments  # noqa: E402,F401
+from aflite.cli import score as _score  # noqa: E402,F401
 
 if __name__ == "__main__":
     main()

@@ -70,6 +70,7 @@ class FilterJob:
     audits: list[str] = field(default_factory=list)
     backend: Literal["local", "ray"] | None = None
     ray_address: str | None = None
+    by: str | None = None
 
 
 @dataclass
@@ -184,6 +185,12 @@ def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
         )
     if job.backend not in (None, "local", "ray"):
         raise DataError(f"unknown backend '{job.backend}': use local or ray")
+    if job.by is not None:
+        from aflite.scoring.filter_by import parse_by
+
+        parse_by(job.by)
+        if job.backend == "ray":
+            raise DataError("--by scores on this machine; leave out --backend ray")
     return JobPlan(spec, warm_rows, rest, target)
 
 
@@ -194,4 +201,6 @@ def job_key(job: FilterJob) -> dict[str, Any]:
         d.pop(k)
     if d["split"] is None:
         d.pop("split")  # so checkpoints written before there was a split option still resume
+    if d["by"] is None:
+        d.pop("by")  # likewise for checkpoints written before --by
     return json.loads(json.dumps(d, default=str))

@@ -90,27 +90,30 @@ def run_filter_job(
 
         backend = RayBackend(address=job.ray_address)
     try:
-        result = adversarial_filter(
-            phi,
-            labels[rest],
-            target_size=plan.target,
-            n_partitions=job.n_partitions,
-            train_size=job.train_size,
-            slice_size=job.slice_size,
-            threshold=job.threshold,
-            strategy=job.strategy,
-            min_bias=job.min_bias,
-            balance=job.balance,
-            groups=None if inputs.groups is None else inputs.groups[rest],
-            seed=job.seed,
-            device=job.device,
-            progress=progress,
-            checkpoint=checkpoint,
-            resume=resume_state,
-            backend=backend,
-            # Phi is on disk in the checkpoint: the filter may standardise this copy in place
-            copy=False,
-        )
+        if job.by is not None:
+            result = _filter_by(job, phi, labels[rest], plan.target, inputs.groups, rest)
+        else:
+            result = adversarial_filter(
+                phi,
+                labels[rest],
+                target_size=plan.target,
+                n_partitions=job.n_partitions,
+                train_size=job.train_size,
+                slice_size=job.slice_size,
+                threshold=job.threshold,
+                strategy=job.strategy,
+                min_bias=job.min_bias,
+                balance=job.balance,
+                groups=None if inputs.groups is None else inputs.groups[rest],
+                seed=job.seed,
+                device=job.device,
+                progress=progress,
+                checkpoint=checkpoint,
+                resume=resume_state,
+                backend=backend,
+                # Phi is on disk in the checkpoint: the filter may standardise it in place
+                copy=False,
+            )
     except _Interrupted:
         raise KeyboardInterrupt("interrupted after a checkpoint") from None
     finally:
@@ -121,6 +124,24 @@ def run_filter_job(
     outcome = write_outputs(job, inputs, result, plan.warm_rows, rest, t_start, ckpt.features())
     ckpt.clear()
     return outcome
+
+
+def _filter_by(job: FilterJob, phi, labels, target: int, groups, rest):
+    """``--by SCORER[:COLUMN]``: one pass of a per-example score instead of AFLITE's phases."""
+    from aflite.scoring.filter_by import filter_by_score
+
+    return filter_by_score(
+        phi,
+        labels,
+        by=job.by,
+        target_size=target,
+        n_partitions=job.n_partitions,
+        train_size=job.train_size,
+        balance=job.balance,
+        groups=None if groups is None else groups[rest],
+        seed=job.seed,
+        device=job.device,
+    )
 
 
 class _Interrupted(Exception):

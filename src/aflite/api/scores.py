@@ -1,0 +1,168 @@
+"""Per-example scores on the data a user already holds: :func:`score_dataset`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aflite.api.adapters import DataView, as_view
+from aflite.api.dataset import _features, _label_codes, _pick_fields
+from aflite.errors import DataError
+
+__all__ = ["DatasetScores", "score_dataset"]
+
+
+@dataclass(repr=False)
+class DatasetScores:
+    """What :func:`score_dataset` returns; unpacks as ``scores, correlation``.
+
+    ``scores``: a DataFrame with ``id``, ``label`` and one column per score, one row per
+    input row in input order; ``correlation``: the Spearman rank correlation between the
+    numeric score columns; ``result``: the array-level
+    :class:`~aflite.scoring.ExampleScores` (folds, seconds, options); ``fields``: the
+    columns used; ``texts``: the text fields' values (for reports).
+    """
+
+    scores: Any
+    correlation: Any
+    result: Any
+    fields: dict[str, Any]
+    texts: dict[str, list[str]]
+
+    def __iter__(self) -> Iterator[Any]:
+        yield self.scores
+        yield self.correlation
+
+    def __repr__(self) -> str:
+        cols = [c for c in self.scores.columns if c not in ("id", "label")]
+        return f"DatasetScores(rows={len(self.scores)}, scores={cols})"
+
+
+def _checked_labels(view: DataView, label: str) -> np.ndarray:
+    values = view.column(label, "label field")
+    for i, v in enumerate(values):
+        if not isinstance(v, (str, int, np.integer)) or isinstance(v, bool) or v == "":
+            raise DataError(
+                f"{view.where}: row {i + 1}: field '{label}' is not a class label ({v!r})"
+            )
+    return np.asarray(values, dtype=object)
+
+
+def _ids(view: DataView, field: str | None) -> list[Any]:
+    from aflite.io.ids import check_ids
+
+    if not field:
+        return list(range(len(view)))
+    return check_ids(view.column(field, "id field"), field, lambda i: f"{view.where}: row {i + 1}")
+
+
+def _matrix(view: DataView, fields: list[str], features: Any, name: str, **kw: Any) -> np.ndarray:
+    if isinstance(features, str):
+        if view.kind == "table":
+            kw["fingerprint"] = view.data.fingerprint()
+        return _features(view, fields, features, **kw)
+    x = np.asarray(features)
+    if x.ndim != 2 or x.shape[0] != len(view):
+        raise DataError(f"{name}: expected an ({len(view)}, d) matrix, got shape {x.shape}")
+    return x
+
+
+def _dynamics(dynamics: Any, ids: list[Any]) -> Any:
+    from aflite.scoring.cartography import align_dynamics, load_cartography_dynamics
+
+    if dynamics is None:
+        return None
+    where = "dynamics"
+    if isinstance(dynamics, (str, Path)):
+        where = str(dynamics)
+        dynamics = load_cartography_dynamics(dynamics)
+    return align_dynamics(dynamics, ids, where)
+
+
+def score_dataset(
+    data: Any,
+    *,
+    label: str,
+    text: str | list[str] | None = None,
+    id: str | None = None,  # noqa: A002 -- the column, named as users name it
+    group: str | None = None,
+    features: str | np.ndarray = "ngrams",
+    scorers: Sequence[str] | str | None = None,
+    partial_text: str | list[str] | None = None,
+    partial_features: np.ndarray | None = None,
+    dynamics: Any = None,
+    split: str | None = None,
+    seed: int = 0,
+    n_folds: int = 5,
+    repeats: int = 1,
+    cache_dir: str | None = None,
+    device: str = "auto",
+    **options: Any,
+) -> DatasetScores:
+    """Score every row of ``data`` with per-example difficulty and bias scores, all out of
+    sample (see :func:`aflite.scoring.score_examples` for the scorers and ``options``).
+
+    ``data``, ``label``, ``text``, ``id``, ``group``, ``features`` and ``split`` are as in
+    :func:`aflite.filter_dataset`. ``partial_text`` names the field(s) of a partial input
+    (e.g. ``"hypothesis"``), featurized like ``text``; or pass ``partial_features`` (an
+    (N, d') matrix). ``dynamics`` is a folder of training dynamics in allenai/cartography's
+    format (or a :class:`~aflite.scoring.TrainingDynamics`), matched to the rows by id,
+    used instead of recording them. Returns scores and their Spearman correlation.
+
+    >>> import aflite
+    >>> rows = [{"text": ("nobody " if i % 3 == 0 else "") + f"w{i % 7} x{i % 5}",
+    ...          "label": int(i % 3 == 0)} for i in range(300)]
+    >>> scores, corr = aflite.score_dataset(rows, label="label", scorers=["pvi"], device="cpu")
+    >>> bool(scores.loc[scores.label == 1, "pvi"].mean() > 1.0)
+    True
+    """
+    from aflite.scoring import resolve_scorers, score_examples, spearman
+
+    # every option is checked before the (possibly long) featurizing
+    resolve_scorers(
+        scorers,
+        has_partial=partial_text is not None or partial_features is not None,
+        n_folds=n_folds,
+        repeats=repeats,
+        options=options,
+    )
+    view = as_view(data, split=split)
+    fields = _pick_fields(view, label, text, id, group, need_text=isinstance(features, str))
+    labels = _checked_labels(view, label)
+    ids = _ids(view, fields["id"])
+    td = _dynamics(dynamics, ids)
+    kw = {"cache_dir": cache_dir, "device": "cpu" if device == "auto" else device, "seed": seed}
+    x = _matrix(view, fields["text"], features, "features", ids=ids, **kw)
+    partial = partial_features
+    if partial_text is not None:
+        if partial_features is not None:
+            raise DataError("give partial_text or partial_features, not both")
+        fields["partial"] = [partial_text] if isinstance(partial_text, str) else list(partial_text)
+        spec = features if isinstance(features, str) else "ngrams"
+        partial = _matrix(view, fields["partial"], spec, "partial_text", ids=ids, **kw)
+    elif partial is not None:
+        partial = _matrix(view, [], partial, "partial_features")
+    groups = None if group is None else [str(v) for v in view.column(group, "group field")]
+    result = score_examples(
+        x,
+        _label_codes(labels),
+        scorers=scorers,
+        partial=partial,
+        groups=groups,
+        n_folds=n_folds,
+        repeats=repeats,
+        seed=seed,
+        device=device,
+        dynamics=td,
+        **options,
+    )
+    frame = result.frame(ids=ids, labels=labels.tolist())
+    shown = sorted({f for k in ("text", "partial") for f in fields.get(k, [])})
+    texts = {f: view.text_column(f) for f in shown}
+    return DatasetScores(
+        frame, spearman(frame.drop(columns=["id", "label"])), result, fields, texts
+    )

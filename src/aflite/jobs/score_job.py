@@ -1,0 +1,213 @@
+"""A whole scoring job on a data file: read, featurize, score every row out of sample, write
+``scores.parquet``, ``summary.json`` and ``report.html``. The API behind ``aflite score``."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aflite._internal.atomic import atomic_path, clean_stale_parts
+from aflite.jobs.out_dir import check_out_dir, remove_previous_run
+
+__all__ = ["ScoreJob", "ScoreOutcome", "run_score_job", "region_examples"]
+
+N_EXAMPLES = 8
+
+
+@dataclass
+class ScoreJob:
+    """Options of one scoring job (the ``aflite score`` command line, as a dataclass);
+    ``options`` are scorer options (``epochs``, ``C``, ...: see ``score_examples``)."""
+
+    input: str
+    label_field: str = "label"
+    text_fields: list[str] = field(default_factory=list)
+    id_field: str | None = None
+    group_field: str | None = None
+    features: str = "ngrams"
+    partial_text_fields: list[str] = field(default_factory=list)
+    dynamics: str | None = None
+    scorers: list[str] | None = None
+    n_folds: int = 5
+    repeats: int = 1
+    seed: int = 0
+    device: str = "auto"
+    split: str | None = None
+    cache_dir: str | None = None
+    out_dir: str = "aflite-scores"
+    overwrite: bool = False
+    report: bool = True
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ScoreOutcome:
+    out_dir: Path
+    outputs: dict[str, str]
+    summary_text: str
+    scores: Any
+
+
+def _finite(v: Any) -> Any:
+    """A float for JSON: NaN and inf (a constant column's correlation) become null."""
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def _json_safe(v: Any) -> Any:
+    """The summary with NaN and inf as null, so it stays valid JSON."""
+    if isinstance(v, dict):
+        return {k: _json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_safe(x) for x in v]
+    if isinstance(v, (float, np.floating)):
+        return _finite(v)
+    return v
+
+
+def region_examples(frame: Any, texts: dict[str, list[str]], n: int = N_EXAMPLES) -> dict[str, Any]:
+    """Rows to show per data-map region (easy: most confident, ambiguous: most variable,
+    hard: least confident), or the rows at both ends of the first score without a data map."""
+    score_cols = [c for c in frame.columns if c not in ("id", "label", "region")]
+    data_map = [c for c in ("confidence", "variability", "correctness") if c in frame]
+    shown = data_map or score_cols[:3]
+
+    def rows(idx: Any) -> list[dict[str, Any]]:
+        out = []
+        for i in idx:
+            row = {"id": str(frame["id"].iloc[i]), "label": str(frame["label"].iloc[i])}
+            row |= {f: texts[f][i] for f in texts}
+            row |= {c: _finite(frame[c].iloc[i]) for c in shown}
+            out.append(row)
+        return out
+
+    if "region" in frame:
+        picks = {"easy": ("confidence", False), "ambiguous": ("variability", False),
+                 "hard": ("confidence", True)}  # fmt: skip
+        result = {}
+        for region, (col, ascending) in picks.items():
+            sub = frame.index[frame["region"] == region]
+            order = frame.loc[sub, col].sort_values(ascending=ascending, kind="stable").index
+            result[region] = rows([frame.index.get_loc(i) for i in order[:n]])
+        return result
+    first = score_cols[0]
+    order = np.argsort(frame[first].to_numpy(), kind="stable")
+    return {f"lowest {first}": rows(order[:n]), f"highest {first}": rows(order[::-1][:n])}
+
+
+def _summary(job: ScoreJob, ds: Any, seconds: float) -> dict[str, Any]:
+    from aflite.jobs.outputs import _versions
+
+    frame, corr, info = ds.scores, ds.correlation, ds.result.info
+    numeric = [c for c in frame.columns if c not in ("id", "label", "region")]
+    labels = frame["label"].astype(str)
+    means = {
+        str(k): {c: _finite(v) for c, v in g[numeric].mean().items()}
+        for k, g in frame.groupby(labels, sort=True)
+    }
+    summary: dict[str, Any] = {
+        "kind": "scores",
+        "input": str(job.input),
+        "fields": ds.fields,
+        "rows": len(frame),
+        "labels": {str(k): int(v) for k, v in labels.value_counts().sort_index().items()},
+        "scorers": info["scorers"],
+        "columns": [c for c in frame.columns if c not in ("id", "label")],
+        "n_folds": info["n_folds"],
+        "repeats": info["repeats"],
+        "seed": job.seed,
+        "device": info["device"],
+        "features": job.features,
+        "options": info["options"],
+        "dynamics": info.get("dynamics"),
+        "models": {
+            k: info[k] for k in ("model_full", "model_partial", "predictability") if k in info
+        },
+        "seconds": {"scorers": info["seconds"], "total": round(seconds, 3)},
+        "correlation": {
+            "method": "spearman",
+            "columns": list(corr.columns),
+            "matrix": [[_finite(v) for v in row] for row in corr.to_numpy()],
+        },
+        "means_by_label": means,
+        "examples": region_examples(frame, ds.texts),
+        "versions": _versions(),
+    }
+    if "region" in frame:
+        summary["regions"] = {
+            r: int((frame["region"] == r).sum()) for r in ("easy", "ambiguous", "hard")
+        }
+    return summary
+
+
+def write_scores_parquet(path: Path, frame: Any) -> Path:
+    """``scores.parquet``: ids and labels as text (as the filter writes them), then the scores."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = {
+        "id": pa.array([str(v) for v in frame["id"]]),
+        "label": pa.array([str(v) for v in frame["label"]]),
+    }
+    for c in frame.columns:
+        if c not in ("id", "label"):
+            v = frame[c].to_numpy()
+            cols[c] = pa.array(v.tolist() if v.dtype == object else v)
+    with atomic_path(path) as tmp:
+        pq.write_table(pa.table(cols), tmp)
+    return path
+
+
+def run_score_job(job: ScoreJob) -> ScoreOutcome:
+    """Run a scoring job end to end. An ``out_dir`` holding an earlier run is refused unless
+    ``job.overwrite`` (its outputs are removed once the input has been read and scored)."""
+    from aflite.api.scores import score_dataset
+
+    t0 = time.perf_counter()
+    earlier = check_out_dir(job.out_dir, overwrite=job.overwrite, resume=False, inputs=(job.input,))
+    ds = score_dataset(
+        job.input,
+        label=job.label_field,
+        text=job.text_fields or None,
+        id=job.id_field,
+        group=job.group_field,
+        features=job.features,
+        scorers=job.scorers,
+        partial_text=job.partial_text_fields or None,
+        dynamics=job.dynamics,
+        split=job.split,
+        seed=job.seed,
+        n_folds=job.n_folds,
+        repeats=job.repeats,
+        cache_dir=job.cache_dir,
+        device=job.device,
+        **job.options,
+    )
+    remove_previous_run(earlier)
+    out = Path(job.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    clean_stale_parts(out, recursive=False)
+    outputs = {"scores": str(write_scores_parquet(out / "scores.parquet", ds.scores))}
+    summary = _summary(job, ds, time.perf_counter() - t0)
+    summary["outputs"] = {"scores": "scores.parquet", "summary": "summary.json"}
+    if job.report:
+        summary["outputs"]["report"] = "report.html"
+    with atomic_path(out / "summary.json") as tmp:
+        tmp.write_text(json.dumps(_json_safe(summary), indent=2, default=str), encoding="utf-8")
+    outputs["summary"] = str(out / "summary.json")
+    if job.report:
+        from aflite.reports.scores_html import write_scores_report
+
+        outputs["report"] = str(write_scores_report(out))
+    secs = ", ".join(f"{k} {v:.1f}s" for k, v in summary["seconds"]["scorers"].items())
+    text = f"scored {len(ds.scores)} rows: {', '.join(summary['columns'])} ({secs})"
+    if "regions" in summary:
+        text += "\nregions: " + ", ".join(f"{k} {v}" for k, v in summary["regions"].items())
+    text += f"\noutputs in {out}/: " + ", ".join(Path(v).name for v in outputs.values())
+    return ScoreOutcome(out, outputs, text, ds)

@@ -1,0 +1,168 @@
+"""``report.html`` of a scoring run (``aflite score``): the data map, per-class histograms of
+every score, their rank correlations and example rows per region. One self-contained page
+built from ``summary.json`` and ``scores.parquet``; every value from the data is escaped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aflite._internal.atomic import atomic_path
+from aflite._internal.text import plot_text
+from aflite.reports.html import _CSS, _esc, _is_png, _table, png_data_uri
+
+__all__ = ["render_scores_report", "write_scores_report"]
+
+_MAX_POINTS = 25_000  # cartography's plots subsample to 25,000 rows as well
+
+
+def _data_map(frame: Any, seed: int) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = np.arange(len(frame))
+    if len(rows) > _MAX_POINTS:
+        rows = np.sort(np.random.default_rng(seed).choice(rows, _MAX_POINTS, replace=False))
+    sub = frame.iloc[rows]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    pts = ax.scatter(
+        sub["variability"], sub["confidence"], c=sub["correctness"], cmap="coolwarm_r",
+        vmin=0, vmax=1, s=6, alpha=0.6, linewidths=0,
+    )  # fmt: skip
+    fig.colorbar(pts, ax=ax, label="correctness")
+    ax.set_xlabel("variability")
+    ax.set_ylabel("confidence")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"Data map ({len(sub)} of {len(frame)} rows, out of fold)")
+    return png_data_uri(fig)
+
+
+def _histograms(frame: Any, columns: list[str]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = sorted(frame["label"].astype(str).unique())
+    ncol = min(3, len(columns))
+    nrow = -(-len(columns) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, 2.6 * nrow), squeeze=False)
+    for ax, col in zip(axes.ravel(), columns):
+        values = frame[col].to_numpy(dtype=float)
+        finite = values[np.isfinite(values)]
+        if not len(finite):
+            ax.set_visible(False)
+            continue
+        edges = np.histogram_bin_edges(finite, bins=30)
+        for lab in labels[:12]:
+            v = values[(frame["label"].astype(str) == lab).to_numpy()]
+            v = v[np.isfinite(v)]
+            if len(v):
+                hist, _ = np.histogram(v, bins=edges)
+                ax.stairs(hist / len(v), edges, label=plot_text(lab), linewidth=1.3)
+        ax.set_title(plot_text(col), fontsize=10)
+        ax.tick_params(labelsize=8)
+    for ax in axes.ravel()[len(columns) :]:
+        ax.set_visible(False)
+    axes.ravel()[0].legend(fontsize=7)
+    fig.suptitle("Scores per class (share of the class's rows)", fontsize=11)
+    fig.tight_layout()
+    return png_data_uri(fig)
+
+
+def render_scores_report(out_dir: str | Path) -> str:
+    """The report's HTML from a scoring run's ``summary.json`` and ``scores.parquet``."""
+    import pandas as pd
+
+    d = Path(out_dir)
+    summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+    frame = pd.read_parquet(d / "scores.parquet")
+    numeric = [c for c in frame.columns if c not in ("id", "label", "region")]
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width,initial-scale=1'>",
+        f"<title>aflite scores: {_esc(Path(summary['input']).name)}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>aflite per-example scores</h1><p class='muted'>{_esc(summary['input'])}; "
+        f"features {_esc(summary.get('features', ''))}; {_esc(summary['n_folds'])}-fold "
+        f"cross-fit x {_esc(summary['repeats'])}, seed {_esc(summary['seed'])}</p>",
+        "<div class='cards'>",
+    ]
+    cards = [("rows", summary["rows"]), ("classes", len(summary["labels"]))]
+    cards += [(k, v) for k, v in summary.get("regions", {}).items()]
+    cards.append(("seconds", summary["seconds"]["total"]))
+    for title, value in cards:
+        parts.append(
+            f"<div class='card'><div class='muted'>{_esc(title)}</div>"
+            f"<div class='big'>{_esc(value)}</div></div>"
+        )
+    parts.append("</div>")
+    parts.append(
+        "<p class='muted'>Every score of a row comes from models that never trained on it "
+        "(K-fold cross-fitting; predictability from AFLITE's random partitions).</p>"
+    )
+    imgs = []
+    if {"confidence", "variability", "correctness"} <= set(frame.columns):
+        imgs.append(_data_map(frame, summary["seed"]))
+    if numeric:
+        imgs.append(_histograms(frame, numeric))
+    parts.append("<h2>Plots</h2><div class='grid'>")
+    parts += [f"<img alt='plot' src='{_esc(src)}'>" for src in imgs if _is_png(src)]
+    parts.append("</div>")
+
+    corr = summary["correlation"]
+    parts.append("<h2>Spearman rank correlation</h2>")
+    rows = [
+        [name] + ["n/a" if v is None else float(v) for v in row]
+        for name, row in zip(corr["columns"], corr["matrix"])
+    ]
+    parts.append(_table(["", *corr["columns"]], rows))
+    means = summary.get("means_by_label", {})
+    if means:
+        parts.append("<h2>Mean score per class</h2>")
+        cols = list(next(iter(means.values())))
+        parts.append(
+            _table(
+                ["label", *cols],
+                [
+                    [k] + ["n/a" if v[c] is None else float(v[c]) for c in cols]
+                    for k, v in means.items()
+                ],
+            )
+        )
+    for section, rows in summary.get("examples", {}).items():
+        parts.append(f"<h2>Examples: {_esc(section)}</h2>")
+        if not rows:
+            parts.append("<p class='muted'>no rows</p>")
+            continue
+        header = list(rows[0])
+        parts.append(
+            _table(header, [["n/a" if r[k] is None else r[k] for k in header] for r in rows])
+        )
+    parts.append("<h2>Options</h2>")
+    opts = summary.get("options", {}) | {"scorers": ", ".join(summary["scorers"])}
+    parts.append(_table(["option", "value"], [[k, str(v)] for k, v in opts.items()]))
+    seconds = summary["seconds"]["scorers"]
+    parts.append(_table(["scorer", "seconds"], [[k, float(v)] for k, v in seconds.items()]))
+    versions = summary.get("versions", {})
+    parts.append(
+        "<p class='muted'>"
+        + ", ".join(f"{_esc(k)} {_esc(v)}" for k, v in versions.items())
+        + "</p>"
+    )
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_scores_report(out_dir: str | Path) -> Path:
+    """(Re)write ``report.html`` in a scoring run's output folder."""
+    d = Path(out_dir)
+    page = render_scores_report(d)
+    with atomic_path(d / "report.html") as tmp:
+        tmp.write_text(page, encoding="utf-8")
+    return d / "report.html"

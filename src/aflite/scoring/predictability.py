@@ -1,0 +1,33 @@
+"""``predictability``: AFLITE's first-phase score, the fraction of a row's held-out
+predictions that were correct over random partitions (:func:`aflite.predictability_scores`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aflite.scoring.registry import ScoringContext, register_example_scorer
+
+__all__ = ["predictability"]
+
+
+@register_example_scorer(
+    "predictability",
+    description="AFLITE's score: share of correct held-out predictions over random partitions",
+    options={"n_partitions": 64, "train_size": 0.1},
+)
+def predictability(ctx: ScoringContext) -> dict[str, np.ndarray]:
+    """One phase of AFLITE: ``n_partitions`` models, each trained on ``train_size`` rows (the
+    filter's defaults), out of sample by construction; grouped when the call has groups."""
+    from aflite.algorithm import predictability_scores
+
+    ps = predictability_scores(
+        ctx.x,
+        ctx.y,
+        n_partitions=ctx.options["n_partitions"],
+        train_size=ctx.options["train_size"],
+        groups=ctx.groups,
+        seed=ctx.seed,
+        device=ctx.device,
+    )
+    ctx.info["predictability"] = {"representation_bias": ps.representation_bias}
+    return {"predictability": ps.scores}

@@ -1,0 +1,107 @@
+"""The registry of per-example scorers: the names ``--scorers`` and ``score_examples`` accept.
+
+A scorer is a function ``scorer(ctx: ScoringContext) -> dict[str, np.ndarray]`` returning an
+(N,) column for its first declared name and for any of the others that apply, registered with :func:`register_example_scorer`. The
+built-in scorers are one file each in :mod:`aflite.scoring` and are imported by
+:mod:`aflite.scoring.builtin`. Nothing here imports torch, so listing the names is cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "EXAMPLE_SCORERS",
+    "ExampleScorer",
+    "ScoringContext",
+    "register_example_scorer",
+]
+
+
+@dataclass
+class ScoringContext:
+    """One scoring call as every scorer sees it.
+
+    ``x`` is the (N, d) feature matrix Phi as given; ``y`` the (N,) class codes in
+    ``[0, n_classes)``; ``folds`` the (R, N) fold of every row in each of the R cross-fits
+    (shared by all cross-fitted scorers, so their columns come from the same splits);
+    ``partial`` an optional second (N, d') matrix of a partial input. ``cache`` holds what
+    several scorers share (the recorded training dynamics, out-of-fold probabilities), so
+    it is computed once per call.
+    """
+
+    x: Any
+    y: np.ndarray
+    n_classes: int
+    folds: np.ndarray
+    seed: int = 0
+    device: Any = "cpu"
+    partial: Any = None
+    groups: np.ndarray | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.y)
+
+    def shared(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per call under ``key``; later scorers get the same value."""
+        if key not in self.cache:
+            self.cache[key] = compute()
+        return self.cache[key]
+
+
+@dataclass(frozen=True)
+class ExampleScorer:
+    """A registered scorer: its function, the columns it returns and what it needs."""
+
+    name: str
+    run: Callable[[ScoringContext], dict[str, np.ndarray]]
+    columns: tuple[str, ...]
+    description: str = ""
+    needs_partial: bool = False
+    lower_is_easier: tuple[str, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+EXAMPLE_SCORERS: dict[str, ExampleScorer] = {}
+
+
+def register_example_scorer(
+    name: str,
+    *,
+    columns: tuple[str, ...] | None = None,
+    description: str = "",
+    needs_partial: bool = False,
+    lower_is_easier: tuple[str, ...] = (),
+    options: dict[str, Any] | None = None,
+) -> Callable[[Callable[[ScoringContext], dict[str, np.ndarray]]], Any]:
+    """Register ``scorer(ctx) -> {column: (N,) array}`` under ``name``.
+
+    ``columns`` names what it returns (default: ``(name,)``); ``needs_partial`` makes a call
+    without a partial-input matrix an error before anything is computed; ``lower_is_easier``
+    names the columns where a low value marks an easy row (EL2N, forgetting, variability;
+    the others count higher as easier), which ``aflite filter --by`` reads;
+    ``options`` are the keyword options the scorer reads from ``ctx.options``, with their
+    defaults (a call may pass them to :func:`~aflite.scoring.score_examples`).
+    """
+
+    def deco(fn: Callable[[ScoringContext], dict[str, np.ndarray]]) -> Any:
+        EXAMPLE_SCORERS[name] = ExampleScorer(
+            name,
+            fn,
+            tuple(columns or (name,)),
+            description,
+            needs_partial,
+            tuple(lower_is_easier),
+            dict(options or {}),
+        )
+        return fn
+
+    return deco
