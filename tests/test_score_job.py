@@ -194,6 +194,23 @@ def test_filter_by_a_score_removes_the_easiest_rows_in_one_pass():
     assert np.abs(np.bincount(y[b.kept]) - np.bincount(y) / 2).max() <= 1
 
 
+def test_filter_by_a_score_stops_at_chance_instead_of_going_below():
+    from aflite.scoring.filter_by import filter_by_score
+
+    x, y, planted = planted_data(n=600)
+    opts = dict(by="pvi", target_size=100, n_partitions=8, seed=0, device="cpu")
+    free = filter_by_score(x, y, **opts)  # no chance stop: all the way to 100 rows
+    r = filter_by_score(x, y, slice_size=50, min_bias=0.02, **opts)
+    assert len(free.kept) == 100 and r.stop_reason == "chance"
+    assert 100 < len(r.kept) < 600 and len(r.history) >= 2
+    assert r.final_bias <= r.final_chance + 0.02 + 1e-9
+    assert r.final_bias > r.final_chance - 0.03  # near chance, not below it
+    assert len(r.removed) < len(free.removed)  # stopped once the artifact was gone
+    phases = np.asarray(r.removed_phase)
+    assert np.all(np.diff(phases) >= 0) and np.bincount(phases).max() <= 50
+    assert "chance level plus min_bias" in r.stop_message
+
+
 @pytest.mark.parametrize(
     "spec, message",
     [
@@ -216,9 +233,9 @@ def test_filter_by_writes_the_filter_outputs(tmp_path, snli_file):
     out = tmp_path / "o"
     r = run_in_process("filter", str(snli_file), "--text-fields", "hypothesis", "--id-field",
                        "id", "--by", "datamap:confidence", "--target-size", "400",
-                       "--out-dir", str(out), "--quiet")  # fmt: skip
+                       "--min-bias", "off", "--out-dir", str(out), "--quiet")  # fmt: skip
     assert r.returncode == 0, r.stderr
-    assert "single pass by datamap:confidence: the 200 rows with the highest" in r.stdout
+    assert "by datamap:confidence: the 200 rows with the highest" in r.stdout
     kept = pd.read_json(out / "kept.jsonl", lines=True)
     removed = pd.read_json(out / "removed.jsonl", lines=True)
     assert len(kept) == 400 and len(removed) == 200

@@ -138,6 +138,8 @@ def _filter_by(job: FilterJob, phi, labels, target: int, groups, rest):
         n_partitions=job.n_partitions,
         train_size=job.train_size,
         balance=job.balance,
+        slice_size=job.slice_size,
+        min_bias=job.min_bias,
         groups=None if groups is None else groups[rest],
         seed=job.seed,
         device=job.device,

@@ -75,13 +75,20 @@ def filter_by_score(
     n_partitions: int = 64,
     train_size: int | float = 0.1,
     balance: str | None = None,
+    slice_size: int | float | None = None,
+    min_bias: float | None = None,
     groups: Any = None,
     seed: int = 0,
     device: Any = "auto",
     **options: Any,
 ) -> Any:
     """Keep the ``target_size`` rows that are hardest by ``by`` (``SCORER[:COLUMN]``, e.g.
-    ``pvi`` or ``datamap:confidence``): a single pass, no re-scoring between removals.
+    ``pvi`` or ``datamap:confidence``): one scoring pass, no re-scoring between removals.
+
+    With ``min_bias`` the rows go in slices of ``slice_size`` (easiest first) and the
+    representation bias of what remains is measured after each slice: the run stops once it
+    is within ``min_bias`` of the chance level, as AFLITE's chance stop does, so a score that
+    keeps ranking rows after the artifact is gone does not push the set below chance.
 
     Returns a :class:`~aflite.FilterResult` with one phase: ``removed`` easiest first with
     their score in ``removed_score``, ``kept_scores`` the kept rows' predictability on the
@@ -115,38 +122,70 @@ def filter_by_score(
         pred = value  # the same phase: no need to run it twice
     else:
         pred = predictability_scores(features, codes, **phase).scores
-    picked = _pick(
+    order = _pick(
         -value if lower else value, codes, n_input - n, balance, np.random.default_rng(seed)
     )
-    kept = np.setdiff1d(np.arange(n_input), picked)
-    kept_scores = np.full(len(kept), np.nan)
-    if len(kept) > t:
-        phase["groups"] = None if groups is None else np.asarray(groups)[kept]
-        kept_scores = predictability_scores(np.asarray(features)[kept], codes[kept], **phase).scores
+    k = (
+        len(order)
+        if slice_size is None
+        else max(1, resolve_size(slice_size, n_input, "slice_size"))
+    )
     counts = np.bincount(codes, minlength=len(classes))
     valid = pred[~np.isnan(pred)]
+    bias = float(valid.mean()) if len(valid) else float("nan")
+    chance = float(counts.max() / counts.sum())
     direction = "lowest" if lower else "highest"
-    record = PhaseRecord(
-        phase=0,
-        size_before=n_input,
-        n_removed=len(picked),
-        n_eligible=int(np.isfinite(value).sum()),
-        representation_bias=float(valid.mean()) if len(valid) else float("nan"),
-        class_counts={str(c): int(v) for c, v in zip(classes, counts)},
-        seconds=time.perf_counter() - start,
-        score_histogram=np.histogram(valid, bins=_HIST_BINS, range=(0.0, 1.0))[0].tolist(),
-        chance=float(counts.max() / counts.sum()),
-        solver={"by": shown, "seconds": scored.info["seconds"]},
-    )
+    history: list[Any] = []
+    n_picked, stop = 0, "by_score"
+    kept_scores = pred
+    kept = np.arange(n_input)
+    phase_of: list[int] = []
+    while n_picked < len(order):
+        step = min(k, len(order) - n_picked)
+        if min_bias is not None and bias <= chance + min_bias:
+            stop, step = "chance", 0
+        history.append(
+            PhaseRecord(
+                phase=len(history),
+                size_before=n_input - n_picked,
+                n_removed=step,
+                n_eligible=int(np.isfinite(value).sum()) - n_picked,
+                representation_bias=bias,
+                class_counts={
+                    str(c): int(v)
+                    for c, v in zip(classes, np.bincount(codes[kept], minlength=len(classes)))
+                },
+                seconds=time.perf_counter() - start,
+                score_histogram=np.histogram(valid, bins=_HIST_BINS, range=(0.0, 1.0))[0].tolist(),
+                chance=chance,
+                solver={"by": shown, "seconds": scored.info["seconds"]},
+            )
+        )
+        if step == 0:
+            break
+        phase_of.extend([len(history) - 1] * step)
+        n_picked += step
+        kept = np.setdiff1d(np.arange(n_input), order[:n_picked])
+        kept_scores = np.full(len(kept), np.nan)
+        if len(kept) > t:
+            phase["groups"] = None if groups is None else np.asarray(groups)[kept]
+            kept_scores = predictability_scores(
+                np.asarray(features)[kept], codes[kept], **phase
+            ).scores
+        valid = kept_scores[~np.isnan(kept_scores)]
+        bias = float(valid.mean()) if len(valid) else float("nan")
+        kc = np.bincount(codes[kept], minlength=len(classes))
+        chance = float(kc.max() / kc.sum())
+    picked = order[:n_picked]
     params = {
         "target_size": n,
         "n_partitions": n_partitions,
         "train_size": t,
-        "slice_size": len(picked),
+        "slice_size": k,
         "threshold": None,
         "strategy": "by_score",
         "by": shown,
-        "min_bias": None,
+        "min_bias": min_bias,
         "balance": balance,
         "model": "linear",
         "seed": seed,
@@ -157,17 +196,25 @@ def filter_by_score(
         "kept_class_counts": np.bincount(codes[kept], minlength=len(classes)).tolist(),
     }
     final = float(np.nanmean(kept_scores)) if (~np.isnan(kept_scores)).any() else float("nan")
+    kc = np.bincount(codes[kept], minlength=len(classes))
+    final_chance = float(kc.max() / kc.sum())
     return FilterResult(
         kept=kept,
         removed=picked.astype(np.int64),
-        removed_phase=np.zeros(len(picked), dtype=np.int64),
+        removed_phase=np.asarray(phase_of, dtype=np.int64),
         removed_score=value[picked],
         kept_scores=kept_scores,
         final_bias=final,
-        history=[record],
-        stop_reason="by_score",
-        stop_message=f"single pass by {shown}: the {len(picked)} rows with the "
-        f"{direction} {column} removed; {len(kept)} rows kept",
+        history=history,
+        stop_reason=stop,
+        stop_message=(
+            f"representation bias at the chance level plus min_bias ({final:.3f} <= "
+            f"{final_chance:.3f} + {min_bias}) after removing the {len(picked)} rows with the "
+            f"{direction} {column}; {len(kept)} rows kept"
+            if stop == "chance"
+            else f"by {shown}: the {len(picked)} rows with the {direction} {column} removed; "
+            f"{len(kept)} rows kept"
+        ),
         classes=[c.item() if isinstance(c, np.generic) else c for c in classes],
         n_input=n_input,
         params=params,
