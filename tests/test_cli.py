@@ -233,7 +233,7 @@ GOOD = (
         ),
         (GOOD.replace('"c"', '"e"'), [], "fewer than two classes"),
         (GOOD, ["--label-field", "gold"], "in.jsonl:1: field 'gold' is missing"),
-        (GOOD, ["--target-size", "5"], "target size 5 is not smaller"),
+        (GOOD, ["--target-size", "5"], "--target-size: 5 is not smaller than the 2 rows"),
         (GOOD, ["--features", "magic"], "unknown features 'magic'"),
     ],
 )
@@ -283,6 +283,8 @@ def test_precomputed_feature_errors(tmp_path):
             "3",
             "--train-size",
             "2",
+            "--id-field",
+            "none",  # the ids repeat: rows are numbered instead
             "--out-dir",
             str(out),
             "--quiet",
