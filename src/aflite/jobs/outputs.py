@@ -86,7 +86,7 @@ def write_outputs(
             for r in run_audits(
                 texts, labels[rows], audits=job.audits, seed=job.seed, tag=tag, bias_train_size=t
             ):
-                extra["audits"].append(r.to_dict())
+                extra["audits"].append(r.to_dict() | {"tag": tag})
     with atomic_path(out / "result" / "report_extra.json") as tmp:
         tmp.write_text(json.dumps(extra, default=_json_default))
     counts = {
@@ -137,14 +137,10 @@ def write_outputs(
     hint = stop_hint(result, job.threshold)
     if hint:
         text += "\n" + hint
-    from aflite.reports.html import DRIFT_WARNING, label_drift
+    from aflite.reports.warnings import run_warnings
 
-    drift = label_drift(counts["labels_before"], counts["labels_kept"])
-    if drift[1] > DRIFT_WARNING and job.balance != "classes":
-        text += (
-            f"\nwarning: the share of label {drift[0]} moved by {100 * drift[1]:.1f} points; "
-            "--balance classes keeps the label distribution"
-        )
+    for warning in run_warnings(summary, extra):
+        text += f"\nwarning: {warning}"
     return JobOutcome(out, result, len(warm_rows), outputs, text)
 
 
