@@ -443,6 +443,8 @@ def test_unknown_encoder_via_cli(tmp_path):
         str(src),
         "--text-fields",
         "hypothesis",
+        "--id-field",
+        "none",  # the ids repeat: rows are numbered instead
         "--features",
         "sentence-transformers:/no/such/model",
         "--target-size",
@@ -508,5 +510,5 @@ def test_filter_with_finetuned_encoder_warmup(tmp_path, snli_rows, monkeypatch):
         str(tmp_path / "o2"),
         "--quiet",
     )
-    assert bad.returncode == 2 and "--warmup-finetune needs" in bad.stderr
+    assert bad.returncode == 2 and "--warmup-finetune: needs" in bad.stderr
     assert not (tmp_path / "o2").exists()

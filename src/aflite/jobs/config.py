@@ -40,6 +40,8 @@ class FilterJob:
 
     The filter options start from :data:`aflite.defaults.FILTER_DEFAULTS`, which turn the
     chance stop on (``min_bias``); :func:`aflite.filter` itself runs Algorithm 1 as published.
+    ``id_field=None`` uses a column named ``id`` where there is one (``"none"``: row numbers);
+    empty ``text_fields`` with text features use the only text column. A run fills both in.
     """
 
     input: str
