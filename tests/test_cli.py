@@ -233,7 +233,7 @@ GOOD = (
         ),
         (GOOD.replace('"c"', '"e"'), [], "fewer than two classes"),
         (GOOD, ["--label-field", "gold"], "in.jsonl:1: field 'gold' is missing"),
-        (GOOD, ["--target-size", "5"], "target size 5 is not smaller"),
+        (GOOD, ["--target-size", "5"], "--target-size: 5 is not smaller than the 2 rows"),
         (GOOD, ["--features", "magic"], "unknown features 'magic'"),
     ],
 )
@@ -283,6 +283,8 @@ def test_precomputed_feature_errors(tmp_path):
             "3",
             "--train-size",
             "2",
+            "--id-field",
+            "none",  # the ids repeat: rows are numbered instead
             "--out-dir",
             str(out),
             "--quiet",
@@ -441,6 +443,8 @@ def test_unknown_encoder_via_cli(tmp_path):
         str(src),
         "--text-fields",
         "hypothesis",
+        "--id-field",
+        "none",  # the ids repeat: rows are numbered instead
         "--features",
         "sentence-transformers:/no/such/model",
         "--target-size",
@@ -506,5 +510,5 @@ def test_filter_with_finetuned_encoder_warmup(tmp_path, snli_rows, monkeypatch):
         str(tmp_path / "o2"),
         "--quiet",
     )
-    assert bad.returncode == 2 and "--warmup-finetune needs" in bad.stderr
+    assert bad.returncode == 2 and "--warmup-finetune: needs" in bad.stderr
     assert not (tmp_path / "o2").exists()

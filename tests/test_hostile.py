@@ -46,6 +46,7 @@ ROWS = [
     {"id": "b", "hypothesis": "z", "label": "c"},
 ]
 GOOD = _jsonl(ROWS)
+GOOD3 = _jsonl([dict(r, id=f"{r['id']}{k}") for k in range(3) for r in ROWS])  # unique ids
 
 
 def _npy(array, **kw):
@@ -91,7 +92,7 @@ BAD_INPUTS = [
     ),
     pytest.param(
         "in.jsonl",
-        GOOD * 3,
+        GOOD3,
         {"f.npy": _npy(np.array([["a", "b"]] * 6))},
         ["--features", "precomputed:{d}/f.npy"],
         "f.npy: features must be numbers, got dtype <U1",
@@ -99,7 +100,7 @@ BAD_INPUTS = [
     ),
     pytest.param(
         "in.jsonl",
-        GOOD * 3,
+        GOOD3,
         {"o.npy": _npy(_OBJECTS, allow_pickle=True)},
         ["--features", "precomputed:{d}/o.npy"],
         "o.npy: holds Python objects (a pickled array)",
@@ -107,7 +108,7 @@ BAD_INPUTS = [
     ),
     pytest.param(
         "in.jsonl",
-        GOOD * 3,
+        GOOD3,
         {"o.npz": _npz(features=_OBJECTS)},
         ["--features", "precomputed:{d}/o.npz"],
         "o.npz: holds Python objects (a pickled array)",
@@ -115,7 +116,7 @@ BAD_INPUTS = [
     ),
     pytest.param(
         "in.jsonl",
-        GOOD * 3,
+        GOOD3,
         {"junk.npy": b"not numpy at all"},
         ["--features", "precomputed:{d}/junk.npy"],
         "junk.npy: not a readable .npy file",

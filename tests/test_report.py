@@ -188,3 +188,40 @@ def test_terminal_and_html_show_data_literally(tmp_path):
     assert "<script>" not in page
     for where in ("name", "summary", "header", "cell", "note"):
         assert f"&lt;script&gt;{where}&lt;/script&gt;" in page, where
+
+
+# --- the report's audits and parameters -----------------------------------------------
+
+
+def test_audits_before_and_after_in_one_table(run_dir):
+    from aflite.reports.audit_pairs import pair_audits, paired_table
+
+    extra = json.loads((run_dir / "result" / "report_extra.json").read_text())
+    pairs = pair_audits(extra["audits"])
+    assert [p.name for p in pairs] == ["word-label PMI (hypothesis)", "hypothesis-only baseline"]
+    table = paired_table(pairs[1])
+    assert table.keys == ["model"] and table.metrics == ["accuracy", "majority class", "gap"]
+    ((key, cells),) = table.rows
+    before, after = (a["table"]["rows"][0] for a in (pairs[1].before, pairs[1].after))
+    assert cells[0] == (before[1], after[1])
+    pmi = paired_table(pairs[0])
+    assert pmi.keys == ["label", "word"] and pmi.metrics[:2] == ["rank", "pmi"]
+    page = (run_dir / "report.html").read_text()
+    section = page[page.index("<h2>Audit: hypothesis-only baseline</h2>") :]
+    assert "<th colspan='2'>accuracy</th>" in section
+    assert "<th>before</th><th>after</th>" in section
+    assert page.count("<h2>Audit: ") == 2  # one section per audit, not per run
+
+
+def test_parameters_name_the_features_and_fields(run_dir):
+    page = (run_dir / "report.html").read_text()
+    params = page[page.index("<h2>Parameters</h2>") :]
+    for row in (
+        "<td>features</td><td>ngrams</td>",
+        "<td>label field</td><td>label</td>",
+        "<td>text fields</td><td>premise, hypothesis</td>",
+        "<td>id field</td><td>id</td>",
+        "<td>group field</td><td>none</td>",
+    ):
+        assert row in params, row
+    assert "<td>split</td>" not in params

@@ -50,10 +50,16 @@ def filter_cmd(
         "label", metavar="FIELD", help="Field holding the class label."
     ),
     text_fields: str | None = typer.Option(
-        None, metavar="FIELDS", help="Comma-separated text fields, e.g. premise,hypothesis."
+        None,
+        metavar="FIELDS",
+        help="Comma-separated text fields, e.g. premise,hypothesis; default: the only text "
+        "column besides the label, id and group fields.",
     ),
     id_field: str | None = typer.Option(
-        None, metavar="FIELD", help="Field with unique row ids (checked for duplicates)."
+        None,
+        metavar="FIELD",
+        help="Field with unique row ids (checked for duplicates); default: a column named id, "
+        "if any; 'none' numbers the rows.",
     ),
     group_field: str | None = typer.Option(
         None, metavar="FIELD", help="Rows sharing this field never straddle a split (e.g. premise)."

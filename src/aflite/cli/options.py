@@ -55,7 +55,7 @@ def parse_size(value: str, name: str) -> int | float:
     try:
         return float(value)
     except ValueError:
-        raise DataError(f"{name} must be a row count or a fraction, got '{value}'") from None
+        raise DataError(f"{name}: must be a row count or a fraction, got '{value}'") from None
 
 
 def parse_min_bias(value: str) -> float | None:
@@ -65,13 +65,13 @@ def parse_min_bias(value: str) -> float | None:
         return float(value)
     except ValueError:
         raise DataError(
-            f"--min-bias must be a margin such as 0.02, or 'off', got '{value}'"
+            f"--min-bias: must be a margin such as 0.02, or 'off', got '{value}'"
         ) from None
 
 
 def parse_balance(value: str) -> str | None:
     if value not in ("none", "classes"):
-        raise DataError(f"--balance must be none or classes, got '{value}'")
+        raise DataError(f"--balance: must be none or classes, got '{value}'")
     return None if value == "none" else value
 
 

@@ -10,7 +10,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from aflite.algorithm._validation import resolve_size
 from aflite.algorithm.filtering import check_filter_options
 from aflite.defaults import FILTER_DEFAULTS
 from aflite.errors import DataError
@@ -21,6 +20,7 @@ from aflite.features.warmup import split_warmup
 from aflite.io.base import ImageTable
 from aflite.io.ids import read_ids
 from aflite.io.tables import Table, read_table
+from aflite.jobs.checks import resolve_job_sizes
 from aflite.types import Balance, DeviceLike, Size, Strategy
 
 __all__ = [
@@ -40,6 +40,8 @@ class FilterJob:
 
     The filter options start from :data:`aflite.defaults.FILTER_DEFAULTS`, which turn the
     chance stop on (``min_bias``); :func:`aflite.filter` itself runs Algorithm 1 as published.
+    ``id_field=None`` uses a column named ``id`` where there is one (``"none"``: row numbers);
+    empty ``text_fields`` with text features use the only text column. A run fills both in.
     """
 
     input: str
@@ -80,6 +82,7 @@ class JobInputs:
     ids: list[Any]
     texts: dict[str, list[str]] | None
     groups: np.ndarray | None
+    picked: list[str] = field(default_factory=list)  # fields the job chose ("text", "id")
 
 
 @dataclass
@@ -92,8 +95,14 @@ class JobPlan:
     target: int
 
 
-def load_job_inputs(job: FilterJob) -> JobInputs:
-    """Read and check the data file; every problem is a one-line DataError."""
+def load_job_inputs(job: FilterJob, *, pick: bool = True) -> JobInputs:
+    """Read and check the data file; every problem is a one-line DataError.
+
+    With ``pick``, a missing ``--id-field`` becomes a column named ``id`` and missing
+    ``--text-fields`` (for text features) the only text column (:mod:`aflite.jobs.fields`).
+    """
+    from aflite.jobs.fields import NO_ID, pick_id_field, pick_text_field
+
     spec = parse_feature_spec(job.features)
     table = read_table(job.input, job.input_format, split=job.split)
     if FEATURE_KINDS[spec.kind].needs_images and not isinstance(table, ImageTable):
@@ -110,19 +119,31 @@ def load_job_inputs(job: FilterJob) -> JobInputs:
     labels = np.asarray([str(v) for v in labels_raw])
     if len(np.unique(labels)) < 2:
         raise DataError(f"{job.input}: field '{job.label_field}' has fewer than two classes")
-    if job.id_field:
-        ids = read_ids(table, job.id_field)  # lists, NaN, duplicates, 2 vs "2": one line
-    else:
-        ids = list(range(len(table)))
-    texts = None
-    if spec.needs_text:
-        if not job.text_fields:
-            raise DataError("--text-fields is required for text features (e.g. premise,hypothesis)")
-        texts = {f: table.text_column(f) for f in job.text_fields}
     groups = None
     if job.group_field:
         groups = np.asarray([str(v) for v in table.column(job.group_field)])
-    return JobInputs(table, labels, ids, texts, groups)
+    picked = ["id"] if pick and pick_id_field(job, table) else []
+    if job.id_field and job.id_field != NO_ID:
+        try:
+            ids = read_ids(table, job.id_field)  # lists, NaN, duplicates, 2 vs "2": one line
+        except DataError as e:
+            if "id" not in picked:
+                raise
+            raise DataError(
+                f"{e} (a column named id is used as --id-field; --id-field none numbers the "
+                "rows instead)"
+            ) from None
+    else:
+        ids = list(range(len(table)))
+    if pick and spec.needs_text and pick_text_field(job, table):
+        picked.insert(0, "text")
+    if spec.needs_text and not job.text_fields:
+        raise DataError("--text-fields is required for text features (e.g. premise,hypothesis)")
+    texts = None
+    if job.text_fields:
+        # read for the report and the audits even where the features do not need text
+        texts = {f: table.text_column(f) for f in job.text_fields}
+    return JobInputs(table, labels, ids, texts, groups, picked)
 
 
 def read_labelled_texts(
@@ -143,13 +164,15 @@ def read_labelled_texts(
             text_fields=list(text_fields),
             group_field=group_field,
             id_field=id_field,
-        )
+        ),
+        pick=False,
     )
 
 
 def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
-    """Check every size and option against the data (a one-line DataError or ValueError) and
-    split off the warm-up rows; nothing is computed or written yet."""
+    """Check every size against the data (a one-line DataError naming its flag) and split off
+    the warm-up rows; nothing is computed or written yet. The options that need no data are
+    checked by :func:`aflite.jobs.checks.check_job_options`."""
     spec = parse_feature_spec(job.features)
     labels = inputs.labels
     n_all = len(inputs.table)
@@ -163,34 +186,17 @@ def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
             raise DataError(f"{job.input}: the warm-up fraction holds fewer than two classes")
     else:
         warm_rows, rest = np.zeros(0, dtype=np.int64), np.arange(n_all)
-    target = resolve_size(job.target_size, len(rest), "target size")
-    if target >= len(rest):
-        raise DataError(
-            f"{job.input}: target size {target} is not smaller than the {len(rest)} rows to filter"
-        )
+    target, _, _ = resolve_job_sizes(job, len(rest))
     if len(np.unique(labels[rest])) < 2:
         raise DataError(f"{job.input}: fewer than two classes among the rows to filter")
+    if job.audits and not inputs.texts:
+        raise DataError("--audits: the audits read text; name the text fields with --text-fields")
+    # a backstop: the algorithm's own checks, in its parameters' names
     check_filter_options(
         len(rest), target_size=target, train_size=job.train_size, slice_size=job.slice_size,
         threshold=job.threshold, strategy=job.strategy, min_bias=job.min_bias,
         balance=job.balance,
     )
-    if (
-        job.warmup_finetune
-        and spec.kind != "warmup-cnn"  # the CNN is its own warm-up model
-        and (spec.kind != "sentence-transformers" or job.warmup_fraction is None)
-    ):
-        raise DataError(
-            "--warmup-finetune needs --features sentence-transformers:MODEL and --warmup-fraction"
-        )
-    if job.backend not in (None, "local", "ray"):
-        raise DataError(f"unknown backend '{job.backend}': use local or ray")
-    if job.by is not None:
-        from aflite.scoring.filter_by import parse_by
-
-        parse_by(job.by)
-        if job.backend == "ray":
-            raise DataError("--by scores on this machine; leave out --backend ray")
     return JobPlan(spec, warm_rows, rest, target)
 
 

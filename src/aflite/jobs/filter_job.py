@@ -14,6 +14,7 @@ from pathlib import Path
 
 from aflite.algorithm import FilterState, adversarial_filter
 from aflite.io.checkpoint import Checkpoint
+from aflite.jobs.checks import check_job_options
 from aflite.jobs.config import FilterJob, JobInputs, job_key, load_job_inputs, plan_job
 from aflite.jobs.out_dir import check_out_dir, remove_previous_run
 from aflite.jobs.outputs import JobOutcome, stop_hint, write_outputs
@@ -47,6 +48,7 @@ def run_filter_job(
     """
     t_start = time.perf_counter()
     # Read and check everything before anything is computed or written.
+    check_job_options(job)
     earlier = check_out_dir(
         job.out_dir, overwrite=job.overwrite, resume=job.resume, inputs=(job.input,)
     )

@@ -17,9 +17,10 @@ from aflite._internal.atomic import atomic_path, clean_stale_parts
 from aflite.algorithm import FilterResult, PhaseRecord
 from aflite.defaults import FILTER_DEFAULTS
 from aflite.jobs.config import FilterJob, JobInputs, job_key
+from aflite.jobs.fields import NO_ID, picked_note
 from aflite.reports.content import report_extra
 
-__all__ = ["JobOutcome", "write_outputs", "write_scores", "stop_hint"]
+__all__ = ["JobOutcome", "write_outputs", "write_scores", "stop_hint", "job_fields"]
 
 
 @dataclass
@@ -85,7 +86,7 @@ def write_outputs(
             for r in run_audits(
                 texts, labels[rows], audits=job.audits, seed=job.seed, tag=tag, bias_train_size=t
             ):
-                extra["audits"].append(r.to_dict())
+                extra["audits"].append(r.to_dict() | {"tag": tag})
     with atomic_path(out / "result" / "report_extra.json") as tmp:
         tmp.write_text(json.dumps(extra, default=_json_default))
     counts = {
@@ -101,6 +102,7 @@ def write_outputs(
         "input_format": table.format,
         "input_fingerprint": table.fingerprint(),
         "options": job_key(job) | {"device": job.device},
+        "fields": job_fields(job, inputs),
         "parameters": result.params,
         "seed": job.seed,
         "versions": _versions(),
@@ -129,18 +131,31 @@ def write_outputs(
     text = f"{result.summary()}\nwarm-up rows: {len(warm_rows)}\noutputs in {out}/: " + ", ".join(
         Path(v).name for v in outputs.values()
     )
+    note = picked_note(job, inputs.picked)
+    if note:
+        text += "\n" + note
     hint = stop_hint(result, job.threshold)
     if hint:
         text += "\n" + hint
-    from aflite.reports.html import DRIFT_WARNING, label_drift
+    from aflite.reports.warnings import run_warnings
 
-    drift = label_drift(counts["labels_before"], counts["labels_kept"])
-    if drift[1] > DRIFT_WARNING and job.balance != "classes":
-        text += (
-            f"\nwarning: the share of label {drift[0]} moved by {100 * drift[1]:.1f} points; "
-            "--balance classes keeps the label distribution"
-        )
+    for warning in run_warnings(summary, extra):
+        text += f"\nwarning: {warning}"
     return JobOutcome(out, result, len(warm_rows), outputs, text)
+
+
+def job_fields(job: FilterJob, inputs: JobInputs) -> dict[str, Any]:
+    """The fields a run read, and which of them it picked itself (``"text"``, ``"id"``)."""
+    fields: dict[str, Any] = {
+        "label": job.label_field,
+        "text": list(job.text_fields),
+        "id": job.id_field if job.id_field != NO_ID else None,
+        "group": job.group_field,
+    }
+    if job.split is not None:
+        fields["split"] = job.split
+    fields["picked"] = list(inputs.picked)
+    return fields
 
 
 def write_scores(

@@ -1,5 +1,6 @@
 """What the report shows beyond the summary, computed when a job finishes and saved as
-``result/report_extra.json``: example rows, similarity heatmaps, image grids, KNN distances."""
+``result/report_extra.json``: example rows, similarity heatmaps, why rows were removed, image
+grids, KNN distances."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 from aflite._internal.text import plot_text
 from aflite.algorithm import FilterResult
 from aflite.audits.controls import bias_with_control, random_control
+from aflite.reports.why import nearest_removed, ngram_log_odds, unit_rows
 
 if TYPE_CHECKING:
     from aflite.jobs.config import JobInputs
@@ -27,8 +29,10 @@ def report_extra(
     seed: int = 0,
     n_examples: int = 8,
     heatmap_rows: int = 40,
+    heatmap_classes: int = 10,
 ) -> dict[str, Any]:
-    """What the report shows beyond the summary: examples, similarity heatmaps, KNN table.
+    """What the report shows beyond the summary: examples, similarity heatmaps (for the first
+    ``heatmap_classes`` classes), why rows were removed, KNN table.
 
     ``phi`` and ``labels`` are aligned with the filtered rows (``rest``).
     """
@@ -56,16 +60,34 @@ def report_extra(
     x = np.asarray(phi, dtype=np.float32)
     # centred, so non-negative features (ReLU layers, TF-IDF) do not all look alike
     centre = x[:: max(1, len(x) // 20_000)].mean(axis=0)
-    for c in np.unique(labels)[:3]:
+    classes = np.unique(labels)
+    shown = classes[:heatmap_classes]
+    extra["heatmap_classes"] = {"total": int(len(classes)), "shown": int(len(shown)), "skipped": {}}
+    for c in shown:
         kept_c = result.kept[labels[result.kept] == c]
         rm_c = result.removed[labels[result.removed] == c]
         if len(kept_c) < 2 or len(rm_c) < 2:
+            extra["heatmap_classes"]["skipped"][str(c)] = (
+                f"{len(kept_c)} kept and {len(rm_c)} removed rows; a heatmap needs 2 of each"
+            )
             continue
         a = rng.choice(kept_c, min(heatmap_rows // 2, len(kept_c)), replace=False)
         b = rng.choice(rm_c, min(heatmap_rows // 2, len(rm_c)), replace=False)
-        v = x[np.concatenate([a, b])] - centre
-        v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-        extra["heatmaps"][str(c)] = {"similarity": np.round((v @ v.T).astype(np.float64), 3).tolist(), "n_kept": len(a)}
+        v = unit_rows(x, np.concatenate([a, b]), centre)
+        sim = np.round((v @ v.T).astype(np.float64), 3).tolist()
+        extra["heatmaps"][str(c)] = {"similarity": sim, "n_kept": len(a)}
+    if len(result.removed):
+        if fields:
+            texts = {f: [inputs.texts[f][i] for i in rest] for f in fields}
+            extra["why_removed"] = ngram_log_odds(
+                texts, labels, result.kept, result.removed, seed=seed
+            )
+        else:
+            ids = [inputs.ids[i] for i in rest] if inputs is not None else list(range(len(rest)))
+            extra["why_removed"] = nearest_removed(
+                x, labels, ids, result.kept, result.removed, result.removed_score, centre,
+                seed=seed,
+            )  # fmt: skip
     images = getattr(inputs.table, "images", None) if inputs is not None else None
     if images is not None:
         extra["images"] = {
@@ -103,7 +125,7 @@ def image_grid(
     """A PNG (data URI) with up to ``per_class`` images of each class, in the given order."""
     import matplotlib.pyplot as plt
 
-    from aflite.reports.html import png_data_uri
+    from aflite.reports.plots import png_data_uri
 
     classes = list(np.unique(labels))[:10]
     fig, axes = plt.subplots(

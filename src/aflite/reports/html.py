@@ -3,9 +3,7 @@ what a filtering run did."""
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import json
 import re
 from pathlib import Path
@@ -14,7 +12,9 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.atomic import atomic_path
-from aflite._internal.text import plot_text
+from aflite.reports.audit_pairs import MISSING, pair_audits, paired_table
+from aflite.reports.plots import png_data_uri
+from aflite.reports.warnings import DRIFT_WARNING, label_drift, run_warnings
 
 __all__ = ["write_report", "render_report", "png_data_uri", "label_drift", "DRIFT_WARNING"]
 
@@ -27,128 +27,26 @@ text-align:left;vertical-align:top}th{background:#f3f5f8}td.num{text-align:right
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(340px,1fr));gap:1em}
 .grid img{width:100%;height:auto;border:1px solid #eef}.muted{color:#667}.big{font-size:1.25em;font-weight:600}
 .cards{display:flex;gap:1em;flex-wrap:wrap}.card{border:1px solid #dde;border-radius:6px;padding:.6em 1em;min-width:140px}
-.warn{background:#fff5e6;border-left:4px solid #dd6b20;padding:.4em .8em}
+.warn{background:#fff5e6;border-left:4px solid #dd6b20;padding:.4em .8em;margin:.8em 0}.warn ul{margin:.2em 0}
 """
-
-
-def png_data_uri(fig: Any) -> str:
-    """A matplotlib figure as an inline PNG (``data:`` URI); the figure is closed."""
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
 def _esc(v: Any) -> str:
     return html.escape(str(v), quote=True)
 
 
+def _row(values: list[Any]) -> str:
+    cells = []
+    for v in values:
+        cls = ' class="num"' if isinstance(v, (int, float, np.number)) else ""
+        txt = f"{v:.3f}" if isinstance(v, (float, np.floating)) else v
+        cells.append(f"<td{cls}>{_esc(txt)}</td>")
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
 def _table(header: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{_esc(h)}</th>" for h in header)
-    body = []
-    for r in rows:
-        cells = []
-        for v in r:
-            cls = ' class="num"' if isinstance(v, (int, float, np.number)) else ""
-            txt = f"{v:.3f}" if isinstance(v, (float, np.floating)) else v
-            cells.append(f"<td{cls}>{_esc(txt)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
-
-
-def _phase_plots(history: list[dict[str, Any]]) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out = []
-    if not history:
-        return out
-    phases = [h["phase"] for h in history]
-    sizes = [h["size_before"] - h["n_removed"] for h in history]
-    bias = [h["representation_bias"] for h in history]
-    chance = [h.get("chance") for h in history]
-    fig, ax = plt.subplots(figsize=(5.2, 3.2))
-    ax.plot(phases, sizes, color="#2b6cb0", marker=".")
-    ax.set_xlabel("phase")
-    ax.set_ylabel("rows left", color="#2b6cb0")
-    ax2 = ax.twinx()
-    ax2.plot(phases, bias, color="#c05621", marker=".", label="representation bias")
-    if all(c is not None for c in chance):
-        ax2.plot(phases, chance, color="#718096", ls="--", label="chance (majority rate)")
-        ax2.legend(loc="upper right", fontsize=7)
-    ax2.set_ylabel("representation bias", color="#c05621")
-    ax.set_title("Size and representation bias per phase")
-    out.append(png_data_uri(fig))
-
-    picks = sorted({0, len(history) // 2, len(history) - 1})
-    fig, ax = plt.subplots(figsize=(5.2, 3.2))
-    edges = np.linspace(0, 1, len(history[0]["score_histogram"]) + 1)
-    for i in picks:
-        hist = np.asarray(history[i]["score_histogram"], dtype=float)
-        if hist.sum():
-            ax.stairs(hist / hist.sum(), edges, label=f"phase {history[i]['phase']}", linewidth=1.6)
-    ax.set_xlabel("predictability score")
-    ax.set_ylabel("share of rows")
-    ax.set_title("Predictability per phase")
-    ax.legend()
-    out.append(png_data_uri(fig))
-    return out
-
-
-DRIFT_WARNING = 0.05
-
-
-def label_drift(before: dict[str, int], after: dict[str, int]) -> tuple[str, float]:
-    """The label whose share moved most between two count tables, and by how much (0-1)."""
-    nb, na = sum(before.values()) or 1, sum(after.values()) or 1
-    moves = {k: abs(after.get(k, 0) / na - before.get(k, 0) / nb) for k in set(before) | set(after)}
-    if not moves:
-        return "", 0.0
-    label = max(sorted(moves), key=lambda k: moves[k])
-    return label, moves[label]
-
-
-def _fmt(v: Any) -> str:
-    return "n/a" if v is None else f"{float(v):.3f}"
-
-
-def _label_plot(before: dict[str, int], after: dict[str, int]) -> str:
-    import matplotlib.pyplot as plt
-
-    labels = sorted(set(before) | set(after))
-    x = np.arange(len(labels))
-    fig, ax = plt.subplots(figsize=(5.2, 3.2))
-    ax.bar(x - 0.2, [before.get(k, 0) for k in labels], 0.4, label="before")
-    ax.bar(x + 0.2, [after.get(k, 0) for k in labels], 0.4, label="kept")
-    ax.set_xticks(x, [plot_text(k) for k in labels], rotation=20)
-    ax.set_title("Labels before and after")
-    ax.legend()
-    return png_data_uri(fig)
-
-
-def _heatmap_plots(extra: dict[str, Any]) -> list[str]:
-    import matplotlib.pyplot as plt
-
-    out = []
-    for cls, block in extra.get("heatmaps", {}).items():
-        sim = np.asarray(block["similarity"])
-        n_kept = block["n_kept"]
-        fig, ax = plt.subplots(figsize=(4.2, 3.8))
-        im = ax.imshow(sim, cmap="viridis", vmin=-1, vmax=1)
-        ax.axhline(n_kept - 0.5, color="w", lw=1)
-        ax.axvline(n_kept - 0.5, color="w", lw=1)
-        ax.set_title(f"cosine similarity, class {plot_text(cls)}\nkept (first {n_kept}) vs removed")
-        ax.set_xticks([])
-        ax.set_yticks([])
-        fig.colorbar(im, ax=ax, fraction=0.046)
-        out.append(png_data_uri(fig))
-    images = extra.get("images") or {}
-    out.extend(v for v in (images.values() if isinstance(images, dict) else []) if _is_png(v))
-    return out
+    return f"<table><tr>{head}</tr>{''.join(_row(r) for r in rows)}</table>"
 
 
 _PNG_URI = re.compile(r"data:image/png;base64,[A-Za-z0-9+/]+={0,2}")
@@ -157,6 +55,150 @@ _PNG_URI = re.compile(r"data:image/png;base64,[A-Za-z0-9+/]+={0,2}")
 def _is_png(src: Any) -> bool:
     """Only inline PNGs reach an ``src`` attribute (no other scheme, no quotes)."""
     return isinstance(src, str) and _PNG_URI.fullmatch(src) is not None
+
+
+def _fmt(v: Any) -> str:
+    return "n/a" if v is None else f"{float(v):.3f}"
+
+
+def _paired_html(keys: list[str], metrics: list[str], rows: list[Any]) -> str:
+    """A table with a before and an after column under each metric."""
+    top = "".join(f"<th rowspan='2'>{_esc(k)}</th>" for k in keys)
+    top += "".join(f"<th colspan='2'>{_esc(m)}</th>" for m in metrics)
+    sub = "<th>before</th><th>after</th>" * len(metrics)
+    body = "".join(_row(list(key) + [v for pair in cells for v in pair]) for key, cells in rows)
+    return f"<table><tr>{top}</tr><tr>{sub}</tr>{body}</table>"
+
+
+def _warnings_html(summary: dict[str, Any], extra: dict[str, Any]) -> list[str]:
+    found = run_warnings(summary, extra)
+    if not found:
+        return []
+    items = "".join(f"<li>{_esc(w)}</li>" for w in found)
+    return [f"<div class='warn'><b>Warnings</b><ul>{items}</ul></div>"]
+
+
+def _plots(summary: dict[str, Any], extra: dict[str, Any]) -> list[str]:
+    from aflite.reports.plots import heatmap_figure, label_figure, phase_figures
+
+    counts = summary["counts"]
+    figs = phase_figures(summary.get("history", []))
+    figs.append(label_figure(counts.get("labels_before", {}), counts.get("labels_kept", {})))
+    for cls, block in extra.get("heatmaps", {}).items():
+        figs.append(heatmap_figure(cls, block["similarity"], block["n_kept"]))
+    imgs = [png_data_uri(f) for f in figs]
+    images = extra.get("images") or {}
+    imgs.extend(v for v in (images.values() if isinstance(images, dict) else []) if _is_png(v))
+    out = ["<h2>Plots</h2>"]
+    info = extra.get("heatmap_classes") or {}
+    total, shown = info.get("total"), info.get("shown")
+    note = []
+    if total and shown is not None and shown < total:
+        note.append(f"Heatmaps: first {shown} of {total} classes shown.")
+    for cls, why in (info.get("skipped") or {}).items():
+        note.append(f"No heatmap for class {cls}: {why}.")
+    if note:
+        out.append(f"<p class='muted'>{_esc(' '.join(note))}</p>")
+    out.append("<div class='grid'>")
+    out += [f"<img alt='plot' src='{_esc(src)}'>" for src in imgs if _is_png(src)]
+    out.append("</div>")
+    return out
+
+
+_FIELD_ROWS = (
+    ("features", "features"),
+    ("label", "label field"),
+    ("text", "text fields"),
+    ("id", "id field"),
+    ("group", "group field"),
+    ("split", "split"),
+)
+
+
+def _parameters_html(summary: dict[str, Any]) -> list[str]:
+    """What the run read (features, fields, split) and the filter's parameters."""
+    opts = summary.get("options") or {}
+    fields = summary.get("fields") or {
+        "label": opts.get("label_field"),
+        "text": opts.get("text_fields"),
+        "id": opts.get("id_field"),
+        "group": opts.get("group_field"),
+        "split": opts.get("split"),
+    }
+    picked = set(fields.get("picked") or [])
+    rows: list[list[Any]] = []
+    for key, title in _FIELD_ROWS:
+        value = opts.get("features") if key == "features" else fields.get(key)
+        if key == "split" and value is None:
+            continue
+        if isinstance(value, list):
+            value = ", ".join(map(str, value)) or "none"
+        text = "none" if value is None else str(value)
+        if key in picked:
+            text += " (picked: " + (
+                "the only text column)" if key == "text" else "a column named id)"
+            )
+        rows.append([title, text])
+    for key in ("input_format", "warmup_fraction", "audits"):
+        if opts.get(key) not in (None, [], ""):
+            value = opts[key]
+            rows.append(
+                [key.replace("_", " "), ", ".join(value) if isinstance(value, list) else value]
+            )
+    rows += [[k, v] for k, v in (summary.get("parameters") or {}).items()]
+    return ["<h2>Parameters</h2>", _table(["parameter", "value"], rows)]
+
+
+def _why_removed_html(extra: dict[str, Any]) -> list[str]:
+    why = extra.get("why_removed")
+    if not why:
+        return []
+    out = ["<h2>Why removed</h2>", f"<p class='muted'>{_esc(why.get('note', ''))}</p>"]
+    same = why.get("same_label") or {}
+    if "removed" in same:
+        kept = f"; kept rows, among kept rows: {same['kept']:.3f}" if "kept" in same else ""
+        removed = f"{same['removed']:.3f}"
+        out.append(
+            "<p>Share of rows whose nearest neighbour has their label: removed rows, among "
+            f"removed rows: {_esc(removed)}{_esc(kept)}.</p>"
+        )
+    for cls, table in (why.get("classes") or {}).items():
+        out.append(f"<h3>{_esc(cls)}</h3>")
+        if table["rows"]:
+            out.append(_table(table["header"], table["rows"]))
+        else:
+            out.append("<p class='muted'>Nothing over-represented among the removed rows.</p>")
+    for cls, reason in (why.get("skipped") or {}).items():
+        out.append(f"<p class='muted'>Class {_esc(cls)} not shown: {_esc(reason)}.</p>")
+    return out
+
+
+def _audits_html(audits: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for pair in pair_audits(audits):
+        out.append(f"<h2>Audit: {_esc(pair.name)}</h2>")
+        for tag, audit in (("before", pair.before), ("after", pair.after)):
+            if audit is not None:
+                label = f"<b>{tag}:</b> " if pair.before and pair.after else ""
+                out.append(f"<p>{label}{_esc(audit['summary'])}</p>")
+        note = ((pair.before or pair.after or {}).get("details") or {}).get("note")
+        if note:
+            out.append(f"<p class='muted'>{_esc(note)}</p>")
+        table = paired_table(pair)
+        if table is None:  # different columns: one table each
+            for audit in (pair.before, pair.after):
+                out.append(_table(audit["table"]["header"], audit["table"]["rows"]))
+        elif table.rows and pair.before is not None and pair.after is not None:
+            out.append(_paired_html(table.keys, table.metrics, table.rows))
+            if any(MISSING in pair for _, cells in table.rows for pair in cells):
+                out.append(
+                    f"<p class='muted'>{MISSING}: not among that run's rows (for a ranked "
+                    "table, outside its top).</p>"
+                )
+        elif table.rows:
+            audit = pair.before or pair.after
+            out.append(_table(audit["table"]["header"], audit["table"]["rows"]))
+    return out
 
 
 def render_report(out_dir: str | Path) -> str:
@@ -175,39 +217,28 @@ def render_report(out_dir: str | Path) -> str:
         f"<title>aflite report: {_esc(Path(summary['input']).name)}</title>",
         f"<style>{_CSS}</style></head><body>",
         f"<h1>aflite report</h1><p class='muted'>{_esc(summary['input'])} "
-        f"({_esc(summary.get('input_format', ''))}, fingerprint {_esc(summary.get('input_fingerprint', ''))})</p>",
-        "<div class='cards'>",
+        f"({_esc(summary.get('input_format', ''))}, fingerprint "
+        f"{_esc(summary.get('input_fingerprint', ''))})</p>",
     ]
+    parts += _warnings_html(summary, extra)
+    parts.append("<div class='cards'>")
     for title, value in [
         ("rows in", counts["input"]),
         ("kept", counts["kept"]),
         ("removed", counts["removed"]),
         ("warm-up", counts.get("warmup", 0)),
-        ("bias before", f"{rb.get('before', float('nan')):.3f}"),
-        ("bias after", f"{rb.get('after', float('nan')):.3f}"),
+        ("bias before", _fmt(rb.get("before"))),
+        ("bias after", _fmt(rb.get("after"))),
         ("chance before", _fmt(rb.get("chance_before"))),
         ("chance after", _fmt(rb.get("chance_after"))),
     ]:
         parts.append(
-            f"<div class='card'><div class='muted'>{_esc(title)}</div><div class='big'>{_esc(value)}</div></div>"
+            f"<div class='card'><div class='muted'>{_esc(title)}</div>"
+            f"<div class='big'>{_esc(value)}</div></div>"
         )
     parts.append("</div>")
     parts.append(f"<p><b>Stopped:</b> {_esc(summary.get('stop_message', ''))}</p>")
-    drift = label_drift(counts.get("labels_before", {}), counts.get("labels_kept", {}))
-    balanced = summary.get("parameters", {}).get("balance") == "classes"
-    if drift[1] > DRIFT_WARNING and not balanced:
-        parts.append(
-            f"<p class='warn'><b>Warning:</b> the share of label {_esc(drift[0])} moved by "
-            f"{100 * drift[1]:.1f} points; filter with --balance classes to keep the label "
-            "distribution.</p>"
-        )
-
-    imgs = _phase_plots(history)
-    imgs.append(_label_plot(counts.get("labels_before", {}), counts.get("labels_kept", {})))
-    imgs += _heatmap_plots(extra)
-    parts.append("<h2>Plots</h2><div class='grid'>")
-    parts += [f"<img alt='plot' src='{_esc(src)}'>" for src in imgs if _is_png(src)]
-    parts.append("</div>")
+    parts += _plots(summary, extra)
 
     control = extra.get("bias_control")
     if control:
@@ -219,6 +250,7 @@ def render_report(out_dir: str | Path) -> str:
             f"representation bias {_esc(random_text)}; the kept rows "
             f"{_esc(_fmt(control.get('kept')))}.</p>"
         )
+    parts += _why_removed_html(extra)
     if extra.get("knn"):
         parts.append("<h2>Nearest-neighbour cosine distances (held-out to training rows)</h2>")
         parts.append(
@@ -228,9 +260,7 @@ def render_report(out_dir: str | Path) -> str:
         )
         parts.append(_table(extra["knn"]["header"], extra["knn"]["rows"]))
 
-    params = summary.get("parameters", {})
-    parts.append("<h2>Parameters</h2>")
-    parts.append(_table(["parameter", "value"], [[k, v] for k, v in params.items()]))
+    parts += _parameters_html(summary)
     parts.append(
         _table(
             ["phase", "size before", "removed", "at or above tau", "bias", "seconds"],
@@ -261,14 +291,7 @@ def render_report(out_dir: str | Path) -> str:
                     _table(header, [[r["score"]] + [r[k] for k in header[1:]] for r in rows])
                 )
 
-    for audit in extra.get("audits", []):
-        parts.append(f"<h2>Audit: {_esc(audit['name'])}</h2><p>{_esc(audit['summary'])}</p>")
-        note = (audit.get("details") or {}).get("note")
-        if note:
-            parts.append(f"<p class='muted'>{_esc(note)}</p>")
-        if audit.get("table"):
-            parts.append(_table(audit["table"]["header"], audit["table"]["rows"]))
-
+    parts += _audits_html(extra.get("audits", []))
     versions = summary.get("versions", {})
     parts.append(
         "<p class='muted'>"

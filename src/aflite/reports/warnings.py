@@ -1,0 +1,91 @@
+"""What a run's report and summary text warn about: a class balance that moved, and kept rows
+that models predict worse than chance (a new artifact, not a cleaner set)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["DRIFT_WARNING", "BELOW_CHANCE_MARGIN", "label_drift", "run_warnings"]
+
+DRIFT_WARNING = 0.05  # a label's share moving more than this (0-1) is warned about
+BELOW_CHANCE_MARGIN = 0.02  # as min_bias's default: noise of a bias estimate on small sets
+
+
+def label_drift(before: dict[str, int], after: dict[str, int]) -> tuple[str, float]:
+    """The label whose share moved most between two count tables, and by how much (0-1)."""
+    nb, na = sum(before.values()) or 1, sum(after.values()) or 1
+    moves = {k: abs(after.get(k, 0) / na - before.get(k, 0) / nb) for k in set(before) | set(after)}
+    if not moves:
+        return "", 0.0
+    label = max(sorted(moves), key=lambda k: moves[k])
+    return label, moves[label]
+
+
+def _number(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _is_kept(audit: dict[str, Any]) -> bool:
+    return audit.get("tag") == "kept" or str(audit.get("name", "")).endswith("(kept)")
+
+
+def _audit_warnings(audits: list[dict[str, Any]], margin: float) -> list[str]:
+    """Accuracy-like audit numbers (``accuracy``, ``estimate``) on the kept rows below their
+    ``majority class`` column by more than ``margin``."""
+    out = []
+    for audit in audits:
+        table = audit.get("table") or {}
+        header = list(table.get("header") or [])
+        if not _is_kept(audit) or "majority class" not in header:
+            continue
+        m = header.index("majority class")
+        for metric in ("accuracy", "estimate"):
+            if metric not in header:
+                continue
+            j = header.index(metric)
+            for row in table.get("rows") or []:
+                value, chance = _number(row[j]), _number(row[m])
+                if value is not None and chance is not None and value < chance - margin:
+                    out.append(
+                        f"{audit.get('name', 'audit')}: {metric} {value:.3f} is "
+                        f"{chance - value:.3f} below the majority class ({chance:.3f}) on the "
+                        "kept rows"
+                    )
+    return out
+
+
+def run_warnings(
+    summary: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+    *,
+    margin: float = BELOW_CHANCE_MARGIN,
+) -> list[str]:
+    """Plain-text warnings for a run, from its ``summary.json`` and ``report_extra.json``."""
+    out = []
+    counts = summary.get("counts", {})
+    before, kept = counts.get("labels_before", {}), counts.get("labels_kept", {})
+    label, moved = label_drift(before, kept)
+    balanced = (summary.get("parameters") or {}).get("balance") == "classes"
+    if moved > DRIFT_WARNING and not balanced:
+        share_b = before.get(label, 0) / (sum(before.values()) or 1)
+        share_a = kept.get(label, 0) / (sum(kept.values()) or 1)
+        out.append(
+            f"the share of label {label} moved by {100 * moved:.1f} points ({100 * share_b:.1f}% "
+            f"-> {100 * share_a:.1f}%); --balance classes keeps the label distribution"
+        )
+    rb = summary.get("representation_bias") or {}
+    after, chance = _number(rb.get("after")), _number(rb.get("chance_after"))
+    if after is not None and chance is not None and after < chance - margin:
+        out.append(
+            f"the kept rows' representation bias {after:.3f} is {chance - after:.3f} below chance "
+            f"({chance:.3f}): models trained on them pick the wrong label more often than the "
+            "majority rate, a new artifact rather than a cleaner set; stop earlier with "
+            "--min-bias, a smaller --slice-size or a larger --target-size"
+        )
+    out += _audit_warnings(list((extra or {}).get("audits") or []), margin)
+    return out
