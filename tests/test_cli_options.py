@@ -146,3 +146,18 @@ def test_a_run_says_what_it_picked(tmp_path):
 
     ids = pq.read_table(out / "scores.parquet").column("id").to_pylist()
     assert ids == [r["id"] for r in rows]  # the rows' own ids, not their numbers
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["filter", "x.jsonl", "--n-partitions", "abc"], "Invalid value for '--n-partitions'"),
+        (["filter", "x.jsonl", "--bogus"], "No such option: --bogus"),
+        (["filter"], "Missing argument 'INPUT'"),
+        (["nosuch"], "No such command 'nosuch'"),
+    ],
+)
+def test_usage_mistakes_are_one_line_too(args, message):
+    r = run_in_process(*args)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("aflite: error: ") and message in r.stderr and "--help" in r.stderr

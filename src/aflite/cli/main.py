@@ -295,6 +295,10 @@ def _main() -> None:
     except Exception as e:
         # usage errors from click (typer may vendor its own copy, so match by shape)
         if hasattr(e, "show") and hasattr(e, "exit_code"):
+            if hasattr(e, "format_message"):  # a usage error: one line, like every other
+                ctx = getattr(e, "ctx", None)
+                where = f"; see {ctx.command_path} --help" if ctx is not None else ""
+                _fail(e.format_message().rstrip(".") + where, e.exit_code or 2)
             e.show()
             sys.exit(e.exit_code or 2)
         if type(e).__name__ == "Abort":
