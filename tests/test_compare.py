@@ -446,6 +446,7 @@ def test_audit_tables_on_a_narrow_terminal():
     assert "estimate: 0.457" in buf.getvalue() and "majority class: 0.333" in buf.getvalue()
 
 
+@pytest.mark.slow
 @pytest.mark.encoder
 def test_finetuned_warmup_encoder_represents_every_set(rows, monkeypatch):
     pytest.importorskip("sentence_transformers")
