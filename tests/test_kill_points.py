@@ -38,7 +38,7 @@ def _job(data: Path, out: Path, cache: Path, resume: bool = False) -> FilterJob:
     return FilterJob(
         input=str(data),
         text_fields=["hypothesis"],
-        target_size=150,
+        target_size=180,
         train_size=80,
         slice_size=20,
         threshold=0.5,
