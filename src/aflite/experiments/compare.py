@@ -114,9 +114,7 @@ def compare_experiment(
     fields = list(train.texts)
     feature_fields = fields if feature_fields is None else list(feature_fields)
     if not feature_fields or set(feature_fields) - set(fields):
-        raise DataError(
-            f"feature fields {feature_fields} must be among the text fields {fields}"
-        )
+        raise DataError(f"feature fields {feature_fields} must be among the text fields {fields}")
     partial_field = partial_field or fields[-1]
     evaluators = list(EVALUATORS) if evaluators is None else list(evaluators)
     for name in evaluators:
