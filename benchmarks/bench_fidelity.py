@@ -20,7 +20,7 @@ word n-grams of premise and hypothesis), ``partial`` (the same on the hypothesis
 ``logreg`` (logistic regression on Phi).
 
 The full mode draws a pool of 10,000 pairs (whole premises) for every arm so that one CPU core
-runs it in about 40 minutes; ``--rows 19666`` uses everything.
+runs it in under 40 minutes; ``--rows 19666`` uses everything.
 
     python benchmarks/bench_fidelity.py [--quick] [--out fidelity.json] [--cache-dir DIR]
 """
@@ -52,8 +52,9 @@ ARMS: dict[str, tuple[str, dict[str, Any]]] = {
 EVALUATORS = ["ngrams", "partial", "logreg"]
 EVAL_NAMES = {"dev": "held-out", "dev (filtered)": "held-out (hard)"}
 QUICK_ROWS = {"ngrams": 1500, "minilm": 300, "minilm-ft": 300}
-# The full mode's pool per arm: one core runs all three arms with three seeds in about 40
-# minutes at this size; the n-gram filter alone takes about 14 CPU minutes on all 19,666.
+# The full mode's pool per arm: all three arms with three seeds took 1,291 s on one core of
+# the development machine at this size (twice that when the core is shared); on all 19,666
+# pairs the n-gram arm alone took 782 s, its filter converging slowly on n-grams.
 FULL_ROWS = 10_000
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "snli"
 
@@ -157,6 +158,20 @@ def markdown(arms: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def label_shares(runs: list[dict[str, Any]]) -> str:
+    """Each training and evaluation set's share of every label, averaged over seeds: a filter
+    that skews the labels it keeps can gain on a hard slice skewed the same way."""
+    parts = []
+    for name, first in runs[0]["label_counts"].items():
+        shares = []
+        for label in first:
+            values = [r["label_counts"][name].get(label, 0) / sum(r["label_counts"][name].values())
+                      for r in runs]  # fmt: skip
+            shares.append(f"{label} {np.mean(values):.3f}")
+        parts.append(f"{EVAL_NAMES.get(name, name)}: " + " ".join(shares))
+    return "; ".join(parts)
+
+
 def details(arms: dict[str, dict[str, Any]]) -> str:
     """Per Phi: rows, sizes, time, the filter's stop per seed and its bias with a control."""
     out = []
@@ -169,6 +184,7 @@ def details(arms: dict[str, dict[str, Any]]) -> str:
             f"hard held-out {s['dev (filtered)']}; {arm['seconds']:.0f} s"
         )
         out += ["  " + line for line in res.filter_summary.splitlines()]
+        out.append("  label shares, mean over seeds: " + label_shares(res.runs))
         for set_name, b in res.bias.items():
             parts = [f"{k} {_cell(b[k])}" for k in ("before", "random", "kept") if b[k]]
             out.append(f"  bias of {set_name} at t={b['train_size']}: " + ", ".join(parts))

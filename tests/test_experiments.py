@@ -145,6 +145,11 @@ def test_majority_rate_of_every_evaluation_set(snli_split):
     assert res.majority["dev"]["values"] == [pytest.approx(want)] * 2
     for run in res.runs:
         assert 1 / 3 <= run["majority"]["dev (filtered)"] <= 1
+        counts = run["label_counts"]
+        for name in ("D", "D_n (random)", "D(Phi) (AFLITE)", "dev", "dev (filtered)"):
+            assert sum(counts[name].values()) == run["sizes"][name], name
+        filtered = counts["dev (filtered)"]
+        assert run["majority"]["dev (filtered)"] == max(filtered.values()) / sum(filtered.values())
     assert res.to_dict()["majority"] == res.majority
 
 

@@ -195,6 +195,9 @@ def compare_experiment(
                 | {"warm-up": len(rep.warm_rows)},
                 # the accuracy of always answering each set's most frequent label
                 "majority": {k: _majority(sets[k][0].labels) for k in eval_names},
+                # a filter can skew the label mix of what it keeps, in training and eval sets
+                "label_counts": {k: _counts(d_train.labels[v]) for k, v in train_sets.items()}
+                | {k: _counts(sets[k][0].labels) for k in eval_names},
                 "filter_summary": res.summary(),
                 # before, kept and a random subset of the kept size, each at the t the filter
                 # resolved on its initial set
@@ -240,6 +243,11 @@ def _as_fractions(options: dict[str, Any], n: int) -> dict[str, Any]:
 
 def _majority(labels: np.ndarray) -> float:
     return float(np.unique(labels, return_counts=True)[1].max() / len(labels))
+
+
+def _counts(labels: np.ndarray) -> dict[str, int]:
+    values, counts = np.unique(labels, return_counts=True)
+    return {str(v): int(c) for v, c in zip(values.tolist(), counts.tolist())}
 
 
 def _checked(options: dict[str, Any]) -> dict[str, Any]:
