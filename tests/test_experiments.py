@@ -116,3 +116,75 @@ def test_experiment_cli(tmp_path, snli_split):
     assert len(doc["rows"]) == 3 and all(0 <= r["dev (ood)"] <= 1 for r in doc["rows"])
     assert "dev (ood)" in r.stdout
     assert (tmp_path / "t.md").read_text().startswith("| evaluator")
+
+
+def test_feature_fields_restrict_the_filter_not_the_evaluators(snli_split):
+    train, dev, lt = snli_split
+    kw = dict(evaluators=["logreg"], n_partitions=8, seeds=2)
+    pair = compare_experiment(
+        lt(train[:900], ["premise", "hypothesis"]), lt(dev[:300], ["premise", "hypothesis"]),
+        feature_fields=["hypothesis"], **kw,
+    )  # fmt: skip
+    hyp = compare_experiment(lt(train[:900], ["hypothesis"]), lt(dev[:300], ["hypothesis"]), **kw)
+    # the same Phi and seeds: the same filtered sets and the same model on Phi
+    assert pair.details["feature_fields"] == ["hypothesis"]
+    assert [r["sizes"] for r in pair.runs] == [r["sizes"] for r in hyp.runs]
+    assert [r["rows"] for r in pair.runs] == [r["rows"] for r in hyp.runs]
+    with pytest.raises(Exception, match="feature fields"):
+        compare_experiment(lt(train[:90], ["hypothesis"]), lt(dev[:60], ["hypothesis"]),
+                           feature_fields=["premise"], **kw)  # fmt: skip
+
+
+def test_majority_rate_of_every_evaluation_set(snli_split):
+    train, dev, lt = snli_split
+    d = lt(dev[:300], ["hypothesis"])
+    res = compare_experiment(
+        lt(train[:900], ["hypothesis"]), d, evaluators=["partial"], n_partitions=8, seeds=2
+    )
+    want = np.unique(d.labels, return_counts=True)[1].max() / len(d)
+    assert res.majority["dev"]["values"] == [pytest.approx(want)] * 2
+    for run in res.runs:
+        assert 1 / 3 <= run["majority"]["dev (filtered)"] <= 1
+        counts = run["label_counts"]
+        for name in ("D", "D_n (random)", "D(Phi) (AFLITE)", "dev", "dev (filtered)"):
+            assert sum(counts[name].values()) == run["sizes"][name], name
+        filtered = counts["dev (filtered)"]
+        assert run["majority"]["dev (filtered)"] == max(filtered.values()) / sum(filtered.values())
+    assert res.to_dict()["majority"] == res.majority
+
+
+def test_ngrams_evaluator_reads_every_field_partial_only_its_own():
+    from aflite.experiments.evaluators import make_evaluator
+
+    # the label is written in the premise only; hypotheses are the same for every class
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 600)
+    words = np.array(["alpha", "beta", "gamma"])
+    data = LabelledTexts(
+        {"premise": [f"a man {w} here" for w in words[y]], "hypothesis": ["a man"] * 600},
+        y,
+    )
+    tr, te = data.subset(np.arange(400)), data.subset(np.arange(400, 600))
+    pair = make_evaluator("ngrams", ["premise", "hypothesis"], "hypothesis", 0).fit(tr, None)
+    hyp = make_evaluator("partial", ["premise", "hypothesis"], "hypothesis", 0).fit(tr, None)
+    assert np.mean(pair.predict(te, None) == te.labels) == 1.0
+    assert np.mean(hyp.predict(te, None) == te.labels) < 0.5
+
+
+def test_cli_feature_fields(tmp_path, snli_split):
+    from conftest import run_in_process
+
+    train, dev, _ = snli_split
+    tr, dv = tmp_path / "train.jsonl", tmp_path / "dev.jsonl"
+    tr.write_text("".join(json.dumps(r) + "\n" for r in train[:600]))
+    dv.write_text("".join(json.dumps(r) + "\n" for r in dev[:200]))
+    out = tmp_path / "t.json"
+    r = run_in_process(
+        "experiment", "compare", str(tr), "--dev", str(dv), "--text-fields",
+        "premise,hypothesis", "--feature-fields", "hypothesis", "--evaluators", "ngrams",
+        "--n-partitions", "8", "--json", str(out),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    assert doc["details"]["feature_fields"] == ["hypothesis"]
+    assert [row["evaluator"] for row in doc["rows"]] == ["ngrams"] * 3

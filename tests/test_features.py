@@ -301,3 +301,26 @@ def test_a_broken_model_folder_keeps_the_reason(tmp_path):
     (tmp_path / "modules.json").write_text("{ not json")
     with pytest.raises(ValueError, match=r"cannot load sentence-transformers model '.*': \S+"):
         encode_texts(["a"], str(tmp_path))
+
+
+def test_encode_texts_encodes_each_distinct_text_once():
+    from aflite.features.encoders import encode_texts
+
+    class Counting:
+        """A stand-in encoder: a text's embedding is its length; records what it was given."""
+
+        seen: list[str] = []
+
+        def get_sentence_embedding_dimension(self):
+            return 2
+
+        def encode(self, texts, **_):
+            self.seen.extend(texts)
+            return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    st, done = Counting(), []
+    texts = ["a premise", "bb", "a premise", "c", "bb", "a premise"]
+    out = encode_texts(texts, st, batch_size=1, progress=done.append)
+    assert sorted(st.seen) == ["a premise", "bb", "c"]
+    np.testing.assert_array_equal(out[:, 0], [len(t) for t in texts])
+    assert done[-1] == len(texts)  # progress counts the caller's rows, not distinct texts

@@ -68,6 +68,7 @@ def _compare(
     dev: str,
     label_field: str,
     text_fields: str,
+    feature_fields: str | None,
     partial_field: str | None,
     evaluators: str,
     ood: list[str] | None,
@@ -94,6 +95,7 @@ def _compare(
     res = compare_experiment(
         tr,
         dv,
+        feature_fields=parse_fields(feature_fields) if feature_fields else None,
         partial_field=partial_field,
         evaluators=parse_fields(evaluators),
         ood=ood_sets,
@@ -125,6 +127,11 @@ _TRAIN = typer.Argument(..., help="Training data file.")
 _DEV = typer.Option(..., help="Dev data file (evaluated as is and filtered).")
 _LABEL = typer.Option("label", help="Field holding the class label.")
 _TEXT_FIELDS = typer.Option(..., help="Comma-separated text fields, e.g. premise,hypothesis.")
+_FEATURE_FIELDS = typer.Option(
+    None,
+    help="Text fields the filter's features read (default: all --text-fields; the evaluators "
+    "always see every text field), e.g. hypothesis for a hypothesis-only filter.",
+)
 _PARTIAL = typer.Option(
     None, help="Field of the partial-input evaluators (default: last text field)."
 )
@@ -152,6 +159,7 @@ def compare_cmd(
     dev: str = _DEV,
     label_field: str = _LABEL,
     text_fields: str = _TEXT_FIELDS,
+    feature_fields: str | None = _FEATURE_FIELDS,
     partial_field: str | None = _PARTIAL,
     evaluators: str = _EVALUATORS,
     ood: list[str] = typer.Option(None, help="Extra labelled sets to evaluate on (repeatable)."),
@@ -178,6 +186,7 @@ def ood_cmd(
     ),
     label_field: str = _LABEL,
     text_fields: str = _TEXT_FIELDS,
+    feature_fields: str | None = _FEATURE_FIELDS,
     partial_field: str | None = _PARTIAL,
     evaluators: str = _EVALUATORS,
     seed: int = _SEED,

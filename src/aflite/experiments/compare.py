@@ -15,6 +15,7 @@ import aflite
 from aflite.audits.controls import bias_with_control, random_control
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.defaults import overrides
+from aflite.errors import DataError
 from aflite.experiments.evaluators import EVALUATORS, check_evaluator, evaluate, make_evaluator
 from aflite.experiments.labels import check_label_map, label_space
 from aflite.experiments.results import FILTERED, FULL, RANDOM, CompareResult
@@ -58,6 +59,7 @@ def compare_experiment(
     dev: LabelledTexts,
     *,
     features: str = "ngrams",
+    feature_fields: Sequence[str] | None = None,
     partial_field: str | None = None,
     evaluators: Sequence[str] | None = None,
     ood: dict[str, LabelledTexts] | None = None,
@@ -88,7 +90,8 @@ def compare_experiment(
     (:data:`aflite.defaults.FILTER_DEFAULTS`); sizes given as counts apply to D, and dev is
     filtered to the same fractions. Every arm uses one representation
     (:func:`~aflite.experiments.represent.shared_representation`): ``features`` is any text
-    ``--features`` spec, fitted on the training file, optionally through a warm-up model
+    ``--features`` spec over ``feature_fields`` (all text fields by default; the evaluators
+    always see every field), fitted on the training file, optionally through a warm-up model
     (``warmup_fraction``, ``warmup_finetune``; the warm-up rows are then not part of D);
     embeddings go through the cache in ``cache_dir``. ``evaluators`` are names from
     ``EVALUATORS`` (all by default) or ``sklearn.MODULE.Class``.
@@ -109,6 +112,9 @@ def compare_experiment(
     from aflite.experiments.represent import shared_representation
 
     fields = list(train.texts)
+    feature_fields = fields if feature_fields is None else list(feature_fields)
+    if not feature_fields or set(feature_fields) - set(fields):
+        raise DataError(f"feature fields {feature_fields} must be among the text fields {fields}")
     partial_field = partial_field or fields[-1]
     evaluators = list(EVALUATORS) if evaluators is None else list(evaluators)
     for name in evaluators:
@@ -130,8 +136,12 @@ def compare_experiment(
     if isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer)) or seeds < 1:
         raise ValueError(f"seeds must be a positive number of runs, got {seeds!r}")
 
+    def view(d: LabelledTexts) -> LabelledTexts:
+        # the representation reads only its fields; a view per set keeps one fingerprint each
+        return LabelledTexts({f: d.texts[f] for f in feature_fields}, d.labels, d.ids)
+
     rep = shared_representation(
-        train, features=features, warmup_fraction=warmup_fraction,
+        view(train), features=features, warmup_fraction=warmup_fraction,
         warmup_finetune=warmup_finetune, groups=groups, cache_dir=cache_dir, device=device,
         seed=seed,
     )  # fmt: skip
@@ -141,11 +151,11 @@ def compare_experiment(
     dev_options = _as_fractions(options, len(rest))
     check_filter_options(len(rest), **_checked(options))
     check_filter_options(len(dev), **_checked(dev_options))
-    phi_train, phi_dev = rep.phi, rep.represent(dev)
+    phi_train, phi_dev = rep.phi, rep.represent(view(dev))
     fixed = {"dev": (dev, phi_dev, dev_space)}
     for name, data in ood.items():
         key = name if name not in ("dev", "dev (filtered)") else f"{name} (ood)"
-        fixed[key] = (data, rep.represent(data), spaces[name])
+        fixed[key] = (data, rep.represent(view(data)), spaces[name])
     eval_names = ["dev", "dev (filtered)"] + [k for k in fixed if k != "dev"]
 
     def fit(ev_name: str, idx: np.ndarray, run_seed: int) -> tuple[Any, np.ndarray]:
@@ -183,6 +193,11 @@ def compare_experiment(
                 "sizes": {k: int(len(v)) for k, v in train_sets.items()}
                 | {k: len(sets[k][0]) for k in eval_names}
                 | {"warm-up": len(rep.warm_rows)},
+                # the accuracy of always answering each set's most frequent label
+                "majority": {k: _majority(sets[k][0].labels) for k in eval_names},
+                # a filter can skew the label mix of what it keeps, in training and eval sets
+                "label_counts": {k: _counts(d_train.labels[v]) for k, v in train_sets.items()}
+                | {k: _counts(sets[k][0].labels) for k in eval_names},
                 "filter_summary": res.summary(),
                 # before, kept and a random subset of the kept size, each at the t the filter
                 # resolved on its initial set
@@ -207,6 +222,7 @@ def compare_experiment(
         seeds=list(range(seed, seed + int(seeds))),
         details={
             "features": features,
+            "feature_fields": feature_fields,
             "filter_options": overrides(options),
             "label_map": {str(k): str(v) for k, v in (label_map or {}).items()},
             "mapped_sets": [k for k, (_, _, space) in fixed.items() if space],
@@ -223,6 +239,15 @@ def _as_fractions(options: dict[str, Any], n: int) -> dict[str, Any]:
         if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
             out[key] = min(max(float(v) / n, 1e-9), 1 - 1e-9)
     return out
+
+
+def _majority(labels: np.ndarray) -> float:
+    return float(np.unique(labels, return_counts=True)[1].max() / len(labels))
+
+
+def _counts(labels: np.ndarray) -> dict[str, int]:
+    values, counts = np.unique(labels, return_counts=True)
+    return {str(v): int(c) for v, c in zip(values.tolist(), counts.tolist())}
 
 
 def _checked(options: dict[str, Any]) -> dict[str, Any]:

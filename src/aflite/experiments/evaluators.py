@@ -100,16 +100,28 @@ class PartialInputEvaluator(_Evaluator):
 
         from aflite.features.ngrams import NgramVectorizer
 
-        texts = [train.texts[self.partial_field]]
+        texts = [train.texts[f] for f in self._fields()]
         self.vec = NgramVectorizer(max_features=20_000).fit(texts)
         self.model = LogisticRegression(max_iter=2000).fit(
             self.vec.transform(texts, dense=False), train.labels
         )
         return self
 
+    def _fields(self) -> list[str]:
+        return [self.partial_field]
+
     def predict(self, data: LabelledTexts, phi: np.ndarray | None) -> np.ndarray:
-        x = self.vec.transform([data.texts[self.partial_field]], dense=False)
+        x = self.vec.transform([data.texts[f] for f in self._fields()], dense=False)
         return np.asarray(self.model.predict(x))
+
+
+@register_evaluator("ngrams")
+class NgramEvaluator(PartialInputEvaluator):
+    """Logistic regression on word n-grams of every text field (one vocabulary per field):
+    for NLI, a pair model that needs no representation of the filter's."""
+
+    def _fields(self) -> list[str]:
+        return self.fields
 
 
 @register_evaluator("max-ppmi")

@@ -80,6 +80,12 @@ class CompareResult:
         return {k: int(v) if v == int(v) else v for k, v in means.items()}
 
     @property
+    def majority(self) -> dict[str, dict[str, Any]]:
+        """Per evaluation set: the share of its most frequent label (the accuracy of always
+        answering it), over seeds; the filtered dev set changes with the seed."""
+        return {e: spread([run["majority"][e] for run in self.runs]) for e in self.eval_sets}
+
+    @property
     def filter_summary(self) -> str:
         """The filter's summary of each seed's run."""
         if len(self.runs) == 1:
@@ -169,6 +175,7 @@ class CompareResult:
             "deltas": self.deltas,
             "sizes": self.sizes,
             "bias": self.bias,
+            "majority": self.majority,
             "runs": self.runs,
             "details": self.details,
         }

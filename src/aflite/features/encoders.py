@@ -147,22 +147,27 @@ def encode_texts(
 ) -> np.ndarray:
     """Embed ``texts`` (float32, L2-normalised); ``progress`` is called with rows done.
 
-    ``model`` is a name or path, or an already loaded SentenceTransformer.
+    ``model`` is a name or path, or an already loaded SentenceTransformer. Each distinct text
+    is encoded once: NLI sets repeat every premise for each of its hypotheses.
     """
     st = load_encoder(model, device) if isinstance(model, str) else model
-    out = np.empty((len(texts), embedding_dim(st)), dtype=np.float32)
+    index: dict[str, int] = {}
+    rows = np.fromiter((index.setdefault(t, len(index)) for t in texts), np.int64, len(texts))
+    unique = list(index)
+    out = np.empty((len(unique), embedding_dim(st)), dtype=np.float32)
     chunk = batch_size * 8
-    for s in range(0, len(texts), chunk):
+    for s in range(0, len(unique), chunk):
         out[s : s + chunk] = st.encode(
-            list(texts[s : s + chunk]),
+            unique[s : s + chunk],
             batch_size=batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,
         )
         if progress is not None:
-            progress(min(len(texts), s + chunk))
-    return out
+            # reported in rows of ``texts``, which the callers' totals count
+            progress(len(texts) * min(len(unique), s + chunk) // max(len(unique), 1))
+    return out[rows]
 
 
 def pair_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
