@@ -324,3 +324,20 @@ def test_encode_texts_encodes_each_distinct_text_once():
     assert sorted(st.seen) == ["a premise", "bb", "c"]
     np.testing.assert_array_equal(out[:, 0], [len(t) for t in texts])
     assert done[-1] == len(texts)  # progress counts the caller's rows, not distinct texts
+
+
+@pytest.mark.encoder
+@needs_minilm
+def test_finetuned_encoder_is_the_same_for_the_same_seed(pairs, monkeypatch):
+    import torch
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from aflite.features.finetune import finetuned_representation
+
+    labels = np.array([0, 1, 2] * 8)
+    warm, rest = np.arange(16), np.arange(16, 24)
+    kw = dict(epochs=1, batch_size=8, lr=1e-4)
+    first = finetuned_representation(MINILM, pairs, labels, warm, rest, seed=3, **kw)
+    torch.rand(7)  # the global generator moved between the runs, as it does in a session
+    again = finetuned_representation(MINILM, pairs, labels, warm, rest, seed=3, **kw)
+    np.testing.assert_array_equal(first, again)

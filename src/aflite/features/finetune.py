@@ -76,21 +76,24 @@ def finetune_encoder(
     width = 4 * dim if len(fields) == 2 else dim * len(fields)
     n_classes = int(labels.max()) + 1
     gen = torch.Generator().manual_seed(seed)
-    with torch.random.fork_rng(devices=[]):
+    # dropout draws from the global generators: seed them (and restore the caller's after),
+    # or the same seed gives a different encoder on every run
+    cuda = [dev.index or 0] if dev.type == "cuda" else []
+    with torch.random.fork_rng(devices=cuda):
         torch.manual_seed(seed)
         head = torch.nn.Linear(width, n_classes).to(dev)
-    opt = torch.optim.AdamW(list(st.parameters()) + list(head.parameters()), lr=lr)
-    st.train()
-    y = torch.as_tensor(labels[warm_rows], device=dev)
-    for _ in range(epochs):
-        order = torch.randperm(len(warm_rows), generator=gen).numpy()
-        for s in range(0, len(order), batch_size):
-            b = order[s : s + batch_size]
-            rows = warm_rows[b]
-            rep = _combine([_embed(st, [texts[f][i] for i in rows], dev) for f in fields])
-            opt.zero_grad()
-            loss = torch.nn.functional.cross_entropy(head(rep), y[b])
-            loss.backward()
-            opt.step()
+        opt = torch.optim.AdamW(list(st.parameters()) + list(head.parameters()), lr=lr)
+        st.train()
+        y = torch.as_tensor(labels[warm_rows], device=dev)
+        for _ in range(epochs):
+            order = torch.randperm(len(warm_rows), generator=gen).numpy()
+            for s in range(0, len(order), batch_size):
+                b = order[s : s + batch_size]
+                rows = warm_rows[b]
+                rep = _combine([_embed(st, [texts[f][i] for i in rows], dev) for f in fields])
+                opt.zero_grad()
+                loss = torch.nn.functional.cross_entropy(head(rep), y[b])
+                loss.backward()
+                opt.step()
     st.eval()
     return st
