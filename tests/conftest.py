@@ -6,8 +6,16 @@ import os
 import subprocess
 import sys
 
-import numpy as np
-import pytest
+# Under pytest-xdist each worker gets its share of the cores: without this every worker's
+# BLAS and torch would start one thread per core and the workers would fight over them.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    _THREADS = str(max(1, len(os.sched_getaffinity(0)) // _WORKERS))
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, _THREADS)
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 
 def planted_data(n=1200, d=12, n_classes=3, share=0.3, seed=0):
