@@ -1,8 +1,8 @@
 """Primal solver: the weights of all classifiers stacked into one matrix.
 
-Weights are ``theta`` of shape (d+1, P, C): feature weights and, in the last row, the
-intercept. Logits of every stored row under every classifier are one product
-``X~ @ theta[:d].view(d, P*C)``; a 0/1 training mask (N, P) selects which rows enter which
+Weights are ``theta`` of shape (d+1, P, C) outside the solver, (d+1, C, P) inside it: feature
+weights and, in the last row, the intercept. Logits of every stored row under every
+classifier are one product ``X~ @ theta[:d].view(d, C*P)``; a 0/1 training mask (N, P) selects which rows enter which
 classifier's loss. Compute-bound on any device, and the held-out predictions come from the
 same product. The L-BFGS keeps each classifier's parameters as one contiguous row of a
 (P, (d+1)*C) matrix, so its inner products and updates are contiguous reductions.
@@ -70,33 +70,37 @@ def stacked_logits(xb: torch.Tensor, theta: torch.Tensor, neg: torch.Tensor) -> 
     return torch.addmm(bias, xb, theta[: d1 - 1].reshape(d1 - 1, p * c)).view(-1, p, c)
 
 
-def _objective(store, y, train, neg, reg_c, theta):
-    """Loss (P,) and gradient (d+1, P, C) of every classifier, one pass over the rows."""
-    d1, p, c = theta.shape
+def _objective(store, y, onehot, train, neg_cp, reg_c, theta):
+    """Loss (P,) and gradient (d+1, C, P) of every classifier, one pass over the rows.
+
+    The solver's weights are laid out (d+1, C, P): logits come out (n, C, P), so the softmax,
+    the label's pick and the residual run along P-wide contiguous rows. With the class axis
+    last (3-wide rows) these element-wise passes took 40% as long as the two matrix products;
+    now 20% (N=20,000, d=1,024, P=64, one core).
+    """
+    d1, c, p = theta.shape
     d = d1 - 1
     # sums in float64: a float32 total over thousands of rows is only good to ~1e-6 relative,
     # which stalls the line search before a classifier reaches a 1e-4 gradient tolerance
     loss = torch.zeros(p, dtype=torch.float64, device=theta.device)
     grad = torch.zeros_like(theta)
-    gw = grad[:d].view(d, p * c)
-    gb = grad[d].view(p * c)
-    minus_one = torch.full((1, 1, 1), -1.0, device=theta.device)
+    gw = grad[:d].view(d, c * p)
+    gb = grad[d].view(c * p)
+    bias = (theta[d] + neg_cp).reshape(c * p)
+    w = theta[:d].reshape(d, c * p)
     for s, e, xb in store.chunks():
         n = e - s
-        logits = stacked_logits(xb, theta, neg)
-        lse = torch.logsumexp(logits, dim=2)
-        yc = y[s:e, None, None].expand(n, p, 1)
+        logp = torch.log_softmax(torch.addmm(bias, xb, w).view(n, c, p), dim=1)
         t = train[s:e]
-        loss += ((lse - torch.gather(logits, 2, yc).squeeze(2)) * t).sum(dim=0, dtype=torch.float64)
-        resid = logits.sub_(lse[:, :, None]).exp_()
-        resid.scatter_add_(2, yc, minus_one.expand(n, p, 1))
-        resid.mul_(t[:, :, None])
-        r2 = resid.view(n, p * c)
+        picked = torch.gather(logp, 1, y[s:e, None, None].expand(n, 1, p)).squeeze(1)
+        loss -= (picked * t).sum(dim=0, dtype=torch.float64)
+        resid = logp.exp_().sub_(onehot[s:e, :, None]).mul_(t[:, None, :])
+        r2 = resid.view(n, c * p)
         gw.addmm_(xb.T, r2)
         gb += r2.sum(dim=0)
     grad.mul_(reg_c)
     grad[:d] += theta[:d]
-    reg = (theta[:d] * theta[:d]).sum(dim=(0, 2), dtype=torch.float64)
+    reg = (theta[:d] * theta[:d]).sum(dim=(0, 1), dtype=torch.float64)
     return reg_c * loss + 0.5 * reg, grad
 
 
@@ -109,12 +113,14 @@ def _scale(v: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
 
 
 def _to_rows(theta: torch.Tensor) -> torch.Tensor:
-    d1, p, c = theta.shape
-    return theta.permute(1, 0, 2).reshape(p, d1 * c)
+    """(d+1, C, P) -> (P, (d+1)*C): one contiguous parameter row per classifier."""
+    d1, c, p = theta.shape
+    return theta.permute(2, 0, 1).reshape(p, d1 * c)
 
 
 def _to_stacked(rows: torch.Tensor, d1: int, c: int) -> torch.Tensor:
-    return rows.view(rows.shape[0], d1, c).permute(1, 0, 2).contiguous()
+    """(P, (d+1)*C) -> (d+1, C, P), the layout of the objective."""
+    return rows.view(rows.shape[0], d1, c).permute(1, 2, 0).contiguous()
 
 
 def solve_primal(
@@ -138,19 +144,21 @@ def solve_primal(
     dev = store.device
 
     flops = [0.0]
+    onehot = torch.nn.functional.one_hot(y.long(), c).to(torch.float32)
 
     def objective(v: dict[str, torch.Tensor], x: torch.Tensor):
         flops[0] += 4.0 * store.n_stored * store.dim * x.shape[0] * c
-        loss, grad = _objective(store, y, v["train"], v["neg"], reg_c, _to_stacked(x, d1, c))
+        theta = _to_stacked(x, d1, c)
+        loss, grad = _objective(store, y, onehot, v["train"], v["neg"].T, reg_c, theta)
         return loss, _to_rows(grad)
 
     def precond(*vs: torch.Tensor) -> list[torch.Tensor]:
         # B^-1 acts on each classifier's (d+1, C) block: one product for all of them
         p = vs[0].shape[0]
         flops[0] += 2.0 * d1 * d1 * p * c * len(vs)
-        stacked = torch.cat([v.view(p, d1, c).permute(1, 0, 2).reshape(d1, p * c) for v in vs], 1)
+        stacked = torch.cat([v.view(p, d1, c).permute(1, 2, 0).reshape(d1, c * p) for v in vs], 1)
         both = binv @ stacked
-        return [_to_rows(part.reshape(d1, p, c)) for part in both.split(p * c, dim=1)]
+        return [_to_rows(part.reshape(d1, c, p)) for part in both.split(p * c, dim=1)]
 
     b = Batch(p_all, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0,)))
     b.set(train=train, neg=neg)
@@ -206,4 +214,5 @@ def solve_primal(
         stalled = b.v["flat"] >= STALL_STEPS
         done = (rel <= tol) | stalled if it < max_iter else torch.ones_like(b.live)
         alphas = b.retire(done, it, rel, hist, alphas, stalled=stalled)
-    return _to_stacked(b.out("theta"), d1, c), b.outcome(flops[0])
+    theta = b.out("theta").view(p_all, d1, c).permute(1, 0, 2).contiguous()  # (d+1, P, C)
+    return theta, b.outcome(flops[0])
