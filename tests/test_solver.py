@@ -129,6 +129,54 @@ def test_both_solvers_reach_the_sklearn_optimum(solver):
         np.testing.assert_allclose(ens.theta[-1, j].numpy(), ref.intercept_, atol=2e-3)
 
 
+@pytest.mark.parametrize("gathered", [False, True])
+def test_dense_and_gathered_primal_passes_reach_the_sklearn_optimum(gathered, monkeypatch):
+    """Parts of different sizes (the gathered pass pads them) and a class absent from one
+    part (its logit is ruled out) give scikit-learn's weights either way."""
+    import aflite.algorithm.solvers.ensemble as ensemble
+    from aflite.algorithm.storage import FeatureStore
+
+    calls = []
+
+    def rule(*args):
+        calls.append(args)
+        return gathered
+
+    monkeypatch.setattr(ensemble, "use_gathered_rows", rule)
+    x, y = many_classes(n=300, d=40, c=5)
+    rng = np.random.default_rng(1)
+    sizes = [60, 45, 52, 60]
+    train = np.zeros((len(y), 4), dtype=bool)
+    for j, size in enumerate(sizes):
+        pool = np.flatnonzero(y != 4) if j == 2 else np.arange(len(y))
+        train[rng.permutation(pool)[:size], j] = True
+    store = FeatureStore(x, torch.device("cpu"))
+    model = aflite.LinearEnsemble(solver="primal", tol=1e-6)
+    ens, _ = ensemble.fit_ensemble(
+        store, torch.as_tensor(y), torch.as_tensor(train, dtype=torch.float32), 5, model
+    )
+    assert len(calls) == 1 and calls[0][1] == max(sizes)
+    xs = standardise(x)
+    for j in range(4):
+        ref = LogisticRegression(tol=1e-10, max_iter=20_000).fit(xs[train[:, j]], y[train[:, j]])
+        cols = ref.classes_
+        np.testing.assert_allclose(ens.theta[:-1, j, cols].numpy(), ref.coef_.T, atol=2e-3)
+        # softmax intercepts are defined up to a common shift: compare them centred
+        ours = ens.theta[-1, j, cols].numpy()
+        np.testing.assert_allclose(ours - ours.mean(), ref.intercept_ - ref.intercept_.mean(), atol=3e-3)
+    assert float(ens.neg[2, 4]) < -1e29 and float(ens.neg[0, 4]) == 0.0
+
+
+def test_gathered_rows_only_where_they_pay():
+    from aflite.algorithm.solvers.ensemble import use_gathered_rows
+
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert use_gathered_rows(6000, 600, 256, 20, 64, cpu)  # 20 classes: 2.6x measured
+    assert not use_gathered_rows(20000, 2000, 1024, 3, 64, cpu)  # 3 classes: 0.5x
+    assert not use_gathered_rows(6000, 600, 256, 20, 64, cuda)
+    assert not use_gathered_rows(600_000, 60_000, 1024, 20, 64, cpu)  # 15 GiB of rows
+
+
 def test_two_classes_match_a_binary_logistic_regression():
     from aflite.algorithm.solvers import fit_ensemble, predict_all
     from aflite.algorithm.storage import FeatureStore

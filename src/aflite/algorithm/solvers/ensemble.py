@@ -21,10 +21,12 @@ __all__ = [
     "fit_ensemble",
     "heldout_counts",
     "predict_all",
+    "use_gathered_rows",
 ]
 
 Solver = Literal["auto", "primal", "span"]
 _SPAN_BYTES = 1 << 30  # Gram and inverse matrices of all parts, float32
+_GATHER_BYTES = 1 << 30  # every part's training rows, gathered, float32
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,31 @@ def choose_solver(model: LinearEnsemble, train_size: int, dim: int, n_partitions
     return "span" if 2 * train_size <= dim and fits else "primal"
 
 
+def use_gathered_rows(n_stored: int, train_size: int, dim: int, n_classes: int, n_partitions: int,
+                      device: torch.device) -> bool:
+    """Whether the primal solver should work on each part's gathered training rows rather
+    than on every stored row.
+
+    The dense pass does N/t times the useful work, at the full matrix-product rate; the
+    gathered pass does only the useful work, in P small products that read the gathered rows
+    and are memory-bound when C is small. Measured on one CPU core (N=6,000-20,000,
+    d=256-1,024, m=64), the gathered pass is faster when N*C > 1.34*t*(C + 37): 2.6x at
+    20 classes, 1.6x at 10, 0.5x at 3 classes and t = 10%. Chosen with a margin; CUDA keeps
+    the dense pass.
+    """
+    fits = n_partitions * train_size * dim * 4 <= _GATHER_BYTES
+    cheaper = n_stored * n_classes >= 1.5 * train_size * (n_classes + 37)
+    return device.type == "cpu" and fits and cheaper
+
+
+def _parts(train: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(P, t_max) store positions of each part's training rows and their 0/1 weights
+    (0 where a part is shorter than the longest)."""
+    t_max = int(train.sum(dim=0).max())
+    order = torch.argsort(train.T, dim=1, descending=True, stable=True)[:, :t_max]
+    return order, torch.gather(train.T, 1, order)
+
+
 def _absent_classes(y: torch.Tensor, train: torch.Tensor, n_classes: int) -> torch.Tensor:
     onehot = torch.nn.functional.one_hot(y, n_classes).to(torch.float32)
     counts = onehot.T @ train  # (C, P)
@@ -153,9 +180,7 @@ def fit_ensemble(
     reg_c = model.C / 2 if n_classes == 2 else model.C  # = a binary fit with C
     neg = _absent_classes(y, train, n_classes)
     if solver == "span":
-        t_max = int(train.sum(dim=0).max())
-        order = torch.argsort(train.T, dim=1, descending=True, stable=True)[:, :t_max]
-        weight = torch.gather(train.T, 1, order)
+        order, weight = _parts(train)
         coef, intercept, out = solve_span(
             store, y, order, weight, neg, reg_c=reg_c, tol=model.tol,
             max_iter=model.max_iter, history=model.history,
@@ -169,9 +194,12 @@ def fit_ensemble(
             cur = current if current is not None else torch.ones(store.n_stored, device=store.device)
             binv = boehning_inverse(store, cur, t, reg_c)
             flops += 2.0 * store.n_stored * store.dim**2 + store.dim**3
+        t_max = int(train.sum(dim=0).max())
+        gather = use_gathered_rows(store.n_stored, t_max, store.dim, n_classes, p, store.device)
         theta, out = solve_primal(
             store, y, train, neg, binv=binv, reg_c=reg_c, tol=model.tol,
             max_iter=model.max_iter, history=model.history,
+            gathered=_parts(train) if gather else None,
         )
     report = SolveReport(
         solver=solver,

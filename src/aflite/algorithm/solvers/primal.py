@@ -104,6 +104,32 @@ def _objective(store, y, onehot, train, neg_cp, reg_c, theta):
     return reg_c * loss + 0.5 * reg, grad
 
 
+def _objective_gathered(xg, yg, wg, neg, reg_c, theta):
+    """Loss (P,) and gradient (P, d+1, C) from each classifier's own training rows.
+
+    ``xg`` (P, t, d) holds the standardised training rows of every part (zero where a part
+    is padded), ``yg`` (P, t) their labels, ``wg`` (P, t) 1 for a row and 0 for padding;
+    ``theta`` is (P, d+1, C). Only the useful products, t/N of the dense pass's work, but
+    P small products that read the gathered rows: worth it when C is large or t/N small.
+    """
+    p, d1, c = theta.shape
+    d = d1 - 1
+    logits = torch.baddbmm((theta[:, d] + neg)[:, None, :], xg, theta[:, :d])
+    logp = torch.log_softmax(logits, dim=2)
+    picked = torch.gather(logp, 2, yg[:, :, None]).squeeze(2)
+    loss = -(picked * wg).sum(dim=1, dtype=torch.float64)
+    resid = logp.exp_()
+    resid.scatter_add_(2, yg[:, :, None], torch.full_like(picked, -1.0)[:, :, None])
+    resid.mul_(wg[:, :, None])
+    grad = torch.empty_like(theta)
+    torch.bmm(xg.transpose(1, 2), resid, out=grad[:, :d])
+    grad[:, d] = resid.sum(dim=1)
+    grad.mul_(reg_c)
+    grad[:, :d] += theta[:, :d]
+    reg = (theta[:, :d] * theta[:, :d]).sum(dim=(1, 2), dtype=torch.float64)
+    return reg_c * loss + 0.5 * reg, grad
+
+
 def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.einsum("pn,pn->p", a, b)
 
@@ -134,9 +160,13 @@ def solve_primal(
     tol: float,
     max_iter: int,
     history: int,
+    gathered: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, Outcome]:
     """Fit every column of ``train`` (N_store, P); ``neg`` (P, C) is NEG for absent classes.
 
+    ``gathered`` = (positions (P, t), weights (P, t)) of each part's training rows, padded
+    with weight 0, switches from the dense pass over all stored rows to products over the
+    gathered rows (:func:`_objective_gathered`); the fixed point is the same.
     Returns theta (d+1, P, C) and the :class:`Outcome` (iterations, residuals, stalls, work).
     """
     d1 = store.dim + 1
@@ -147,6 +177,12 @@ def solve_primal(
     onehot = torch.nn.functional.one_hot(y.long(), c).to(torch.float32)
 
     def objective(v: dict[str, torch.Tensor], x: torch.Tensor):
+        if gathered is not None:
+            flops[0] += 4.0 * v["xg"].shape[1] * store.dim * x.shape[0] * c
+            loss, grad = _objective_gathered(
+                v["xg"], v["yg"], v["wg"], v["neg"], reg_c, x.view(-1, d1, c)
+            )
+            return loss, grad.view(x.shape)
         flops[0] += 4.0 * store.n_stored * store.dim * x.shape[0] * c
         theta = _to_stacked(x, d1, c)
         loss, grad = _objective(store, y, onehot, v["train"], v["neg"].T, reg_c, theta)
@@ -162,6 +198,9 @@ def solve_primal(
 
     b = Batch(p_all, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0,)))
     b.set(train=train, neg=neg)
+    if gathered is not None:
+        idx, wg = gathered
+        b.set(xg=store.gather(idx) * wg[:, :, None], yg=y[idx], wg=wg)
     theta = torch.zeros((p_all, d1 * c), dtype=torch.float32, device=dev)
     loss, g = objective(b.v, theta)
     (pg,) = precond(g)
