@@ -1,10 +1,11 @@
 """Primal solver: the weights of all classifiers stacked into one matrix.
 
 Weights are ``theta`` of shape (d+1, P, C) outside the solver, (d+1, C, P) inside it: feature
-weights and, in the last row, the intercept. Logits of every stored row under every
-classifier are one product ``X~ @ theta[:d].view(d, C*P)``; a 0/1 training mask (N, P) selects which rows enter which
-classifier's loss. Compute-bound on any device, and the held-out predictions come from the
-same product. The L-BFGS keeps each classifier's parameters as one contiguous row of a
+weights and, in the last row, the intercept. In the dense pass the logits of every stored row
+under every classifier are one product ``X~ @ theta[:d].view(d, C*P)`` and a 0/1 training
+mask (N, P) selects which rows enter which classifier's loss: compute-bound on any device.
+The gathered pass (many classes, small t/N) multiplies each part's own rows instead. The
+L-BFGS keeps each classifier's parameters as one contiguous row of a
 (P, (d+1)*C) matrix, so its inner products and updates are contiguous reductions.
 """
 
@@ -130,6 +131,15 @@ def _objective_gathered(xg, yg, wg, neg, reg_c, theta):
     return reg_c * loss + 0.5 * reg, grad
 
 
+def _gather_rows(store: FeatureStore, idx: torch.Tensor, wg: torch.Tensor) -> torch.Tensor:
+    """(P, t, d) float32 training rows of every part, zero where padded, filled a few parts at
+    a time: a store read from disk standardises what it gathers through float64 copies."""
+    xg = torch.empty((*idx.shape, store.dim), dtype=torch.float32, device=store.device)
+    for s in range(0, idx.shape[0], 8):
+        xg[s : s + 8] = store.gather(idx[s : s + 8])
+    return xg.mul_(wg[:, :, None])
+
+
 def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.einsum("pn,pn->p", a, b)
 
@@ -200,7 +210,7 @@ def solve_primal(
     b.set(train=train, neg=neg)
     if gathered is not None:
         idx, wg = gathered
-        b.set(xg=store.gather(idx) * wg[:, :, None], yg=y[idx], wg=wg)
+        b.set(xg=_gather_rows(store, idx, wg), yg=y[idx], wg=wg)
     theta = torch.zeros((p_all, d1 * c), dtype=torch.float32, device=dev)
     loss, g = objective(b.v, theta)
     (pg,) = precond(g)
