@@ -52,7 +52,7 @@ def _boehning_inverse(k: torch.Tensor, cb: float) -> torch.Tensor:
     inverse to float32 does not.
     """
     t = k.shape[1]
-    out = torch.empty(k.shape, dtype=torch.float32, device=k.device)
+    out = torch.empty_like(k)
     eye = torch.eye(t, dtype=k.dtype, device=k.device)
     for s in range(0, k.shape[0], 16):
         out[s : s + 16] = torch.cholesky_inverse(torch.linalg.cholesky(eye + cb * k[s : s + 16]))
@@ -110,9 +110,7 @@ def solve_span(
         return loss, reg_c * resid + a, reg_c * resid.sum(dim=2)
 
     def prod(mat: torch.Tensor, *vs: torch.Tensor) -> list[torch.Tensor]:
-        # a step reads both (P, t, t) matrices once and is memory-bound: M^-1 only shapes the
-        # search direction, so it is read in float32; K fixes the logits and stays float64
-        out = torch.bmm(torch.cat(vs, dim=1).to(mat.dtype), mat).to(DTYPE)
+        out = torch.bmm(torch.cat(vs, dim=1), mat)
         return list(out.split(c, dim=1))
 
     a = torch.zeros((p_all, c, t), dtype=DTYPE, device=dev)
