@@ -105,8 +105,8 @@ def _shortest(value: torch.Tensor) -> float:
 
 def choose_solver(model: LinearEnsemble, train_size: int, dim: int, n_partitions: int) -> str:
     """``span`` when a training part is at most half the feature dimension and the parts'
-    float32 t x t Gram matrices fit in 1 GiB (the span solver then holds them in float64
-    and their preconditioner in float32: about 4 GiB at the limit); otherwise ``primal``."""
+    float32 t x t Gram matrices fit in 1 GiB (the span solver then holds them, and their
+    preconditioner, in float64: about 5 GiB at the limit); otherwise ``primal``."""
     if model.solver != "auto":
         return model.solver
     fits = 2 * n_partitions * train_size * train_size * 4 <= _SPAN_BYTES
