@@ -49,8 +49,8 @@ def _boehning_inverse(k: torch.Tensor, cb: float) -> torch.Tensor:
     K has eigenvalues up to ~1e5 on wide standardised features. A float32 factorisation
     leaves errors of eps * cond in the inverse that K then amplifies, so <g, K M^-1 g> can
     turn negative and L-BFGS directions stop being descent directions. Storing the accurate
-    inverse in float32 would make a step 13% faster at t = 1,000, but the search path then
-    depends on the thread count, and so, at the margin, which rows a run removes.
+    inverse in float32 made a step 13% faster at t = 1,000 but moved the stopping point of
+    whole runs (3,000 SNLI rows on one thread: 558 rows removed instead of 568).
     """
     t = k.shape[1]
     out = torch.empty_like(k)
