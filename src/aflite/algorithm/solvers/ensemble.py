@@ -130,10 +130,9 @@ def use_gathered_rows(n_stored: int, train_size: int, dim: int, n_classes: int, 
     return device.type == "cpu" and fits and cheaper
 
 
-def _parts(train: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _parts(train: torch.Tensor, t_max: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(P, t_max) store positions of each part's training rows and their 0/1 weights
-    (0 where a part is shorter than the longest)."""
-    t_max = int(train.sum(dim=0).max())
+    (0 where a part is shorter than the longest, of ``t_max`` rows)."""
     order = torch.argsort(train.T, dim=1, descending=True, stable=True)[:, :t_max]
     return order, torch.gather(train.T, 1, order)
 
@@ -175,12 +174,13 @@ def fit_ensemble(
     preconditioner the primal solver used (None for the span solver).
     """
     _, p = train.shape
-    t = int(round(float(train.sum(dim=0).mean())))
+    sizes = train.sum(dim=0)
+    t, t_max = int(round(float(sizes.mean()))), int(sizes.max())
     solver = choose_solver(model, t, store.dim, p)
     reg_c = model.C / 2 if n_classes == 2 else model.C  # = a binary fit with C
     neg = _absent_classes(y, train, n_classes)
     if solver == "span":
-        order, weight = _parts(train)
+        order, weight = _parts(train, t_max)
         coef, intercept, out = solve_span(
             store, y, order, weight, neg, reg_c=reg_c, tol=model.tol,
             max_iter=model.max_iter, history=model.history,
@@ -194,12 +194,11 @@ def fit_ensemble(
             cur = current if current is not None else torch.ones(store.n_stored, device=store.device)
             binv = boehning_inverse(store, cur, t, reg_c)
             flops += 2.0 * store.n_stored * store.dim**2 + store.dim**3
-        t_max = int(train.sum(dim=0).max())
         gather = use_gathered_rows(store.n_stored, t_max, store.dim, n_classes, p, store.device)
         theta, out = solve_primal(
             store, y, train, neg, binv=binv, reg_c=reg_c, tol=model.tol,
             max_iter=model.max_iter, history=model.history,
-            gathered=_parts(train) if gather else None,
+            gathered=_parts(train, t_max) if gather else None,
         )
     report = SolveReport(
         solver=solver,

@@ -120,7 +120,7 @@ def _objective_gathered(xg, yg, wg, neg, reg_c, theta):
     picked = torch.gather(logp, 2, yg[:, :, None]).squeeze(2)
     loss = -(picked * wg).sum(dim=1, dtype=torch.float64)
     resid = logp.exp_()
-    resid.scatter_add_(2, yg[:, :, None], torch.full_like(picked, -1.0)[:, :, None])
+    resid.scatter_add_(2, yg[:, :, None], picked.new_full((1, 1, 1), -1.0).expand(p, yg.shape[1], 1))
     resid.mul_(wg[:, :, None])
     grad = torch.empty_like(theta)
     torch.bmm(xg.transpose(1, 2), resid, out=grad[:, :d])
@@ -184,7 +184,8 @@ def solve_primal(
     dev = store.device
 
     flops = [0.0]
-    onehot = torch.nn.functional.one_hot(y.long(), c).to(torch.float32)
+    if gathered is None:
+        onehot = torch.nn.functional.one_hot(y.long(), c).to(torch.float32)
 
     def objective(v: dict[str, torch.Tensor], x: torch.Tensor):
         if gathered is not None:
