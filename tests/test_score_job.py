@@ -211,6 +211,24 @@ def test_filter_by_a_score_stops_at_chance_instead_of_going_below():
     assert "chance level plus min_bias" in r.stop_message
 
 
+def test_filter_by_slice_size_follows_the_filter_rule_and_is_checked_before_scoring(monkeypatch):
+    import aflite.scoring.run
+    from aflite.scoring.filter_by import filter_by_score
+
+    x, y, _ = planted_data(n=200)
+    opts = dict(by="pvi", target_size=195, n_partitions=4, seed=0, device="cpu")
+    # a fraction of a small set still removes one row per slice, as in adversarial_filter
+    r = filter_by_score(x, y, slice_size=0.001, **opts)
+    assert r.params["slice_size"] == 1 and len(r.removed) == 5 and len(r.history) == 5
+
+    def no_scoring(*a, **k):
+        raise AssertionError("scored before the options were checked")
+
+    monkeypatch.setattr(aflite.scoring.run, "score_examples", no_scoring)
+    with pytest.raises(ValueError, match="slice_size"):
+        filter_by_score(x, y, slice_size=0, **opts)
+
+
 @pytest.mark.parametrize(
     "spec, message",
     [

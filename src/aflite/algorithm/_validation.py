@@ -86,6 +86,16 @@ def resolve_size(value: Any, n: int, name: str) -> int:
     return size
 
 
+def resolve_slice_size(slice_size: Any, n: int) -> int:
+    """Rows per slice: like :func:`resolve_size`, but a fraction of a small set still
+    removes one row per slice."""
+    if isinstance(slice_size, bool) or not isinstance(slice_size, (int, np.integer, float)):
+        raise ValueError(f"slice_size must be a positive int or a fraction, got {slice_size!r}")
+    if isinstance(slice_size, float) and 0.0 < slice_size < 1.0:
+        slice_size = max(1, int(round(slice_size * n)))
+    return resolve_size(slice_size, n, "slice_size")
+
+
 def check_partitions(n_partitions: Any) -> int:
     if isinstance(n_partitions, bool) or not isinstance(n_partitions, (int, np.integer)):
         raise ValueError(f"n_partitions must be a positive int, got {n_partitions!r}")

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from aflite._internal.text import plural
-from aflite.algorithm._validation import check_fraction, resolve_size
+from aflite.algorithm._validation import check_fraction, resolve_size, resolve_slice_size
 from aflite.algorithm.progress import ConvergenceWarning, Reporter, warn_if_unconverged
 from aflite.algorithm.result import STOP_REASONS, FilterResult, PhaseRecord
 from aflite.algorithm.scoring import prepare_runner
@@ -186,12 +186,7 @@ def check_filter_options(
             f"train_size ({t}) must be smaller than target_size ({n}): Algorithm 1 needs t < n "
             "so the kept set can still be scored out of sample"
         )
-    if isinstance(slice_size, bool) or not isinstance(slice_size, (int, np.integer, float)):
-        raise ValueError(f"slice_size must be a positive int or a fraction, got {slice_size!r}")
-    if isinstance(slice_size, float) and 0.0 < slice_size < 1.0:
-        # a fraction of a small set still removes a row per phase
-        slice_size = max(1, int(round(slice_size * n_input)))
-    slice_size = resolve_size(slice_size, n_input, "slice_size")
+    slice_size = resolve_slice_size(slice_size, n_input)
     tau = check_fraction(threshold, "threshold")
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")

@@ -96,7 +96,7 @@ def filter_by_score(
     ``train_size``). ``options`` go to the scorer (e.g. ``epochs=5``).
     """
     from aflite.algorithm import FilterResult, PhaseRecord, predictability_scores
-    from aflite.algorithm._validation import encode_labels, resolve_size
+    from aflite.algorithm._validation import encode_labels, resolve_size, resolve_slice_size
     from aflite.scoring.run import score_examples
 
     name, column, lower = parse_by(by)
@@ -110,6 +110,8 @@ def filter_by_score(
         raise ValueError(f"target_size must be between 1 and {n_input - 1} rows, got {n}")
     if balance not in (None, "classes"):
         raise ValueError(f"balance must be None or 'classes', got {balance!r}")
+    # before any scoring: a bad slice size must not cost a scoring pass
+    k = n_input - n if slice_size is None else resolve_slice_size(slice_size, n_input)
     phase = dict(n_partitions=n_partitions, train_size=t, groups=groups, seed=seed, device=device)
     opts = dict(options) | (
         {"n_partitions": n_partitions, "train_size": t} if name == "predictability" else {}
@@ -125,15 +127,11 @@ def filter_by_score(
     order = _pick(
         -value if lower else value, codes, n_input - n, balance, np.random.default_rng(seed)
     )
-    k = (
-        len(order)
-        if slice_size is None
-        else max(1, resolve_size(slice_size, n_input, "slice_size"))
-    )
-    counts = np.bincount(codes, minlength=len(classes))
+    kc = np.bincount(codes, minlength=len(classes))
     valid = pred[~np.isnan(pred)]
     bias = float(valid.mean()) if len(valid) else float("nan")
-    chance = float(counts.max() / counts.sum())
+    chance = float(kc.max() / kc.sum())
+    n_finite = int(np.isfinite(value).sum())
     direction = "lowest" if lower else "highest"
     history: list[Any] = []
     n_picked, stop = 0, "by_score"
@@ -149,12 +147,9 @@ def filter_by_score(
                 phase=len(history),
                 size_before=n_input - n_picked,
                 n_removed=step,
-                n_eligible=int(np.isfinite(value).sum()) - n_picked,
+                n_eligible=n_finite - n_picked,
                 representation_bias=bias,
-                class_counts={
-                    str(c): int(v)
-                    for c, v in zip(classes, np.bincount(codes[kept], minlength=len(classes)))
-                },
+                class_counts={str(c): int(v) for c, v in zip(classes, kc)},
                 seconds=time.perf_counter() - start,
                 score_histogram=np.histogram(valid, bins=_HIST_BINS, range=(0.0, 1.0))[0].tolist(),
                 chance=chance,
@@ -193,23 +188,20 @@ def filter_by_score(
         "grouped": groups is not None,
         "backend": "local",
         "scorer_options": scored.info["options"],
-        "kept_class_counts": np.bincount(codes[kept], minlength=len(classes)).tolist(),
+        "kept_class_counts": kc.tolist(),
     }
-    final = float(np.nanmean(kept_scores)) if (~np.isnan(kept_scores)).any() else float("nan")
-    kc = np.bincount(codes[kept], minlength=len(classes))
-    final_chance = float(kc.max() / kc.sum())
     return FilterResult(
         kept=kept,
         removed=picked.astype(np.int64),
         removed_phase=np.asarray(phase_of, dtype=np.int64),
         removed_score=value[picked],
         kept_scores=kept_scores,
-        final_bias=final,
+        final_bias=bias,
         history=history,
         stop_reason=stop,
         stop_message=(
-            f"representation bias at the chance level plus min_bias ({final:.3f} <= "
-            f"{final_chance:.3f} + {min_bias}) after removing the {len(picked)} rows with the "
+            f"representation bias at the chance level plus min_bias ({bias:.3f} <= "
+            f"{chance:.3f} + {min_bias}) after removing the {len(picked)} rows with the "
             f"{direction} {column}; {len(kept)} rows kept"
             if stop == "chance"
             else f"by {shown}: the {len(picked)} rows with the {direction} {column} removed; "
