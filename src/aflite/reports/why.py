@@ -7,14 +7,14 @@ aligned with them.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 
+from aflite.audits._text import get_tokenizer
+
 __all__ = ["ngram_log_odds", "nearest_removed", "unit_rows"]
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")  # the audits' regex tokenizer
 
 
 def ngram_log_odds(
@@ -52,7 +52,7 @@ def ngram_log_odds(
     blocks, names = [], []
     for field, values in texts.items():
         vec = CountVectorizer(
-            tokenizer=_TOKEN.findall, token_pattern=None, ngram_range=(1, 2), binary=True
+            tokenizer=get_tokenizer("regex"), token_pattern=None, ngram_range=(1, 2), binary=True
         )
         try:
             blocks.append(vec.fit_transform([values[i] for i in rows]).tocsc())
