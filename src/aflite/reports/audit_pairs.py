@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AuditPair", "PairedTable", "pair_audits", "paired_table", "MISSING"]
+__all__ = ["AuditPair", "PairedTable", "audit_tag", "pair_audits", "paired_table", "MISSING"]
 
 MISSING = "–"  # a row only one of the two runs has
 _TAG = re.compile(r"^(.*) \((before|kept)\)$")
@@ -32,7 +32,7 @@ class PairedTable:
     rows: list[tuple[list[Any], list[tuple[Any, Any]]]] = field(default_factory=list)
 
 
-def _split(audit: dict[str, Any]) -> tuple[str, str | None]:
+def audit_tag(audit: dict[str, Any]) -> tuple[str, str | None]:
     """(name without its tag, 'before' | 'kept' | None)."""
     name, tag = str(audit.get("name", "")), audit.get("tag")
     if tag in ("before", "kept"):
@@ -46,7 +46,7 @@ def pair_audits(audits: list[dict[str, Any]]) -> list[AuditPair]:
     result with neither tag stands alone (as ``before``)."""
     pairs: dict[str, AuditPair] = {}
     for audit in audits:
-        base, tag = _split(audit)
+        base, tag = audit_tag(audit)
         pair = pairs.setdefault(base, AuditPair(base))
         slot = "after" if tag == "kept" else "before"
         if getattr(pair, slot) is not None:  # the same name twice: keep both, separately

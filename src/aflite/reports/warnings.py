@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from aflite.reports.audit_pairs import audit_tag
+
 __all__ = ["DRIFT_WARNING", "BELOW_CHANCE_MARGIN", "label_drift", "run_warnings"]
 
 DRIFT_WARNING = 0.05  # a label's share moving more than this (0-1) is warned about
@@ -31,7 +33,7 @@ def _number(v: Any) -> float | None:
 
 
 def _is_kept(audit: dict[str, Any]) -> bool:
-    return audit.get("tag") == "kept" or str(audit.get("name", "")).endswith("(kept)")
+    return audit_tag(audit)[1] == "kept"
 
 
 def _audit_warnings(audits: list[dict[str, Any]], margin: float) -> list[str]:
