@@ -79,7 +79,7 @@ def check_job_options(job: FilterJob) -> None:
             raise _fail("text_fields", f"'{f}' is the label field (--label-field)")
         seen.add(f)
     try:
-        parse_feature_spec(job.features)
+        spec = parse_feature_spec(job.features)
     except ValueError as e:
         msg = str(e)
         raise DataError(msg if msg.startswith("--") else f"--features: {msg}") from None
@@ -97,7 +97,6 @@ def check_job_options(job: FilterJob) -> None:
     w = job.warmup_fraction
     if w is not None and (isinstance(w, bool) or not isinstance(w, Real) or not 0.0 < w < 1.0):
         raise _fail("warmup_fraction", f"must be in (0, 1), got {_show(w)}")
-    spec = parse_feature_spec(job.features)
     if (
         job.warmup_finetune
         and spec.kind != "warmup-cnn"  # the CNN is its own warm-up model
