@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
+from aflite._internal.labels import majority_rate
 from aflite.audits.base import AuditResult
 from aflite.audits.word_label import presence_matrix, word_label_counts
 
@@ -20,10 +21,6 @@ __all__ = [
     "max_ppmi_features",
     "bias_train_rows",
 ]
-
-
-def _majority(y: np.ndarray) -> float:
-    return float(np.unique(y, return_counts=True)[1].max() / len(y))
 
 
 def partial_input_baseline(
@@ -46,7 +43,7 @@ def partial_input_baseline(
     for tr, te in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x, y):
         clf = LogisticRegression(max_iter=2000).fit(x[tr], y[tr])
         accs.append(clf.score(x[te], y[te]))
-    acc, maj = float(np.mean(accs)), _majority(y)
+    acc, maj = float(np.mean(accs)), majority_rate(y)
     return AuditResult(
         name or f"{field}-only baseline",
         f"{field}-only accuracy {acc:.3f} vs majority class {maj:.3f} ({folds}-fold CV, {len(y)} rows)",
@@ -92,7 +89,7 @@ def max_ppmi_baseline(
         f_te = max_ppmi_features(mat[tr], y[tr], len(classes), mat[te])
         clf = LogisticRegression(max_iter=1000).fit(f_tr, y[tr])
         accs.append(clf.score(f_te, y[te]))
-    acc, maj = float(np.mean(accs)), _majority(y_raw)
+    acc, maj = float(np.mean(accs)), majority_rate(y_raw)
     return AuditResult(
         name,
         f"Max-PPMI accuracy {acc:.3f} vs majority class {maj:.3f} ({folds}-fold CV)",
@@ -151,7 +148,7 @@ def representation_bias_audit(
     from aflite.algorithm._validation import resolve_size
 
     y = np.asarray(labels)
-    maj = _majority(y)
+    maj = majority_rate(y)
     header = ["estimate", "majority class", "share >= 0.75", "share >= 0.5"]
     t = resolve_size(train_size, len(y), "train_size")
     if t >= len(y):

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 import aflite
+from aflite._internal.labels import label_counts, majority_rate
 from aflite.audits.controls import bias_with_control, random_control
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.defaults import overrides
@@ -194,10 +195,10 @@ def compare_experiment(
                 | {k: len(sets[k][0]) for k in eval_names}
                 | {"warm-up": len(rep.warm_rows)},
                 # the accuracy of always answering each set's most frequent label
-                "majority": {k: _majority(sets[k][0].labels) for k in eval_names},
+                "majority": {k: majority_rate(sets[k][0].labels) for k in eval_names},
                 # a filter can skew the label mix of what it keeps, in training and eval sets
-                "label_counts": {k: _counts(d_train.labels[v]) for k, v in train_sets.items()}
-                | {k: _counts(sets[k][0].labels) for k in eval_names},
+                "label_counts": {k: label_counts(d_train.labels[v]) for k, v in train_sets.items()}
+                | {k: label_counts(sets[k][0].labels) for k in eval_names},
                 "filter_summary": res.summary(),
                 # before, kept and a random subset of the kept size, each at the t the filter
                 # resolved on its initial set
@@ -239,15 +240,6 @@ def _as_fractions(options: dict[str, Any], n: int) -> dict[str, Any]:
         if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
             out[key] = min(max(float(v) / n, 1e-9), 1 - 1e-9)
     return out
-
-
-def _majority(labels: np.ndarray) -> float:
-    return float(np.unique(labels, return_counts=True)[1].max() / len(labels))
-
-
-def _counts(labels: np.ndarray) -> dict[str, int]:
-    values, counts = np.unique(labels, return_counts=True)
-    return {str(v): int(c) for v, c in zip(values.tolist(), counts.tolist())}
 
 
 def _checked(options: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import numpy as np
 
 import aflite
 from aflite._internal.atomic import atomic_path, clean_stale_parts
+from aflite._internal.labels import label_counts
 from aflite.algorithm import FilterResult, PhaseRecord
 from aflite.defaults import FILTER_DEFAULTS
 from aflite.jobs.config import FilterJob, JobInputs, job_key
@@ -94,8 +95,8 @@ def write_outputs(
         "kept": len(kept),
         "removed": len(removed),
         "warmup": len(warm_rows),
-        "labels_before": _counts(labels[rest]),
-        "labels_kept": _counts(labels[kept]),
+        "labels_before": label_counts(labels[rest]),
+        "labels_kept": label_counts(labels[kept]),
     }
     summary = {
         "input": str(job.input),
@@ -217,11 +218,6 @@ def stop_hint(result: FilterResult, threshold: float) -> str | None:
         f"{target} and bias {result.final_bias:.3f} vs chance {result.final_chance:.3f}: "
         f"lower --threshold (now {threshold:g}) to remove more"
     )
-
-
-def _counts(values: np.ndarray) -> dict[str, int]:
-    u, c = np.unique(values, return_counts=True)
-    return {str(a): int(b) for a, b in zip(u, c)}
 
 
 def _json_default(o: Any) -> Any:
