@@ -90,7 +90,8 @@ def filter_by_score(
     is within ``min_bias`` of the chance level, as AFLITE's chance stop does, so a score that
     keeps ranking rows after the artifact is gone does not push the set below chance.
 
-    Returns a :class:`~aflite.FilterResult` with one phase: ``removed`` easiest first with
+    Returns a :class:`~aflite.FilterResult` with one phase per slice (one in all without
+    ``slice_size``): ``removed`` easiest first with
     their score in ``removed_score``, ``kept_scores`` the kept rows' predictability on the
     kept set, the bias before and after as AFLITE measures it (``n_partitions``, t =
     ``train_size``). ``options`` go to the scorer (e.g. ``epochs=5``).
