@@ -11,7 +11,7 @@ import sys
 _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 if _WORKERS > 1:
     _THREADS = str(max(1, len(os.sched_getaffinity(0)) // _WORKERS))
-    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "AFLITE_THREADS"):
         os.environ.setdefault(_var, _THREADS)
 
 import numpy as np  # noqa: E402

@@ -78,14 +78,18 @@ def test_train_size_must_be_below_target_size():
         aflite.filter(x, y, target_size=10, train_size=150, slice_size=30, threshold=0.0)
 
 
-def test_never_heldout_rows_are_not_removed():
+@pytest.mark.parametrize("partitions", ["uniform", "blocks"])
+def test_never_heldout_rows_are_not_removed(partitions):
     x, y, _ = planted_data(n=100, seed=4)
-    # one partition training on 90 of 100 rows: 90 rows are never held out in a phase
+    # one partition training on about 90 of 100 rows: those are never held out in a phase
     res = aflite.filter(
-        x, y, target_size=95, train_size=90, n_partitions=1, slice_size=5, threshold=0.0
+        x, y, target_size=95, train_size=90, n_partitions=1, slice_size=5, threshold=0.0,
+        partitions=partitions,
     )
-    assert res.history[0].n_removed <= 10
-    assert res.history[0].n_eligible <= 10
+    ps = aflite.predictability_scores(x, y, train_size=90, n_partitions=1, partitions=partitions)
+    n_held = int((~ps.train_mask).sum())
+    assert n_held == 10 if partitions == "uniform" else 8 <= n_held <= 12  # blocks of 11-12
+    assert res.history[0].n_eligible <= n_held
     assert np.all(np.isfinite(res.removed_score))
 
 

@@ -121,3 +121,12 @@ def check_fraction(value: Any, name: str) -> float:
     if not 0.0 <= v <= 1.0:
         raise ValueError(f"{name} must be in [0, 1], got {value}")
     return v
+
+
+PARTITION_DESIGNS = ("blocks", "uniform")
+
+
+def check_partition_design(partitions: Any) -> str:
+    if partitions not in PARTITION_DESIGNS:
+        raise ValueError(f"partitions must be 'blocks' or 'uniform', got {partitions!r}")
+    return partitions

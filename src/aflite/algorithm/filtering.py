@@ -75,6 +75,8 @@ def adversarial_filter(
     resume: FilterState | None = None,
     backend: Backend | None = None,
     copy: bool = True,
+    partitions: str = "blocks",
+    threads: int | None = None,
 ) -> FilterResult:
     """Remove the most predictable instances until the set is ``target_size`` or clean.
 
@@ -97,7 +99,9 @@ def adversarial_filter(
     n_partitions:
         m: random partitions (models) per phase.
     train_size:
-        t: rows in each training part; an int, or a fraction of N. Default 0.1.
+        t: rows in each training part; an int, or a fraction of N. Default 0.1. With block
+        partitions (the default) a part is q whole blocks of about t/q rows, so its size is
+        t give or take a block's rounding.
     slice_size:
         k: rows removed per phase at most; an int, or a fraction of N.
     threshold:
@@ -133,6 +137,15 @@ def adversarial_filter(
     backend:
         None (this process), ``"ray"`` (a local Ray instance with 2 workers) or an
         :class:`aflite.distributed.RayBackend` to spread each phase's partitions over a cluster.
+    partitions:
+        ``"blocks"`` (default): each phase deals the current rows at random into blocks and
+        every classifier trains on a random set of whole blocks, each block in the same number
+        of parts (+-1); a row still trains each classifier with probability t/n, and the
+        solver only multiplies each block by the classifiers that train on it. ``"uniform"``:
+        independent uniform training parts of exactly t rows (Algorithm 1's wording), slower.
+    threads:
+        Worker threads for the products (default: ``AFLITE_THREADS``, else the cores this
+        process may run on). The result is the same for any value.
     copy:
         False lets the linear family standardise a float32 C-contiguous ``features`` array in
         place instead of copying it (halves peak memory); its values are changed.
@@ -165,6 +178,7 @@ def adversarial_filter(
             strategy=strategy, min_bias=min_bias, balance=balance, model=model, groups=groups,
             seed=seed, device=device, progress=progress, score_kept=score_kept,
             checkpoint=checkpoint, resume=resume, backend=backend, copy=copy,
+            partitions=partitions, threads=threads,
         )
     finally:
         if own_backend:
@@ -200,7 +214,7 @@ def check_filter_options(
 
 def _filter(features, labels, *, target_size, n_partitions, train_size, slice_size, threshold,
             strategy, min_bias, balance, model, groups, seed, device, progress, score_kept,
-            checkpoint, resume, backend, copy) -> FilterResult:
+            checkpoint, resume, backend, copy, partitions, threads) -> FilterResult:
     n_rows = np.asarray(labels).shape[0] if np.ndim(labels) else 0
     n, _, k, tau = check_filter_options(
         n_rows, target_size=target_size, train_size=train_size, slice_size=slice_size,
@@ -209,6 +223,7 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
     runner, classes, t = prepare_runner(
         features, labels, n_partitions=n_partitions, model=model, groups=groups, seed=seed,
         device=device, train_size=train_size, backend=backend, copy=copy,
+        partitions=partitions, threads=threads,
     )
     n_input = runner.n_input
     params = {
@@ -225,6 +240,7 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
         "device": str(runner.device),
         "grouped": groups is not None,
         "backend": "local" if backend is None else type(backend).__name__,
+        "partitions": partitions,
     }
 
     if resume is not None:
@@ -233,6 +249,7 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
             runner.generator.set_state(torch.as_tensor(state.generator_state, dtype=torch.uint8))
         if state.storage_phase is not None:
             runner.compact_to(state.rows_at_phase(state.storage_phase))
+
     else:
         state = FilterState(rows=np.arange(n_input, dtype=np.int64))
 

@@ -1,4 +1,12 @@
-"""Random training/held-out partitions of the current set, as an ``N x P`` 0/1 mask.
+"""Random training/held-out partitions of the current set.
+
+Two designs. **Block partitions** (the default): the current rows are dealt at random into
+blocks of about b rows and each classifier trains on a random set of t/b blocks, every block
+in the same number of training parts (+-1). A row still trains each classifier with
+probability t/n, but a block is read once per solver pass for all the classifiers that use it,
+as one matrix product with ~m*t/n * C columns, so only the useful products are done.
+**Uniform partitions** (Algorithm 1's wording): each training part is an independent uniform
+draw of t rows, returned as an ``N x P`` 0/1 mask.
 
 Rows are always addressed by integer position, so no prediction can be credited to the wrong
 row. All randomness comes from one ``torch.Generator`` threaded through the whole run.
@@ -14,11 +22,16 @@ row (singletons are rounded last for that reason); otherwise it is within one gr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
-__all__ = ["train_masks", "grouped_inclusion"]
+__all__ = ["BlockDesign", "block_design", "default_block_rows", "grouped_inclusion", "train_masks"]
 
 _EPS = 1e-9
+# A training part is at least this many blocks: with fewer, a few distinct training sets would
+# repeat across the m classifiers and every row of a block would share one held-out set.
+MIN_BLOCKS_PER_PART = 8
 
 
 def train_masks(
@@ -115,3 +128,115 @@ def _pipage(sizes: torch.Tensor, n_partitions: int, fraction: float, generator) 
 def _snap(v: torch.Tensor) -> torch.Tensor:
     v = torch.where(v < _EPS, torch.zeros_like(v), v)
     return torch.where(v > 1 - _EPS, torch.ones_like(v), v)
+
+
+def default_block_rows(dim: int, device: torch.device) -> int:
+    """Rows per block: on a CPU a block of ``dim`` float32 features stays near 1 MiB, so it
+    sits in a core's L2 cache through the forward and the gradient product; a GPU wants few,
+    large products."""
+    if device.type == "cuda":
+        return 4096
+    return int(min(2048, max(64, (1 << 18) // max(1, dim))))
+
+
+@dataclass
+class BlockDesign:
+    """Blocks of the current rows and which classifiers train on each.
+
+    ``order`` (n,) lists the current rows (positions 0..n-1 in the current set) block by
+    block, block i being ``order[bounds[i]:bounds[i+1]]``; ``incidence`` (B, P) is True where
+    block i trains classifier j.
+    """
+
+    order: torch.Tensor
+    bounds: torch.Tensor
+    incidence: torch.Tensor
+
+    @property
+    def n_blocks(self) -> int:
+        return int(self.incidence.shape[0])
+
+    @property
+    def n_partitions(self) -> int:
+        return int(self.incidence.shape[1])
+
+    def block_of_rows(self) -> torch.Tensor:
+        """(n,) the block of every current row."""
+        sizes = self.bounds[1:] - self.bounds[:-1]
+        blocks = torch.repeat_interleave(torch.arange(self.n_blocks, device=sizes.device), sizes)
+        out = torch.empty_like(blocks)
+        out[self.order] = blocks
+        return out
+
+    def train_mask(self, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """(n, P) mask with 1 where the row trains that classifier."""
+        return self.incidence[self.block_of_rows()].to(dtype)
+
+
+def block_design(
+    n_rows: int,
+    n_partitions: int,
+    train_size: int,
+    *,
+    block_rows: int,
+    generator: torch.Generator,
+    device: torch.device,
+    groups: torch.Tensor | None = None,
+) -> BlockDesign:
+    """Deal the current rows into blocks and give each classifier q = t/b of them.
+
+    q = round(t / ``block_rows``), at least ``MIN_BLOCKS_PER_PART``; the rows are dealt into B = round(q n / t)
+    blocks so that q blocks hold about t rows. With ``groups`` (N,) whole groups are dealt,
+    in random order, each block closed near n/B rows; every row is still in a training part
+    with probability q/B whatever its group's size, as every block is.
+    """
+    q = max(MIN_BLOCKS_PER_PART, int(round(train_size / max(1, block_rows))))
+    q = max(1, min(q, train_size))  # a block holds at least one row
+    n_blocks = max(2, int(round(q * n_rows / max(1, train_size))))
+    if groups is None:
+        n_blocks = min(n_blocks, n_rows)
+        order = torch.randperm(n_rows, generator=generator, device=device)
+        sizes = torch.full((n_blocks,), n_rows // n_blocks, dtype=torch.int64, device=device)
+        sizes[: n_rows % n_blocks] += 1
+    else:
+        order, sizes = _deal_groups(groups, n_rows / n_blocks, generator)
+        n_blocks = len(sizes)
+    q = min(q, n_blocks - 1)  # some block must stay held out
+    bounds = torch.zeros(n_blocks + 1, dtype=torch.int64, device=device)
+    bounds[1:] = torch.cumsum(sizes, 0)
+    return BlockDesign(order, bounds, _balanced_incidence(n_blocks, n_partitions, q, generator))
+
+
+def _deal_groups(groups: torch.Tensor, target: float, generator: torch.Generator):
+    """Rows of whole groups in a random group order, cut into blocks of about ``target``
+    rows: each group goes to the block its middle row falls in (a group larger than the
+    target makes a block of its own)."""
+    dev = groups.device
+    n_groups = int(groups.max()) + 1
+    gsizes = torch.bincount(groups, minlength=n_groups)
+    perm = torch.randperm(n_groups, generator=generator, device=dev)
+    rank = torch.empty_like(perm)
+    rank[perm] = torch.arange(n_groups, device=dev)
+    order = torch.argsort(rank[groups], stable=True)
+    s = gsizes[perm].to(torch.float64)
+    middle = torch.cumsum(s, 0) - s / 2
+    block = torch.floor(middle / target).to(torch.int64)
+    _, per_group = torch.unique_consecutive(block, return_inverse=True)
+    sizes = torch.zeros(int(per_group.max()) + 1, dtype=torch.int64, device=dev)
+    sizes.index_add_(0, per_group, gsizes[perm])
+    return order, sizes
+
+
+def _balanced_incidence(n_blocks: int, n_partitions: int, q: int, generator) -> torch.Tensor:
+    """(B, P) bool: each classifier takes the q least-used blocks, ties broken at random, so
+    every block trains the same number of classifiers (+-1) and, the blocks being
+    exchangeable, each is in a given training part with probability q/B."""
+    dev = generator.device
+    load = torch.zeros(n_blocks, dtype=torch.float64, device=dev)
+    keys = torch.rand((n_partitions, n_blocks), generator=generator, device=dev, dtype=torch.float64)
+    out = torch.zeros((n_blocks, n_partitions), dtype=torch.bool, device=dev)
+    for j in range(n_partitions):
+        pick = torch.topk(load + keys[j], q, largest=False).indices
+        out[pick, j] = True
+        load[pick] += 1
+    return out

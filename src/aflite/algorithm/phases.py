@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from aflite.algorithm.partitions import train_masks
+from aflite._internal.threads import compute_threads
+from aflite.algorithm.partitions import block_design, default_block_rows, train_masks
 from aflite.algorithm.scorers import Scorer
 from aflite.algorithm.storage import FeatureStore
 
@@ -51,8 +52,13 @@ class PhaseRunner:
         generator: torch.Generator,
         chunk_rows: int | None = None,
         in_place: bool = False,
+        partitions: str = "blocks",
+        threads: int | None = None,
+        block_rows: int | None = None,
     ) -> None:
         self.raw = x
+        self.partitions = partitions
+        self.threads = threads
         self.scorer = scorer
         self.n_classes = n_classes
         self.n_partitions = n_partitions
@@ -66,6 +72,7 @@ class PhaseRunner:
         self.groups = None if groups is None else torch.as_tensor(groups, device=device)
         self.n_input = x.shape[0]
         self.labels = np.asarray(y, dtype=np.int64)
+        self.block_rows = block_rows or default_block_rows(self.store.dim, device)
         scorer.attach(self.store, x, self.y, n_classes)
 
     def labels_of(self, rows: np.ndarray) -> np.ndarray:
@@ -85,35 +92,47 @@ class PhaseRunner:
 
     def run(self, rows: np.ndarray) -> PhaseOutput:
         """One phase on ``rows`` (sorted input positions)."""
-        rows = np.asarray(rows, dtype=np.int64)
+        with compute_threads(self.threads):
+            return self._run(np.asarray(rows, dtype=np.int64))
+
+    def _run(self, rows: np.ndarray) -> PhaseOutput:
         n = len(rows)
         pos = torch.as_tensor(self.store.positions(rows), device=self.device)
         groups = None
         if self.groups is not None:
             groups = torch.unique(self.groups[pos], return_inverse=True)[1]
-        train_active = train_masks(
-            n,
-            self.n_partitions,
-            self.train_size,
-            generator=self.generator,
-            device=self.device,
-            groups=groups,
-        )
         n_store = self.store.n_stored
         current = torch.zeros(n_store, dtype=torch.float32, device=self.device)
         current[pos] = 1.0
-        if n == n_store:
-            train, heldout = train_active, 1.0 - train_active
+        design = None
+        if self.partitions == "blocks":
+            design = block_design(
+                n, self.n_partitions, self.train_size, block_rows=self.block_rows,
+                generator=self.generator, device=self.device, groups=groups,
+            )
+            train_active = design.train_mask()
         else:
-            train = torch.zeros((n_store, self.n_partitions), dtype=torch.float32, device=self.device)
-            train[pos] = train_active
-            heldout = torch.zeros_like(train)
-            heldout[pos] = 1.0 - train_active
-        counts = self.scorer.score(train, heldout, current)
+            train_active = train_masks(
+                n, self.n_partitions, self.train_size, generator=self.generator,
+                device=self.device, groups=groups,
+            )
+        if design is not None and getattr(self.scorer, "supports_blocks", False):
+            counts = self.scorer.score_blocks(design, pos, current)
+        else:
+            if n == n_store:
+                train, heldout = train_active, 1.0 - train_active
+            else:
+                train = torch.zeros((n_store, self.n_partitions), dtype=torch.float32, device=self.device)
+                train[pos] = train_active
+                heldout = torch.zeros_like(train)
+                heldout[pos] = 1.0 - train_active
+            counts = self.scorer.score(train, heldout, current)
         correct, held = counts.correct[pos], counts.heldout[pos]
+        info = dict(counts.info)
+        info["partitions"] = self.partitions
         return PhaseOutput(
             correct=correct.cpu().numpy().astype(np.int64),
             heldout=held.cpu().numpy().astype(np.int64),
             train=train_active.cpu().numpy().astype(bool),
-            info=counts.info,
+            info=info,
         )

@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.device import make_generator, resolve_device
+from aflite._internal.threads import resolve_threads
 from aflite.algorithm._validation import (
     check_features,
+    check_partition_design,
     check_partitions,
     encode_groups,
     encode_labels,
@@ -70,6 +72,8 @@ def prepare_runner(
     train_size: Size,
     backend: Backend | None = None,
     copy: bool = True,
+    partitions: str = "blocks",
+    threads: int | None = None,
 ) -> tuple[PhaseRunner, np.ndarray, int]:
     """Check the inputs and set up a :class:`PhaseRunner`; returns it, the classes and t."""
     x = check_features(features)
@@ -82,6 +86,8 @@ def prepare_runner(
             f"train_size ({t}) must be smaller than the number of rows ({x.shape[0]}): "
             "some rows must be held out"
         )
+    check_partition_design(partitions)
+    threads = resolve_threads(threads)
     scorer = resolve_scorer(model, backend)
     dev = resolve_device(device)
     runner = PhaseRunner(
@@ -95,6 +101,8 @@ def prepare_runner(
         device=dev,
         generator=make_generator(seed, dev),
         in_place=not copy,
+        partitions=partitions,
+        threads=threads,
     )
     return runner, classes, t
 
@@ -110,12 +118,19 @@ def predictability_scores(
     seed: SeedLike = 0,
     device: DeviceLike = "auto",
     copy: bool = True,
+    partitions: str = "blocks",
+    threads: int | None = None,
 ) -> PhaseScores:
     """Score every row once: the fraction of its held-out predictions that are correct.
 
     This is one phase of AFLITE on its own: ``n_partitions`` random splits into a training part
     of ``train_size`` rows and a held-out part, one model per split.
     ``copy=False`` lets the linear family standardise a float32 array in place.
+    ``partitions``: ``"blocks"`` (default: rows dealt into blocks, each classifier trains on
+    t/b whole blocks, see :func:`aflite.algorithm.partitions.block_design`) or ``"uniform"``
+    (independent uniform training parts, Algorithm 1's wording). ``threads``: worker threads
+    (default ``AFLITE_THREADS`` or the cores this process may use); the scores do not depend
+    on it.
 
     Examples
     --------
@@ -136,6 +151,8 @@ def predictability_scores(
         device=device,
         train_size=train_size,
         copy=copy,
+        partitions=partitions,
+        threads=threads,
     )
     out = runner.run(np.arange(runner.n_input))
     return PhaseScores(

@@ -174,6 +174,16 @@ class FeatureStore:
             else:
                 yield s, e, self._standardise(np.asarray(self._raw[self.rows[s:e]]))
 
+    def read(self, start: int, end: int) -> torch.Tensor:
+        """Standardised stored rows ``start:end``."""
+        if self.data is not None:
+            return self.data[start:end]
+        return self._standardise(np.asarray(self._raw[self.rows[start:end]]))
+
+    def ranges(self, step: int) -> list[tuple[int, int]]:
+        """(start, end) ranges of ``step`` stored rows: the same cut whatever the thread count."""
+        return [(s, min(self.n_stored, s + step)) for s in range(0, self.n_stored, step)]
+
     def gather(self, positions: torch.Tensor) -> torch.Tensor:
         """Standardised rows at the given store positions (any shape of index tensor)."""
         if self.data is not None:

@@ -9,7 +9,8 @@ from typing import Literal
 import numpy as np
 import torch
 
-from aflite.algorithm.solvers.primal import NEG, boehning_inverse, solve_primal, stacked_logits
+from aflite.algorithm.solvers.blocks import BlockPlan
+from aflite.algorithm.solvers.primal import NEG, boehning_from_gram, boehning_inverse, solve_primal, stacked_logits
 from aflite.algorithm.solvers.span import solve_span
 from aflite.algorithm.storage import FeatureStore
 
@@ -27,6 +28,7 @@ __all__ = [
 Solver = Literal["auto", "primal", "span"]
 _SPAN_BYTES = 1 << 30  # every part's Gram matrix and preconditioner, counted at float32
 _GATHER_BYTES = 1 << 30  # every part's training rows, gathered, float32
+SPAN_TOL_FACTOR = 0.1
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,10 @@ class LinearEnsemble:
         classifier minimises ``C * sum(cross_entropy) + 0.5 * ||W||^2`` (the intercept is not
         penalised; two classes are fitted as one binary model would be).
     tol:
-        A classifier has converged when its gradient norm, in the preconditioner's metric, is
-        at most ``tol`` times its value at zero.
+        A classifier has converged when its gradient norm is at most ``tol`` times its value
+        at zero (the span solver, whose steps cost only t^2 C per classifier, goes to a tenth
+        of it: parts of a few dozen rows of wide features needed that to predict as converged
+        fits do).
     max_iter:
         L-BFGS iterations at most; a phase that needs more warns and records it.
     history:
@@ -160,29 +164,38 @@ class Ensemble:
 def fit_ensemble(
     store: FeatureStore,
     y: torch.Tensor,
-    train: torch.Tensor,
+    train: torch.Tensor | None,
     n_classes: int,
     model: LinearEnsemble,
     *,
     binv: torch.Tensor | None = None,
     current: torch.Tensor | None = None,
+    plan: BlockPlan | None = None,
 ) -> tuple[Ensemble, torch.Tensor | None]:
-    """Fit one classifier per column of ``train`` (N_store, P), a 0/1 float mask.
+    """Fit one classifier per column of ``train`` (N_store, P), a 0/1 float mask, or per
+    training part of a block ``plan`` (then ``train`` may be None).
 
     ``binv`` is the primal preconditioner to reuse (built from the rows marked in
-    ``current``, default all stored rows, when None). Returns the ensemble and the
-    preconditioner the primal solver used (None for the span solver).
+    ``current``, default all stored rows, when None; a block plan estimates it from a
+    sample of its rows). Returns the ensemble and the preconditioner the primal solver used
+    (None for the span solver).
     """
-    _, p = train.shape
-    sizes = train.sum(dim=0)
+    if plan is not None:
+        p, sizes, neg = plan.n_partitions, plan.part_sizes, plan.neg
+        if train is None and (model.solver == "span" or choose_solver(
+                model, int(round(float(sizes.mean()))), store.dim, p) == "span"):
+            train = plan_mask(plan, store)
+    else:
+        p = train.shape[1]
+        sizes = train.sum(dim=0)
+        neg = _absent_classes(y, train, n_classes)
     t, t_max = int(round(float(sizes.mean()))), int(sizes.max())
     solver = choose_solver(model, t, store.dim, p)
     reg_c = model.C / 2 if n_classes == 2 else model.C  # = a binary fit with C
-    neg = _absent_classes(y, train, n_classes)
     if solver == "span":
         order, weight = _parts(train, t_max)
         coef, intercept, out = solve_span(
-            store, y, order, weight, neg, reg_c=reg_c, tol=model.tol,
+            store, y, order, weight, neg, reg_c=reg_c, tol=model.tol * SPAN_TOL_FACTOR,
             max_iter=model.max_iter, history=model.history,
         )
         theta = _weights_from_span(store, order, weight, coef, intercept)
@@ -190,16 +203,25 @@ def fit_ensemble(
         flops = 2.0 * store.n_stored * store.dim * p * n_classes  # W = X^T A
     else:
         flops = 0.0
-        if binv is None:
+        if binv is None and plan is not None:
+            # the expected Gram matrix of a part estimated from a random sample of the current
+            # rows: four times the dimension is plenty for a preconditioner (it changes the
+            # speed, never the optimum) and costs a fraction of a pass over the set at scale
+            gram, used = plan.sample_gram(max(t, 4 * (store.dim + 1)))
+            binv = boehning_from_gram(gram, 0.5 * reg_c * t / used)
+            flops += 2.0 * used * store.dim**2 + store.dim**3
+        elif binv is None:
             cur = current if current is not None else torch.ones(store.n_stored, device=store.device)
             binv = boehning_inverse(store, cur, t, reg_c)
-            flops += 2.0 * store.n_stored * store.dim**2 + store.dim**3
-        gather = use_gathered_rows(store.n_stored, t_max, store.dim, n_classes, p, store.device)
+            flops += 2.0 * float(cur.sum()) * store.dim**2 + store.dim**3
+        gather = plan is None and use_gathered_rows(
+            store.n_stored, t_max, store.dim, n_classes, p, store.device)
         theta, out = solve_primal(
             store, y, train, neg, binv=binv, reg_c=reg_c, tol=model.tol,
             max_iter=model.max_iter, history=model.history,
-            gathered=_parts(train, t_max) if gather else None,
+            gathered=_parts(train, t_max) if gather else None, plan=plan,
         )
+    n_pred = store.n_stored if plan is None else float(sum(int(tk.w.sum()) for tk in plan.tasks))
     report = SolveReport(
         solver=solver,
         iterations=int(out.iters.max()),
@@ -207,9 +229,19 @@ def fit_ensemble(
         residual=_shortest(out.resid.max()),
         n_capped=int((out.iters >= model.max_iter).sum()),
         n_stalled=int(out.stalled.sum()),
-        flops=flops + out.flops + 2.0 * store.n_stored * store.dim * p * n_classes,  # + predict
+        flops=flops + out.flops + 2.0 * n_pred * store.dim * p * n_classes,  # + predict
     )
     return Ensemble(theta, neg, report), binv
+
+
+def plan_mask(plan: BlockPlan, store: FeatureStore) -> torch.Tensor:
+    """(N_store, P) training mask of a block plan."""
+    mask = torch.zeros((store.n_stored, plan.n_partitions), dtype=torch.float32, device=store.device)
+    for task in plan.tasks:
+        real = task.w > 0
+        inc = 1.0 - task.held
+        mask[task.pos[real]] = inc[:, None, :].expand(*task.pos.shape, -1)[real]
+    return mask
 
 
 def heldout_counts(

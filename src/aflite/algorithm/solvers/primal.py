@@ -21,9 +21,10 @@ from aflite.algorithm.solvers.lbfgs import (
     armijo_ok,
     stuck_count,
 )
+from aflite.algorithm.solvers.blocks import BlockPlan
 from aflite.algorithm.storage import FeatureStore
 
-__all__ = ["boehning_inverse", "solve_primal", "stacked_logits", "NEG"]
+__all__ = ["boehning_from_gram", "boehning_inverse", "solve_primal", "stacked_logits", "NEG"]
 
 NEG = -1e30  # logit of a class absent from a training part: never predicted, no gradient
 
@@ -51,9 +52,16 @@ def boehning_inverse(
             gram[d, :d] += col
         gram[d, d] += float(current[s:e].sum())
     n = max(float(gram[d, d]), 1.0)
-    b = gram * (0.5 * reg_c * train_size / n)
+    return boehning_from_gram(gram, 0.5 * reg_c * train_size / n)
+
+
+def boehning_from_gram(gram: torch.Tensor, scale: float) -> torch.Tensor:
+    """Inverse of ``scale * gram + I`` (float64 in, float32 out); ``gram`` is (d+1, d+1)
+    over ``[X~ 1]``."""
+    dev = gram.device
+    b = gram * scale
     b.diagonal().add_(1.0)
-    eye = torch.eye(d + 1, dtype=b.dtype, device=dev)
+    eye = torch.eye(gram.shape[0], dtype=b.dtype, device=dev)
     jitter = 0.0
     for _ in range(6):
         chol, info = torch.linalg.cholesky_ex(b + jitter * eye)
@@ -171,9 +179,12 @@ def solve_primal(
     max_iter: int,
     history: int,
     gathered: tuple[torch.Tensor, torch.Tensor] | None = None,
+    plan: BlockPlan | None = None,
 ) -> tuple[torch.Tensor, Outcome]:
     """Fit every column of ``train`` (N_store, P); ``neg`` (P, C) is NEG for absent classes.
 
+    ``plan`` (block partitions; ``train`` is then unused) runs each pass block by block over
+    the classifiers that train on the block (:mod:`aflite.algorithm.solvers.blocks`).
     ``gathered`` = (positions (P, t), weights (P, t)) of each part's training rows, padded
     with weight 0, switches from the dense pass over all stored rows to products over the
     gathered rows (:func:`_objective_gathered`); the fixed point is the same.
@@ -184,10 +195,15 @@ def solve_primal(
     dev = store.device
 
     flops = [0.0]
-    if gathered is None:
+    if gathered is None and plan is None:
         onehot = torch.nn.functional.one_hot(y.long(), c).to(torch.float32)
 
     def objective(v: dict[str, torch.Tensor], x: torch.Tensor):
+        if plan is not None:
+            flops[0] += 4.0 * float(plan.part_sizes.mean()) * store.dim * x.shape[0] * c
+            slot = torch.full((p_all + 1,), len(b.active), dtype=torch.int64, device=dev)
+            slot[b.active] = torch.arange(len(b.active), device=dev)
+            return plan.objective(x, slot, v["neg"], reg_c)
         if gathered is not None:
             flops[0] += 4.0 * v["xg"].shape[1] * store.dim * x.shape[0] * c
             loss, grad = _objective_gathered(
@@ -208,7 +224,9 @@ def solve_primal(
         return [_to_rows(part.reshape(d1, c, p)) for part in both.split(p * c, dim=1)]
 
     b = Batch(p_all, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0,)))
-    b.set(train=train, neg=neg)
+    b.set(neg=neg)
+    if train is not None:
+        b.set(train=train)
     if gathered is not None:
         idx, wg = gathered
         b.set(xg=_gather_rows(store, idx, wg), yg=y[idx], wg=wg)

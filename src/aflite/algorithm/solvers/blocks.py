@@ -1,0 +1,210 @@
+"""The primal solver's passes over block partitions.
+
+A phase's rows are dealt into blocks (:func:`aflite.algorithm.partitions.block_design`) and
+each classifier trains on a few whole blocks. A pass reads every block once and multiplies it
+by the weights of just the classifiers that train on it (about m*t/n of them, padded to the
+most in a task): ``(b x d) @ (d x s*C)``, then ``X_b^T R_b`` for the gradient, while the block
+is still in cache. That is the useful work of the fit and nothing more: the dense pass
+multiplied every row by every classifier and masked the loss (n/t times the work), the
+gathered pass copied each part's rows (memory-bound).
+
+Blocks of similar size are batched into tasks of a few thousand rows; a task is the unit a
+worker thread runs (``aflite._internal.threads``) and the per-classifier sums are added up in
+task order, so the result does not depend on the thread count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from aflite._internal.threads import workers
+from aflite.algorithm.partitions import BlockDesign
+from aflite.algorithm.storage import FeatureStore
+
+__all__ = ["BlockPlan", "BlockTask", "plan_blocks"]
+
+NEG = -1e30
+TASK_ROWS = 4096  # rows per task: enough work per product, a few tasks per thread
+MATERIALISE_BYTES = 1 << 31  # gathered copy of the blocks kept for the phase up to this size
+
+
+@dataclass
+class BlockTask:
+    """Blocks batched together: their rows' store positions (G, b), weights (1 for a row, 0
+    for padding), labels, the classifiers each block trains (G, s; padded with P) and which
+    classifiers hold each block out (G, P)."""
+
+    pos: torch.Tensor
+    w: torch.Tensor
+    y: torch.Tensor
+    members: torch.Tensor
+    held: torch.Tensor
+    x: torch.Tensor | None = None
+
+
+@dataclass
+class BlockPlan:
+    """A phase's blocks, batched into tasks, with the (P, C) offsets of classes absent from
+    each training part."""
+
+    store: FeatureStore
+    tasks: list[BlockTask]
+    n_partitions: int
+    n_classes: int
+    neg: torch.Tensor
+    part_sizes: torch.Tensor
+
+    def rows(self, task: BlockTask) -> torch.Tensor:
+        """(G, b, d) standardised rows of a task (gathered now if not kept)."""
+        return task.x if task.x is not None else self.store.gather(task.pos)
+
+    # --- passes ---
+    def objective(self, theta: torch.Tensor, slot: torch.Tensor, neg: torch.Tensor, reg_c: float):
+        """Loss (p,) float64 and gradient (p, (d+1)*C) of the classifiers in ``theta`` (p,
+        (d+1)*C), one row each; ``slot`` (P+1,) maps a classifier id to its row of theta, or
+        to p (a zero row whose results are dropped)."""
+        p, width = theta.shape
+        c = self.n_classes
+        d = width // c - 1
+        ext = torch.cat([theta, theta.new_zeros(1, width)])
+        neg_ext = torch.cat([neg, neg.new_zeros(1, c)])
+
+        def run(task: BlockTask):
+            idx = slot[task.members]
+            g, s = idx.shape
+            wt = ext[idx].view(g, s, d + 1, c)
+            w = wt[:, :, :d].permute(0, 2, 1, 3).reshape(g, d, s * c)
+            bias = (wt[:, :, d] + neg_ext[idx]).reshape(g, 1, s * c)
+            x = self.rows(task)
+            n = x.shape[1]
+            logp = torch.log_softmax(torch.baddbmm(bias, x, w).view(g, n, s, c), dim=3)
+            picked = torch.gather(logp, 3, task.y[:, :, None, None].expand(g, n, s, 1)).squeeze(3)
+            loss = -(picked * task.w[:, :, None]).sum(dim=1, dtype=torch.float64)
+            resid = logp.exp_()
+            resid.scatter_add_(3, task.y[:, :, None, None].expand(g, n, s, 1),
+                               resid.new_full((1, 1, 1, 1), -1.0).expand(g, n, s, 1))
+            resid.mul_(task.w[:, :, None, None])
+            r2 = resid.view(g, n, s * c)
+            out = torch.empty((g, s, d + 1, c), dtype=theta.dtype, device=theta.device)
+            out[:, :, :d] = torch.bmm(x.transpose(1, 2), r2).view(g, d, s, c).permute(0, 2, 1, 3)
+            out[:, :, d] = r2.sum(dim=1).view(g, s, c)
+            return idx.reshape(-1), loss.reshape(-1), out.view(g * s, -1)
+
+        loss = torch.zeros(p + 1, dtype=torch.float64, device=theta.device)
+        grad = torch.zeros((p + 1, width), dtype=theta.dtype, device=theta.device)
+        for idx, part_loss, part_grad in workers().map(run, self.tasks):
+            loss.index_add_(0, idx, part_loss)
+            grad.index_add_(0, idx, part_grad)
+        loss, grad = loss[:p], grad[:p]
+        grad.mul_(reg_c)
+        feat = theta.view(p, d + 1, c)[:, :d]
+        grad.view(p, d + 1, c)[:, :d] += feat
+        reg = (feat * feat).sum(dim=(1, 2), dtype=torch.float64)
+        return reg_c * loss + 0.5 * reg, grad
+
+    def sample_gram(self, min_rows: int) -> tuple[torch.Tensor, float]:
+        """(d+1, d+1) float64 Gram matrix of ``[X~ 1]`` over the first whole tasks that hold
+        at least ``min_rows`` rows (the blocks are random rows), and how many rows that is."""
+        d = self.store.dim
+        chosen, rows = [], 0
+        for task in self.tasks:
+            if rows >= min_rows:
+                break
+            chosen.append(task)
+            rows += int(task.w.sum())
+
+        def run(task: BlockTask):
+            x = (self.rows(task) * task.w[:, :, None]).reshape(-1, d)
+            return (x.T @ x).double(), x.sum(dim=0).double()
+
+        gram = torch.zeros((d + 1, d + 1), dtype=torch.float64, device=self.store.device)
+        for g, col in workers().map(run, chosen):
+            gram[:d, :d] += g
+            gram[:d, d] += col
+            gram[d, :d] += col
+        gram[d, d] = rows
+        return gram, float(rows)
+
+    def heldout_counts(self, theta: torch.Tensor, neg: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per stored row: correct predictions by the classifiers that held its block out, and
+        how many did. ``theta`` (d+1, P, C). Rows outside the phase get zeros."""
+        d1, p, c = theta.shape
+        w = theta[: d1 - 1].reshape(d1 - 1, p * c)
+        bias = (theta[d1 - 1] + neg).reshape(p * c)
+
+        def run(task: BlockTask):
+            x = self.rows(task)
+            g, n, _ = x.shape
+            pred = torch.addmm(bias, x.reshape(g * n, -1), w).view(g, n, p, c).argmax(dim=3)
+            hits = ((pred == task.y[:, :, None]).to(torch.float32) * task.held[:, None, :]).sum(dim=2)
+            return task.pos, task.w > 0, hits, task.held.sum(dim=1)
+
+        dev = theta.device
+        correct = torch.zeros(self.store.n_stored, dtype=torch.float32, device=dev)
+        held = torch.zeros(self.store.n_stored, dtype=torch.float32, device=dev)
+        for pos, real, hits, n_held in workers().map(run, self.tasks):
+            correct[pos[real]] = hits[real]
+            held[pos[real]] = n_held[:, None].expand_as(hits)[real]
+        return correct, held
+
+
+def plan_blocks(
+    store: FeatureStore,
+    y: torch.Tensor,
+    design: BlockDesign,
+    positions: torch.Tensor,
+    n_classes: int,
+    *,
+    task_rows: int = TASK_ROWS,
+) -> BlockPlan:
+    """Batch a design's blocks into tasks. ``positions`` (n,) are the store positions of the
+    current rows the design dealt; ``y`` the labels of all stored rows."""
+    dev = store.device
+    p = design.n_partitions
+    inc = design.incidence
+    sizes = design.bounds[1:] - design.bounds[:-1]
+    rows_pos = positions[design.order]
+    labels = y[rows_pos]
+    # classes present in each training part: class counts per block, summed over its blocks
+    block_of = torch.repeat_interleave(torch.arange(design.n_blocks, device=dev), sizes)
+    counts = torch.zeros((design.n_blocks, n_classes), dtype=torch.float32, device=dev)
+    counts.index_put_((block_of, labels), torch.ones_like(labels, dtype=torch.float32), accumulate=True)
+    part_counts = inc.to(torch.float32).T @ counts
+    neg = torch.where(part_counts > 0, 0.0, NEG)
+    part_sizes = part_counts.sum(dim=1)
+
+    keep = store.data is not None and store.n_stored * store.dim * 4 <= MATERIALISE_BYTES
+    order = torch.argsort(sizes, stable=True).tolist()
+    sizes_l = sizes.tolist()
+    starts = design.bounds.tolist()
+    n_members = inc.sum(dim=1).tolist()
+    tasks: list[BlockTask] = []
+    i = 0
+    while i < len(order):
+        j = i + 1
+        # blocks sorted by size: the last block of a task is its widest
+        while j < len(order) and (j - i + 1) * sizes_l[order[j]] <= task_rows:
+            j += 1
+        blocks = order[i:j]
+        b = sizes_l[blocks[-1]]
+        s = max(n_members[k] for k in blocks)
+        g = len(blocks)
+        pos = torch.empty((g, b), dtype=torch.int64, device=dev)
+        w = torch.zeros((g, b), dtype=torch.float32, device=dev)
+        members = torch.full((g, s), p, dtype=torch.int64, device=dev)
+        for r, k in enumerate(blocks):
+            rows = rows_pos[starts[k] : starts[k + 1]]
+            pos[r, : len(rows)] = rows
+            pos[r, len(rows) :] = rows[0]
+            w[r, : len(rows)] = 1.0
+            mem = inc[k].nonzero().squeeze(1)
+            members[r, : len(mem)] = mem
+        held = (~inc[blocks]).to(torch.float32)
+        task = BlockTask(pos=pos, w=w, y=y[pos], members=members, held=held)
+        if keep:
+            task.x = store.gather(pos)
+        tasks.append(task)
+        i = j
+    return BlockPlan(store, tasks, p, n_classes, neg, part_sizes)
