@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from aflite.algorithm.scorers.base import PhaseCounts, register_scorer
 from aflite.algorithm.partitions import BlockDesign
+from aflite.algorithm.scorers.base import PhaseCounts, register_scorer
 from aflite.algorithm.solvers import LinearEnsemble, fit_ensemble, heldout_counts
 from aflite.algorithm.solvers.blocks import plan_blocks
 from aflite.algorithm.storage import FeatureStore

@@ -10,7 +10,13 @@ import numpy as np
 import torch
 
 from aflite.algorithm.solvers.blocks import BlockPlan
-from aflite.algorithm.solvers.primal import NEG, boehning_from_gram, boehning_inverse, solve_primal, stacked_logits
+from aflite.algorithm.solvers.primal import (
+    NEG,
+    boehning_from_gram,
+    boehning_inverse,
+    solve_primal,
+    stacked_logits,
+)
 from aflite.algorithm.solvers.span import solve_span
 from aflite.algorithm.storage import FeatureStore
 

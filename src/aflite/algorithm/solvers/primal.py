@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from aflite.algorithm.solvers.blocks import BlockPlan
 from aflite.algorithm.solvers.lbfgs import (
     STALL_STEPS,
     Batch,
@@ -21,7 +22,6 @@ from aflite.algorithm.solvers.lbfgs import (
     armijo_ok,
     stuck_count,
 )
-from aflite.algorithm.solvers.blocks import BlockPlan
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["boehning_from_gram", "boehning_inverse", "solve_primal", "stacked_logits", "NEG"]
