@@ -9,6 +9,7 @@ from typing import Literal
 import numpy as np
 import torch
 
+from aflite._internal.threads import workers
 from aflite.algorithm.solvers.blocks import BlockPlan
 from aflite.algorithm.solvers.primal import (
     NEG,
@@ -256,9 +257,14 @@ def heldout_counts(
     """Per stored row: correct predictions where ``heldout`` (N_store, P) is 1, and how
     often it was held out. Predictions are made chunk by chunk and never stored."""
     correct = torch.zeros(store.n_stored, dtype=torch.float32, device=store.device)
-    for s, e, xb in store.chunks():
-        pred = ensemble.logits(xb).argmax(dim=2)
+
+    def run(span: tuple[int, int]) -> None:
+        s, e = span
+        pred = ensemble.logits(store.read(s, e)).argmax(dim=2)
         correct[s:e] = ((pred == y[s:e, None]).to(torch.float32) * heldout[s:e]).sum(dim=1)
+
+    for _ in workers().map(run, store.ranges(8192)):
+        pass
     return correct, heldout.sum(dim=1)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from aflite._internal.threads import workers
 from aflite.algorithm.solvers.blocks import BlockPlan
 from aflite.algorithm.solvers.lbfgs import (
     STALL_STEPS,
@@ -26,6 +27,7 @@ from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["boehning_from_gram", "boehning_inverse", "solve_primal", "stacked_logits", "NEG"]
 
+_RANGE_ROWS = 8192
 NEG = -1e30  # logit of a class absent from a training part: never predicted, no gradient
 
 
@@ -97,16 +99,23 @@ def _objective(store, y, onehot, train, neg_cp, reg_c, theta):
     gb = grad[d].view(c * p)
     bias = (theta[d] + neg_cp).reshape(c * p)
     w = theta[:d].reshape(d, c * p)
-    for s, e, xb in store.chunks():
-        n = e - s
+
+    def run(span: tuple[int, int]):
+        s, e = span
+        xb, n = store.read(s, e), e - s
         logp = torch.log_softmax(torch.addmm(bias, xb, w).view(n, c, p), dim=1)
         t = train[s:e]
         picked = torch.gather(logp, 1, y[s:e, None, None].expand(n, 1, p)).squeeze(1)
-        loss -= (picked * t).sum(dim=0, dtype=torch.float64)
+        part = (picked * t).sum(dim=0, dtype=torch.float64)
         resid = logp.exp_().sub_(onehot[s:e, :, None]).mul_(t[:, None, :])
         r2 = resid.view(n, c * p)
-        gw.addmm_(xb.T, r2)
-        gb += r2.sum(dim=0)
+        return part, xb.T @ r2, r2.sum(dim=0)
+
+    # fixed row ranges on the worker threads, summed in range order
+    for part, g_w, g_b in workers().map(run, store.ranges(_RANGE_ROWS)):
+        loss -= part
+        gw += g_w
+        gb += g_b
     grad.mul_(reg_c)
     grad[:d] += theta[:d]
     reg = (theta[:d] * theta[:d]).sum(dim=(0, 1), dtype=torch.float64)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import torch
 
+from aflite._internal.threads import workers
 from aflite.algorithm.solvers.lbfgs import (
     LINE_SEARCH_HALVINGS,
     STALL_STEPS,
@@ -33,13 +34,22 @@ __all__ = ["solve_span", "span_gram"]
 DTYPE = torch.float64
 
 
+def _slices(p: int, group: int) -> list[slice]:
+    """The same cut of the P parts into tasks whatever the thread count."""
+    return [slice(s, min(p, s + group)) for s in range(0, p, group)]
+
+
 def span_gram(store, idx: torch.Tensor, weight: torch.Tensor, *, group: int = 8) -> torch.Tensor:
     """(P, t, t) Gram matrices of each training part; padded rows are zero."""
     p, t = idx.shape
     out = torch.empty((p, t, t), dtype=torch.float32, device=store.device)
-    for s in range(0, p, group):
-        z = store.gather(idx[s : s + group]) * weight[s : s + group, :, None]
-        torch.bmm(z, z.transpose(1, 2), out=out[s : s + group])
+
+    def run(sl: slice) -> None:
+        z = store.gather(idx[sl]) * weight[sl, :, None]
+        torch.bmm(z, z.transpose(1, 2), out=out[sl])
+
+    for _ in workers().map(run, _slices(p, group)):
+        pass
     return out
 
 
@@ -55,8 +65,12 @@ def _boehning_inverse(k: torch.Tensor, cb: float) -> torch.Tensor:
     t = k.shape[1]
     out = torch.empty_like(k)
     eye = torch.eye(t, dtype=k.dtype, device=k.device)
-    for s in range(0, k.shape[0], 16):
-        out[s : s + 16] = torch.cholesky_inverse(torch.linalg.cholesky(eye + cb * k[s : s + 16]))
+
+    def run(sl: slice) -> None:
+        out[sl] = torch.cholesky_inverse(torch.linalg.cholesky(eye + cb * k[sl]))
+
+    for _ in workers().map(run, _slices(k.shape[0], 4)):
+        pass
     return out
 
 
@@ -111,7 +125,15 @@ def solve_span(
         return loss, reg_c * resid + a, reg_c * resid.sum(dim=2)
 
     def prod(mat: torch.Tensor, *vs: torch.Tensor) -> list[torch.Tensor]:
-        out = torch.bmm(torch.cat(vs, dim=1), mat)
+        # one product per task of a few parts, on the worker threads
+        left = torch.cat(vs, dim=1)
+        out = torch.empty_like(left)
+
+        def run(sl: slice) -> None:
+            torch.bmm(left[sl], mat[sl], out=out[sl])
+
+        for _ in workers().map(run, _slices(len(left), 4)):
+            pass
         return list(out.split(c, dim=1))
 
     a = torch.zeros((p_all, c, t), dtype=DTYPE, device=dev)
