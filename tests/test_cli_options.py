@@ -42,6 +42,8 @@ BAD_OPTIONS = [
     (["--warmup-fraction", "2"], "--warmup-fraction: must be in (0, 1), got 2"),
     (["--warmup-finetune"], "--warmup-finetune: needs --features sentence-transformers"),
     (["--backend", "spark"], "--backend: must be local or ray, got 'spark'"),
+    (["--partitions", "random"], "--partitions: unknown value 'random'"),
+    (["--threads", "0"], "--threads: must be a positive whole number, got 0"),
     (["--ray-address", "auto"], "--ray-address: needs --backend ray"),
     (["--text-fields", "hypothesis,hypothesis"], "--text-fields: 'hypothesis' is named twice"),
     (["--text-fields", "label"], "--text-fields: 'label' is the label field"),

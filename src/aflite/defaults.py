@@ -31,6 +31,7 @@ FILTER_DEFAULTS: dict[str, Any] = {
     "min_bias": 0.02,
     "balance": None,
     "strategy": "slicing",
+    "partitions": "blocks",
 }
 
 

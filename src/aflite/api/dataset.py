@@ -145,7 +145,7 @@ def filter_dataset(
     """
     from aflite.algorithm import adversarial_filter
 
-    unknown = set(filter_options) - set(FILTER_DEFAULTS) - {"model", "score_kept"}
+    unknown = set(filter_options) - set(FILTER_DEFAULTS) - {"model", "score_kept", "threads"}
     if unknown:
         raise TypeError(f"filter_dataset() got unexpected option(s): {', '.join(sorted(unknown))}")
     view = as_view(data, split=split)

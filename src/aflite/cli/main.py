@@ -120,8 +120,17 @@ def filter_cmd(
         False, help="With a sentence-transformers model: fine-tune the encoder itself in warm-up."
     ),
     out_dir: str = typer.Option("aflite-out", metavar="DIR", help="Output folder."),
+    partitions: str = typer.Option(
+        D["partitions"], metavar="blocks|uniform",
+        help="blocks: rows dealt into blocks, each classifier trains on whole blocks (fast); "
+        "uniform: independent uniform training parts (Algorithm 1's wording).",
+    ),
     seed: int = typer.Option(0, metavar="N", help="Random seed."),
     device: str = typer.Option("auto", metavar="DEVICE", help="auto | cpu | cuda."),
+    threads: int | None = typer.Option(
+        None, metavar="N", help="Worker threads (default: AFLITE_THREADS, else the cores this "
+        "process may run on); the result does not depend on it.",
+    ),
     resume: bool = typer.Option(
         False, help="Continue an interrupted run from its last checkpoint."
     ),
@@ -169,6 +178,8 @@ def filter_cmd(
         min_bias=parse_min_bias(min_bias),
         balance=parse_balance(balance),
         strategy=strategy,
+        partitions=partitions,
+        threads=threads,
         warmup_fraction=warmup_fraction,
         warmup_finetune=warmup_finetune,
         seed=seed,

@@ -94,6 +94,10 @@ def check_job_options(job: FilterJob) -> None:
     if job.balance not in (None, "classes"):
         raise _fail("balance", f"must be none or classes, got {_show(job.balance)}")
     _choice(job.strategy, "strategy", list(STRATEGIES))
+    _choice(job.partitions, "partitions", ["blocks", "uniform"])
+    t = job.threads
+    if t is not None and (isinstance(t, bool) or not isinstance(t, Integral) or t < 1):
+        raise _fail("threads", f"must be a positive whole number, got {_show(t)}")
     w = job.warmup_fraction
     if w is not None and (isinstance(w, bool) or not isinstance(w, Real) or not 0.0 < w < 1.0):
         raise _fail("warmup_fraction", f"must be in (0, 1), got {_show(w)}")

@@ -58,6 +58,8 @@ class FilterJob:
     strategy: Strategy = FILTER_DEFAULTS["strategy"]
     min_bias: float | None = FILTER_DEFAULTS["min_bias"]
     balance: Balance = FILTER_DEFAULTS["balance"]
+    partitions: str = FILTER_DEFAULTS["partitions"]
+    threads: int | None = None
     warmup_fraction: float | None = None
     warmup_finetune: bool = False
     seed: int = 0
@@ -203,8 +205,11 @@ def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
 def job_key(job: FilterJob) -> dict[str, Any]:
     """The options that decide a job's result (a checkpoint is only resumed under the same)."""
     d = asdict(job)
-    for k in ("resume", "overwrite", "out_dir", "cache_dir", "device", "report", "backend", "ray_address"):
+    for k in ("resume", "overwrite", "out_dir", "cache_dir", "device", "report", "backend",
+              "ray_address", "threads"):
         d.pop(k)
+    if d["partitions"] == "uniform":
+        d.pop("partitions")  # checkpoints written before block partitions were uniform
     if d["split"] is None:
         d.pop("split")  # so checkpoints written before there was a split option still resume
     if d["by"] is None:

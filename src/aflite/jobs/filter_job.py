@@ -106,6 +106,8 @@ def run_filter_job(
                 strategy=job.strategy,
                 min_bias=job.min_bias,
                 balance=job.balance,
+                partitions=job.partitions,
+                threads=job.threads,
                 groups=None if inputs.groups is None else inputs.groups[rest],
                 seed=job.seed,
                 device=job.device,
