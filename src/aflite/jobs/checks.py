@@ -98,6 +98,13 @@ def check_job_options(job: FilterJob) -> None:
     t = job.threads
     if t is not None and (isinstance(t, bool) or not isinstance(t, Integral) or t < 1):
         raise _fail("threads", f"must be a positive whole number, got {_show(t)}")
+    if t is None:
+        from aflite._internal.threads import resolve_threads
+
+        try:
+            resolve_threads(None)  # AFLITE_THREADS
+        except ValueError as e:
+            raise DataError(str(e)) from None
     w = job.warmup_fraction
     if w is not None and (isinstance(w, bool) or not isinstance(w, Real) or not 0.0 < w < 1.0):
         raise _fail("warmup_fraction", f"must be in (0, 1), got {_show(w)}")
