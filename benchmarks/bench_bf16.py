@@ -1,0 +1,92 @@
+"""Would bfloat16 products pay on this CPU? The block pass's two products in float32 and in
+bfloat16, and what bfloat16 would cost in accuracy, on the bundled SNLI slice.
+
+Printed: the seconds of one block pass (forward + gradient) at the phase's real shapes in
+each precision; the share of a phase's L-BFGS iterations spent above a relative gradient of
+1e-2 (the only ones a bfloat16 gradient, good to ~3 digits, could serve); and the share of
+held-out predictions that change when the prediction pass runs in bfloat16.
+
+    python benchmarks/bench_bf16.py [--rows 6000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+from _data import snli_rows
+
+import aflite
+from aflite.algorithm.partitions import block_design, default_block_rows
+from aflite.algorithm.solvers.blocks import plan_blocks
+from aflite.algorithm.storage import FeatureStore
+from aflite.features.ngrams import ngram_features
+
+
+def timed(fn, reps=20):
+    fn()
+    start = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    return (time.perf_counter() - start) / reps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=6000)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    rows = snli_rows()[: args.rows]
+    x = ngram_features([[r["hypothesis"] for r in rows]])
+    y = np.unique([r["label"] for r in rows], return_inverse=True)[1]
+    n, d = x.shape
+    t, m, c = n // 10, 64, 3
+    cpu = torch.device("cpu")
+    store = FeatureStore(x, cpu)
+    gen = torch.Generator().manual_seed(0)
+    design = block_design(n, m, t, block_rows=default_block_rows(d, cpu), generator=gen, device=cpu)
+    plan = plan_blocks(store, torch.as_tensor(y), design, torch.arange(n), c)
+    s = int(plan.tasks[0].members.shape[1])
+    fp32 = bf16 = 0.0
+    for task in plan.tasks:
+        xt = task.x
+        w = torch.randn(xt.shape[0], d, s * c) * 0.01
+        r = torch.randn(xt.shape[0], xt.shape[1], s * c)
+        fp32 += timed(lambda xt=xt, w=w, r=r: (torch.bmm(xt, w), torch.bmm(xt.transpose(1, 2), r)))
+        xb, wb, rb = xt.bfloat16(), w.bfloat16(), r.bfloat16()
+        bf16 += timed(lambda xb=xb, wb=wb, rb=rb: (torch.bmm(xb, wb), torch.bmm(xb.transpose(1, 2), rb)))
+    print(f"SNLI hypothesis n-grams N={n} d={d} t={t} m={m}: block pass products "
+          f"float32 {fp32 * 1e3:.1f} ms, bfloat16 {bf16 * 1e3:.1f} ms ({fp32 / bf16:.1f}x)")
+
+    # iterations above a relative gradient of 1e-2: solve once at 1e-2, once at the default
+    loose = aflite.predictability_scores(x, y, train_size=t, seed=0, threads=1,
+                                         model=aflite.LinearEnsemble(tol=1e-2))
+    full = aflite.predictability_scores(x, y, train_size=t, seed=0, threads=1)
+    share = loose.info["mean_iterations"] / full.info["mean_iterations"]
+    print(f"mean iterations to 1e-2: {loose.info['mean_iterations']:.0f} of "
+          f"{full.info['mean_iterations']:.0f} to the default tol ({share:.0%} of the phase)")
+
+    # held-out predictions that change in bfloat16, with the converged classifiers
+    from aflite.algorithm.solvers import LinearEnsemble, fit_ensemble
+
+    ens, _ = fit_ensemble(store, torch.as_tensor(y), None, c, LinearEnsemble(), plan=plan)
+    theta, neg = ens.theta, ens.neg
+    flips = total = 0
+    for task in plan.tasks:
+        xt = task.x.reshape(-1, d)
+        w = theta[:d].reshape(d, m * c)
+        bias = (theta[d] + neg).reshape(m * c)
+        p32 = torch.addmm(bias, xt, w).view(-1, m, c).argmax(2)
+        p16 = (xt.bfloat16() @ w.bfloat16()).float().add(bias).view(-1, m, c).argmax(2)
+        held = task.held[:, None, :].expand(*task.w.shape, m).reshape(-1, m) > 0
+        real = (task.w.reshape(-1) > 0)[:, None] & held
+        flips += int(((p32 != p16) & real).sum())
+        total += int(real.sum())
+    print(f"held-out predictions changed by a bfloat16 prediction pass: {flips} of {total} "
+          f"({flips / total:.2%})")
+
+
+if __name__ == "__main__":
+    main()
