@@ -27,17 +27,20 @@ __all__ = ["LabelledTexts", "CompareResult", "compare_experiment", "EVALUATORS"]
 @dataclass
 class LabelledTexts:
     """Text fields and labels of one split; ``ids`` (optional) find its rows in a
-    pre-computed feature file."""
+    pre-computed feature file; ``categories`` (optional, one value per row, e.g. HANS's
+    ``heuristic``) break an out-of-distribution set's accuracy down by value."""
 
     texts: dict[str, list[str]]
     labels: np.ndarray
     ids: list[Any] | None = None
+    categories: np.ndarray | None = None
 
     def subset(self, idx: np.ndarray) -> LabelledTexts:
         return LabelledTexts(
             {k: [v[i] for i in idx] for k, v in self.texts.items()},
             self.labels[idx],
             None if self.ids is None else [self.ids[i] for i in idx],
+            None if self.categories is None else np.asarray(self.categories)[idx],
         )
 
     def fingerprint(self, *, with_ids: bool = False) -> str:
@@ -64,6 +67,7 @@ def compare_experiment(
     partial_field: str | None = None,
     evaluators: Sequence[str] | None = None,
     ood: dict[str, LabelledTexts] | None = None,
+    ood_labels: Sequence[Any] | dict[str | None, Sequence[Any]] | None = None,
     groups: np.ndarray | None = None,
     dev_groups: np.ndarray | None = None,
     target_size: int | float = D["target_size"],
@@ -103,6 +107,12 @@ def compare_experiment(
     "contradiction": "non-entailment"}``). Sets within the training labels are scored as they
     are. A set that fits neither is a DataError naming it and its unseen labels.
 
+    ``ood_labels`` keeps only the rows of each ``ood`` set with those gold labels (the paper's
+    HANS columns are its ``["non-entailment"]`` rows); a dict gives them per set name (key
+    None: every other set). An ``ood`` set with ``categories`` is also scored per category,
+    each as an evaluation set ``NAME[VALUE]`` after the whole set (its size and majority rate
+    in ``sizes`` and ``majority``).
+
     ``seeds=K`` repeats the filter (of D and of dev) and the random subset K times with seeds
     ``seed, seed + 1, ...``; the result holds every run, and its table the mean ± standard
     deviation over runs and the paired difference filtered − random. The representation and
@@ -120,7 +130,9 @@ def compare_experiment(
     evaluators = list(EVALUATORS) if evaluators is None else list(evaluators)
     for name in evaluators:
         check_evaluator(name)
-    ood = ood or {}
+    from aflite.experiments.ood import for_set, restrict_labels, split_by_category
+
+    ood = {n: restrict_labels(n, d, for_set(ood_labels, n)) for n, d in (ood or {}).items()}
     trained = np.unique(train.labels)
     check_label_map(label_map, trained)
     dev_space = label_space("dev", dev.labels, trained, label_map)
@@ -154,9 +166,15 @@ def compare_experiment(
     check_filter_options(len(dev), **_checked(dev_options))
     phi_train, phi_dev = rep.phi, rep.represent(view(dev))
     fixed = {"dev": (dev, phi_dev, dev_space)}
+    ood_groups: dict[str, list[str]] = {}
     for name, data in ood.items():
         key = name if name not in ("dev", "dev (filtered)") else f"{name} (ood)"
-        fixed[key] = (data, rep.represent(view(data)), spaces[name])
+        phi = rep.represent(view(data))
+        fixed[key] = (data, phi, spaces[name])
+        by_value = split_by_category(key, data)
+        ood_groups[key] = list(by_value)
+        for g_name, idx in by_value.items():
+            fixed[g_name] = (data.subset(idx), phi[idx], spaces[name])
     eval_names = ["dev", "dev (filtered)"] + [k for k in fixed if k != "dev"]
 
     def fit(ev_name: str, idx: np.ndarray, run_seed: int) -> tuple[Any, np.ndarray]:
@@ -227,6 +245,8 @@ def compare_experiment(
             "filter_options": overrides(options),
             "label_map": {str(k): str(v) for k, v in (label_map or {}).items()},
             "mapped_sets": [k for k, (_, _, space) in fixed.items() if space],
+            "ood_labels": {k: [str(v) for v in for_set(ood_labels, k) or []] for k in ood},
+            "ood_groups": ood_groups,
             "sets_represented": rep.n_embedded,
         },
     )
