@@ -158,7 +158,13 @@ def _compare(
     _write(json_out, json.dumps(res.to_dict(), indent=2))
 
 
-_EVALUATORS_HELP = "Any of " + ", ".join(evaluator_names()) + ", or sklearn.MODULE.Class."
+_EVALUATORS_HELP = (
+    "Any of "
+    + ", ".join(evaluator_names())
+    + ", finetune:MODEL[:epochs=1:batch_size=16:lr=2e-5:max_length=128:steps=N:device=auto] "
+    "(the encoder fine-tuned end to end with a classification head on each training set), "
+    "or sklearn.MODULE.Class."
+)
 _TRAIN = typer.Argument(..., help="Training data file.")
 _DEV = typer.Option(..., help="Dev data file (evaluated as is and filtered).")
 _LABEL = typer.Option("label", help="Field holding the class label.")

@@ -17,8 +17,14 @@ from aflite.audits.controls import bias_with_control, random_control
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.defaults import overrides
 from aflite.errors import DataError
-from aflite.experiments.evaluators import EVALUATORS, check_evaluator, evaluate, make_evaluator
-from aflite.experiments.labels import check_label_map, label_space
+from aflite.experiments.evaluators import (
+    EVALUATORS,
+    check_evaluator,
+    default_evaluators,
+    evaluate,
+    make_evaluator,
+)
+from aflite.experiments.labels import check_label_map, label_space, mapped_accuracy
 from aflite.experiments.results import FILTERED, FULL, RANDOM, CompareResult
 
 __all__ = ["LabelledTexts", "CompareResult", "compare_experiment", "EVALUATORS"]
@@ -99,7 +105,8 @@ def compare_experiment(
     always see every field), fitted on the training file, optionally through a warm-up model
     (``warmup_fraction``, ``warmup_finetune``; the warm-up rows are then not part of D);
     embeddings go through the cache in ``cache_dir``. ``evaluators`` are names from
-    ``EVALUATORS`` (all by default) or ``sklearn.MODULE.Class``.
+    ``EVALUATORS`` (all that need no argument by default), ``finetune:MODEL[:key=value...]``
+    (:mod:`aflite.experiments.finetune_eval`) or ``sklearn.MODULE.Class``.
 
     Every evaluation set must carry labels the models were trained on; a set with other labels
     (HANS: entailment / non-entailment for a 3-class NLI model) is scored through
@@ -127,7 +134,7 @@ def compare_experiment(
     if not feature_fields or set(feature_fields) - set(fields):
         raise DataError(f"feature fields {feature_fields} must be among the text fields {fields}")
     partial_field = partial_field or fields[-1]
-    evaluators = list(EVALUATORS) if evaluators is None else list(evaluators)
+    evaluators = default_evaluators() if evaluators is None else list(evaluators)
     for name in evaluators:
         check_evaluator(name)
     from aflite.experiments.ood import for_set, restrict_labels, split_by_category
@@ -167,6 +174,7 @@ def compare_experiment(
     phi_train, phi_dev = rep.phi, rep.represent(view(dev))
     fixed = {"dev": (dev, phi_dev, dev_space)}
     ood_groups: dict[str, list[str]] = {}
+    group_rows: dict[str, tuple[str, np.ndarray]] = {}  # a category's set: (its set, rows)
     for name, data in ood.items():
         key = name if name not in ("dev", "dev (filtered)") else f"{name} (ood)"
         phi = rep.represent(view(data))
@@ -175,6 +183,7 @@ def compare_experiment(
         ood_groups[key] = list(by_value)
         for g_name, idx in by_value.items():
             fixed[g_name] = (data.subset(idx), phi[idx], spaces[name])
+            group_rows[g_name] = (key, idx)
     eval_names = ["dev", "dev (filtered)"] + [k for k in fixed if k != "dev"]
 
     def fit(ev_name: str, idx: np.ndarray, run_seed: int) -> tuple[Any, np.ndarray]:
@@ -199,11 +208,22 @@ def compare_experiment(
             for tr_name, idx in train_sets.items():
                 ev, seen = on_full[ev_name] if tr_name == FULL else fit(ev_name, idx, run_seed)
                 row = {"evaluator": ev_name, "train": tr_name, "size": int(len(idx))}
+                predicted: dict[str, np.ndarray] = {}
                 for es_name in eval_names:
                     data, phi, _ = sets[es_name]
                     # a subset may lack a class: check against what this model saw
                     space = label_space(es_name, data.labels, seen, label_map)
-                    row[es_name] = evaluate(ev, data, phi, space)
+                    parent = group_rows.get(es_name)
+                    if parent is not None and parent[0] in predicted:
+                        # a category reads its set's predictions: a fine-tuned model
+                        # predicts each row once
+                        pred = predicted[parent[0]][parent[1]]
+                        row[es_name] = mapped_accuracy(pred, data.labels, space)
+                    elif hasattr(ev, "predict"):
+                        predicted[es_name] = np.asarray(ev.predict(data, phi))
+                        row[es_name] = mapped_accuracy(predicted[es_name], data.labels, space)
+                    else:
+                        row[es_name] = evaluate(ev, data, phi, space)
                 rows.append(row)
         runs.append(
             {
