@@ -71,6 +71,7 @@ def test_parse_names():
     assert "finetune" not in default_evaluators() and "logreg" in default_evaluators()
 
 
+@pytest.mark.slow
 def test_finetuned_model_learns_the_planted_word_and_is_seeded(tiny_model):
     train, dev = _pairs(240, 0), _pairs(100, 1)
     name = f"finetune:{tiny_model}:epochs=3:lr=1e-2:batch_size=16:max_length=16:device=cpu"
@@ -82,6 +83,9 @@ def test_finetuned_model_learns_the_planted_word_and_is_seeded(tiny_model):
     assert np.mean(pred == dev.labels) > 0.9
     b = make_evaluator(name, fields, "hypothesis", 0).fit(train, None)
     assert (b.predict(dev, None) == pred).all()
+    # one text field is encoded alone: the planted word is in the hypothesis
+    h = make_evaluator(name, ["hypothesis"], "hypothesis", 0).fit(train, None)
+    assert np.mean(h.predict(dev, None) == dev.labels) > 0.9
     # a fixed step budget: every training set gets exactly that many steps
     c = make_evaluator(f"{name}:steps=2", fields, "hypothesis", 0).fit(
         train.subset(np.arange(10)), None
