@@ -51,7 +51,7 @@ def tiny_model(tmp_path_factory):
     return str(folder)
 
 
-def test_parse_names():
+def test_parse_names(tmp_path):
     assert parse_finetune_name("finetune:all-MiniLM-L6-v2") == FinetuneOptions("all-MiniLM-L6-v2")
     o = parse_finetune_name("finetune:/m/x:epochs=3:lr=3e-5:max_length=32:steps=10:device=cpu")
     assert (o.model, o.epochs, o.lr, o.max_length, o.steps, o.device) == (
@@ -68,6 +68,12 @@ def test_parse_names():
             parse_finetune_name(bad)
     with pytest.raises(DataError, match="not a local folder"):
         check_evaluator("finetune:/no/such/model")
+    with pytest.raises(DataError, match="has no config.json"):
+        check_evaluator(f"finetune:{tmp_path}")
+    (tmp_path / "config.json").write_text("{}")
+    check_evaluator(f"finetune:{tmp_path}:device=cpu")
+    with pytest.raises(DataError, match="unknown device 'tpu'"):
+        check_evaluator(f"finetune:{tmp_path}:device=tpu")
     assert "finetune" not in default_evaluators() and "logreg" in default_evaluators()
 
 

@@ -120,7 +120,15 @@ class FinetuneEvaluator(_Evaluator):
 
     @classmethod
     def check_name(cls, name: str) -> None:
-        model_folder(parse_finetune_name(name).model)
+        """Everything but loading the model, before any work: options, folder, device."""
+        from aflite._internal.device import resolve_device
+
+        opt = parse_finetune_name(name)
+        model_folder(opt.model)
+        try:
+            resolve_device(opt.device)
+        except ValueError as e:
+            raise DataError(f"evaluator '{name}': {e}") from None
 
     def fit(self, train: LabelledTexts, phi: np.ndarray | None) -> FinetuneEvaluator:
         import torch
