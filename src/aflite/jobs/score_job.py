@@ -172,7 +172,8 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
     from aflite.api.scores import score_dataset
 
     t0 = time.perf_counter()
-    earlier = check_out_dir(job.out_dir, overwrite=job.overwrite, resume=False, inputs=(job.input,))
+    given = (job.input, *(p for p in (job.dynamics, job.probs, job.partial_probs) if p))
+    earlier = check_out_dir(job.out_dir, overwrite=job.overwrite, resume=False, inputs=given)
     ds = score_dataset(
         job.input,
         label=job.label_field,
