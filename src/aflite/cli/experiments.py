@@ -192,11 +192,13 @@ _LABEL_MAP = typer.Option(
 )
 _OOD_GROUP_FIELD = typer.Option(
     None,
+    metavar="[SET:]FIELD",
     help="Break each --ood set's accuracy down by this field of it (repeatable; SET:FIELD for "
     "one set, by file stem), e.g. heuristic for HANS or category for a stress set.",
 )
 _OOD_LABELS = typer.Option(
     None,
+    metavar="[SET:]LABELS",
     help="Keep only the --ood rows with these gold labels (repeatable; SET:LABEL,... for one "
     "set), e.g. hans:non-entailment as in the paper's HANS columns.",
 )

@@ -36,8 +36,9 @@ def stress_cmd(
     seed: int = typer.Option(0, help="Random seed of the typos."),
     overwrite: bool = typer.Option(False, help="Replace an earlier stress set in --out-dir."),
 ) -> None:
-    """Stress sets after Naik et al. (2018): distraction (tautologies appended) and noise
-    (one typo), every row keeping its label, its source id and its test in --category-field.
+    """Label-keeping stress sets of any NLI file: distraction and noise tests. As in Naik et
+    al. (2018): tautologies appended, or one typo; every row keeps its label, its source id
+    and its test in --category-field.
     Evaluate on them with: experiment ood --ood OUT/stress.jsonl --ood-group-field category."""
     from aflite.experiments.stress import STRESS_TESTS, make_stress_set
     from aflite.io.ids import read_ids
