@@ -15,14 +15,21 @@ representations Phi:
 Each arm is ``aflite.experiments.compare_experiment``: evaluators trained on D, on a random
 D_n of the filtered size and on the filtered D(Phi), scored on the held-out slice and on the
 held-out slice filtered by the same Phi ("hard"), over ``--seeds`` seeds (each seed draws the
-filter's partitions and the random subset). Evaluators: ``ngrams`` (logistic regression on
-word n-grams of premise and hypothesis), ``partial`` (the same on the hypothesis alone) and
-``logreg`` (logistic regression on Phi).
+filter's partitions and the random subset). Evaluators (``--evaluators``): by default
+``ngrams`` (logistic regression on word n-grams of premise and hypothesis), ``partial`` (the
+same on the hypothesis alone) and ``logreg`` (logistic regression on Phi); any evaluator of
+``aflite experiment compare`` works, e.g. ``finetune:all-MiniLM-L6-v2`` (MiniLM fine-tuned end
+to end as a cross-encoder on each training set, the model family of the paper's evidence).
+
+The held-out slice is also rewritten into stress sets (``aflite experiment stress``, after
+Naik et al. 2018: distraction and noise tests), scored as ``stress`` and per test as
+``stress[TEST]``; ``--no-stress`` leaves them out.
 
 The full mode draws a pool of 10,000 pairs (whole premises) for every arm so that one CPU core
 runs it in under 40 minutes; ``--rows 19666`` uses everything.
 
     python benchmarks/bench_fidelity.py [--quick] [--out fidelity.json] [--cache-dir DIR]
+        [--evaluators ngrams,partial,logreg,finetune:all-MiniLM-L6-v2] [--no-stress]
 """
 
 from __future__ import annotations
@@ -110,6 +117,8 @@ def run_arm(
         texts = {f: [rows[i][f] for i in idx] for f in ("premise", "hypothesis")}
         return LabelledTexts(texts, np.array([rows[i]["label"] for i in idx]))
 
+    ood = {} if args.no_stress else {"stress": stress_set(labelled(held_idx), args.seed)}
+
     start = time.perf_counter()
     with warnings.catch_warnings():
         # the filter's own fits report capped iterations in its summary; scikit-learn's
@@ -118,7 +127,8 @@ def run_arm(
         res = compare_experiment(
             labelled(train_idx),
             labelled(held_idx),
-            evaluators=EVALUATORS,
+            evaluators=args.evaluators.split(","),
+            ood=ood,
             partial_field="hypothesis",
             groups=np.array([rows[i]["premise"] for i in train_idx], dtype=object),
             dev_groups=np.array([rows[i]["premise"] for i in held_idx], dtype=object),
@@ -136,6 +146,16 @@ def run_arm(
     }
 
 
+def stress_set(held: Any, seed: int) -> Any:
+    """Every stress test applied to the held-out pairs, labels kept, test as the category."""
+    from aflite.experiments import LabelledTexts
+    from aflite.experiments.stress import make_stress_set
+
+    s = make_stress_set(held.texts["premise"], held.texts["hypothesis"], seed=seed)
+    texts = {"premise": s.premise, "hypothesis": s.hypothesis}
+    return LabelledTexts(texts, held.labels[s.source], categories=np.asarray(s.category))
+
+
 def _cell(s: dict[str, Any], signed: bool = False) -> str:
     fmt = "+.3f" if signed else ".3f"
     mean = format(s["mean"], fmt)
@@ -145,7 +165,8 @@ def _cell(s: dict[str, Any], signed: bool = False) -> str:
 def markdown(arms: dict[str, dict[str, Any]]) -> str:
     """One table: per Phi, each evaluator on D / D_n / D(Phi), the paired difference
     filtered - random, and the majority-label rate of the held-out sets."""
-    header = ["Phi", "evaluator", "trained on", "size"] + list(EVAL_NAMES.values())
+    sets = next(iter(arms.values()))["result"].eval_sets
+    header = ["Phi", "evaluator", "trained on", "size"] + [EVAL_NAMES.get(e, e) for e in sets]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for arm in arms.values():
         res = arm["result"]
@@ -153,7 +174,7 @@ def markdown(arms: dict[str, dict[str, Any]]) -> str:
         for r in rows:
             lines.append("| " + " | ".join([arm["label"], *map(str, r)]) + " |")
         maj = res.majority
-        cells = [_cell(maj[e]) for e in EVAL_NAMES]
+        cells = [_cell(maj[e]) for e in res.eval_sets]
         lines.append("| " + " | ".join([arm["label"], "majority label", "", "", *cells]) + " |")
     return "\n".join(lines) + "\n"
 
@@ -214,6 +235,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--data", type=Path, default=SHARED, help="folder of SNLI *.jsonl files")
     ap.add_argument("--cache-dir", default=None, help="embedding cache (default: a temp dir)")
     ap.add_argument("--device", default="auto")
+    ap.add_argument(
+        "--evaluators",
+        default=",".join(EVALUATORS),
+        help="comma-separated evaluators of experiment compare, e.g. "
+        "ngrams,finetune:all-MiniLM-L6-v2:epochs=1:max_length=128",
+    )
+    ap.add_argument("--no-stress", action="store_true", help="no stress sets of the held-out")
     ap.add_argument("--out", type=Path, default=None, help="write every number as JSON here")
     ap.add_argument("--markdown", type=Path, default=None, help="write the table here")
     args = ap.parse_args(argv)

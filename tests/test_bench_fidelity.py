@@ -82,3 +82,18 @@ def test_quick_run_has_every_arm_and_finite_numbers(tmp_path, capsys):
         for run in arm["runs"]:
             assert run["sizes"]["D(Phi) (AFLITE)"] == run["sizes"]["D_n (random)"]
     assert saved["arms"]["minilm-ft"]["sizes"]["warm-up"] > 0
+
+
+def test_stress_sets_by_category_and_chosen_evaluators(capsys):
+    bench = _bench()
+    argv = ["--arms", "ngrams", "--rows", "300", "--seeds", "1", "--evaluators", "partial"]
+    arm = bench.main(argv)["arms"]["ngrams"]
+    tests = ["length_mismatch", "negation", "spelling_keyboard", "spelling_swap", "word_overlap"]
+    assert arm["eval_sets"] == ["dev", "dev (filtered)", "stress"] + [f"stress[{t}]" for t in tests]
+    assert {r["evaluator"] for r in arm["rows"]} == {"partial"}
+    # every test rewrites each held-out pair once (the SNLI hypotheses all have a long word)
+    assert arm["sizes"]["stress[negation]"] == arm["sizes"]["dev"]
+    header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| Phi"))
+    assert "| held-out (hard) | stress | stress[length_mismatch] |" in header
+    plain = bench.main([*argv, "--no-stress"])["arms"]["ngrams"]
+    assert plain["eval_sets"] == ["dev", "dev (filtered)"]

@@ -83,6 +83,15 @@ def _dynamics(dynamics: Any, ids: list[Any]) -> Any:
     return align_dynamics(dynamics, ids, where)
 
 
+def _probs(given: Any, ids: list[Any], labels: np.ndarray, flag: str) -> Any:
+    """A file of probabilities by id, read in the order of ``ids``; an array as given."""
+    if not isinstance(given, (str, Path)):
+        return given
+    from aflite.scoring.probs import load_probabilities
+
+    return load_probabilities(given, ids, np.unique(_label_codes(labels)), flag=flag)
+
+
 def score_dataset(
     data: Any,
     *,
@@ -95,6 +104,8 @@ def score_dataset(
     partial_text: str | list[str] | None = None,
     partial_features: np.ndarray | None = None,
     dynamics: Any = None,
+    probs: Any = None,
+    partial_probs: Any = None,
     split: str | None = None,
     seed: int = 0,
     n_folds: int = 5,
@@ -111,7 +122,11 @@ def score_dataset(
     (e.g. ``"hypothesis"``), featurized like ``text``; or pass ``partial_features`` (an
     (N, d') matrix). ``dynamics`` is a folder of training dynamics in allenai/cartography's
     format (or a :class:`~aflite.scoring.TrainingDynamics`), matched to the rows by id,
-    used instead of recording them. Returns scores and their Spearman correlation.
+    used instead of recording them. ``probs`` are out-of-fold class probabilities from your
+    own model for ``pvi`` (p_x), ``partial_probs`` a partial-input model's for ``partial`` and
+    ``pvi_partial``: a file (JSONL, CSV, Parquet, ...) with the ``id`` column and one column
+    per class label or one list column (classes in sorted order), matched by id; or an
+    (N, C) array in row order. Returns scores and their Spearman correlation.
 
     >>> import aflite
     >>> rows = [{"text": ("nobody " if i % 3 == 0 else "") + f"w{i % 7} x{i % 5}",
@@ -125,7 +140,9 @@ def score_dataset(
     # every option is checked before the (possibly long) featurizing
     resolve_scorers(
         scorers,
-        has_partial=partial_text is not None or partial_features is not None,
+        has_partial=partial_text is not None
+        or partial_features is not None
+        or partial_probs is not None,
         n_folds=n_folds,
         repeats=repeats,
         options=options,
@@ -135,6 +152,10 @@ def score_dataset(
     labels = _checked_labels(view, label)
     ids = _ids(view, fields["id"])
     td = _dynamics(dynamics, ids)
+    if partial_probs is not None and (partial_text is not None or partial_features is not None):
+        raise DataError("give partial_probs or a partial input (partial_text, partial_features)")
+    p_x = _probs(probs, ids, labels, "--probs")
+    p_partial = _probs(partial_probs, ids, labels, "--partial-probs")
     kw = {"cache_dir": cache_dir, "device": "cpu" if device == "auto" else device, "seed": seed}
     x = _matrix(view, fields["text"], features, "features", ids=ids, **kw)
     partial = partial_features
@@ -158,6 +179,8 @@ def score_dataset(
         seed=seed,
         device=device,
         dynamics=td,
+        probs=p_x,
+        partial_probs=p_partial,
         **options,
     )
     frame = result.frame(ids=ids, labels=labels.tolist())

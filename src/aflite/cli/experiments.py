@@ -9,6 +9,7 @@ import typer
 
 from aflite.cli.app import experiment_app
 from aflite.cli.options import evaluator_names, parse_fields, with_filter_options
+from aflite.errors import DataError
 
 
 def _labelled(
@@ -22,6 +23,36 @@ def _labelled(
     )
     ids = inputs.ids if id_field else None
     return LabelledTexts(inputs.texts, inputs.labels, ids), inputs.groups
+
+
+def _ood_sets(
+    paths: list[str], label_field: str, fields: list[str], id_field: str | None,
+    group_fields: list[str] | None,
+):  # fmt: skip
+    """The --ood sets by file stem, each with the categories of its --ood-group-field."""
+    from aflite.experiments.ood import for_set, parse_per_set
+
+    per_set = parse_per_set(group_fields, "--ood-group-field")
+    names = [Path(p).stem for p in paths]
+    unknown = next((k for k in per_set if k is not None and k not in names), None)
+    if unknown is not None:
+        raise DataError(f"--ood-group-field: no --ood set is named {unknown}")
+    out = {}
+    for path, name in zip(paths, names):
+        data, cats = _labelled(path, label_field, fields, for_set(per_set, name), id_field)
+        data.categories = cats
+        out[name] = data
+    return out
+
+
+def _ood_labels(values: list[str] | None, names: list[str]) -> dict | None:
+    from aflite.experiments.ood import parse_per_set
+
+    per_set = parse_per_set(values, "--ood-labels")
+    unknown = next((k for k in per_set if k is not None and k not in names), None)
+    if unknown is not None:
+        raise DataError(f"--ood-labels: no --ood set is named {unknown}")
+    return {k: parse_fields(v) for k, v in per_set.items()} or None
 
 
 def _print_table(title: str, header: list[str], rows: list[list]) -> None:
@@ -72,6 +103,8 @@ def _compare(
     partial_field: str | None,
     evaluators: str,
     ood: list[str] | None,
+    ood_group_field: list[str] | None,
+    ood_labels: list[str] | None,
     seed: int,
     seeds: int,
     label_map: str | None,
@@ -89,9 +122,7 @@ def _compare(
     group_field, id_field = opts.pop("group_field"), opts.pop("id_field")
     tr, g_tr = _labelled(train, label_field, fields, group_field, id_field)
     dv, g_dv = _labelled(dev, label_field, fields, group_field, id_field)
-    ood_sets = {
-        Path(p).stem: _labelled(p, label_field, fields, None, id_field)[0] for p in ood or []
-    }
+    ood_sets = _ood_sets(ood or [], label_field, fields, id_field, ood_group_field)
     res = compare_experiment(
         tr,
         dv,
@@ -99,6 +130,7 @@ def _compare(
         partial_field=partial_field,
         evaluators=parse_fields(evaluators),
         ood=ood_sets,
+        ood_labels=_ood_labels(ood_labels, list(ood_sets)),
         groups=g_tr,
         dev_groups=g_dv,
         seed=seed,
@@ -118,11 +150,21 @@ def _compare(
         f"Representation bias at one t, with a random subset of the kept size{over}",
         *res.bias_table(),
     )
+    sets_header, sets_rows = res.sets_table()
+    if only_ood:
+        sets_rows = [r for r in sets_rows if r[0] not in ("dev", "dev (filtered)")]
+    _print_table(f"Evaluation sets{over}", sets_header, sets_rows)
     _write(markdown, res.markdown())
     _write(json_out, json.dumps(res.to_dict(), indent=2))
 
 
-_EVALUATORS_HELP = "Any of " + ", ".join(evaluator_names()) + ", or sklearn.MODULE.Class."
+_EVALUATORS_HELP = (
+    "Any of "
+    + ", ".join(evaluator_names())
+    + ", finetune:MODEL[:epochs=1:batch_size=16:lr=2e-5:max_length=128:steps=N:device=auto] "
+    "(the encoder fine-tuned end to end with a classification head on each training set), "
+    "or sklearn.MODULE.Class."
+)
 _TRAIN = typer.Argument(..., help="Training data file.")
 _DEV = typer.Option(..., help="Dev data file (evaluated as is and filtered).")
 _LABEL = typer.Option("label", help="Field holding the class label.")
@@ -148,6 +190,18 @@ _LABEL_MAP = typer.Option(
     help="Map predicted labels to an evaluation set's labels, for sets whose labels the models "
     "never saw, e.g. neutral=non-entailment,contradiction=non-entailment.",
 )
+_OOD_GROUP_FIELD = typer.Option(
+    None,
+    metavar="[SET:]FIELD",
+    help="Break each --ood set's accuracy down by this field of it (repeatable; SET:FIELD for "
+    "one set, by file stem), e.g. heuristic for HANS or category for a stress set.",
+)
+_OOD_LABELS = typer.Option(
+    None,
+    metavar="[SET:]LABELS",
+    help="Keep only the --ood rows with these gold labels (repeatable; SET:LABEL,... for one "
+    "set), e.g. hans:non-entailment as in the paper's HANS columns.",
+)
 _MARKDOWN = typer.Option(None, help="Write the table as Markdown here.")
 _JSON = typer.Option(None, "--json", help="Write the results as JSON here.")
 
@@ -163,6 +217,8 @@ def compare_cmd(
     partial_field: str | None = _PARTIAL,
     evaluators: str = _EVALUATORS,
     ood: list[str] = typer.Option(None, help="Extra labelled sets to evaluate on (repeatable)."),
+    ood_group_field: list[str] = _OOD_GROUP_FIELD,
+    ood_labels: list[str] = _OOD_LABELS,
     seed: int = _SEED,
     seeds: int = _SEEDS,
     label_map: str | None = _LABEL_MAP,
@@ -184,6 +240,8 @@ def ood_cmd(
     ood: list[str] = typer.Option(
         ..., help="Labelled sets to evaluate on (repeatable), e.g. HANS."
     ),
+    ood_group_field: list[str] = _OOD_GROUP_FIELD,
+    ood_labels: list[str] = _OOD_LABELS,
     label_field: str = _LABEL,
     text_fields: str = _TEXT_FIELDS,
     feature_fields: str | None = _FEATURE_FIELDS,

@@ -326,6 +326,7 @@ def _main() -> None:
 from aflite.cli import commands as _commands  # noqa: E402,F401
 from aflite.cli import experiments as _experiments  # noqa: E402,F401
 from aflite.cli import score as _score  # noqa: E402,F401
+from aflite.cli import stress as _stress  # noqa: E402,F401
 
 if __name__ == "__main__":
     main()

@@ -40,10 +40,10 @@ def audit_names() -> list[str]:
 
 
 def evaluator_names() -> list[str]:
-    """The registered compare evaluators."""
-    from aflite.experiments.evaluators import EVALUATORS
+    """The compare evaluators that need no argument (the default set)."""
+    from aflite.experiments.evaluators import default_evaluators
 
-    return list(EVALUATORS)
+    return default_evaluators()
 
 
 def parse_size(value: str, name: str) -> int | float:

@@ -61,6 +61,18 @@ def score_cmd(
         help="Training dynamics logged elsewhere (allenai/cartography's dynamics_epoch_N.jsonl, "
         "matched by id) instead of recording them.",
     ),
+    probs: str | None = typer.Option(
+        None,
+        metavar="FILE",
+        help="Out-of-fold class probabilities of your own model, by id (a column per class "
+        "label, or one list column in sorted label order), for pvi instead of aflite's model.",
+    ),
+    partial_probs: str | None = typer.Option(
+        None,
+        metavar="FILE",
+        help="The same from your own partial-input model (e.g. hypothesis-only), for partial "
+        "and pvi_partial.",
+    ),
     n_folds: int = typer.Option(5, metavar="K", help="Folds of each cross-fit."),
     repeats: int = typer.Option(1, metavar="R", help="Cross-fits with fresh folds, averaged."),
     epochs: int = typer.Option(10, metavar="E", help="Epochs of the training dynamics."),
@@ -97,6 +109,8 @@ def score_cmd(
         features=features,
         partial_text_fields=parse_fields(partial_text_fields),
         dynamics=dynamics,
+        probs=probs,
+        partial_probs=partial_probs,
         scorers=_scorer_list(scorers),
         n_folds=n_folds,
         repeats=repeats,

@@ -17,8 +17,14 @@ from aflite.audits.controls import bias_with_control, random_control
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.defaults import overrides
 from aflite.errors import DataError
-from aflite.experiments.evaluators import EVALUATORS, check_evaluator, evaluate, make_evaluator
-from aflite.experiments.labels import check_label_map, label_space
+from aflite.experiments.evaluators import (
+    EVALUATORS,
+    check_evaluator,
+    default_evaluators,
+    evaluate,
+    make_evaluator,
+)
+from aflite.experiments.labels import check_label_map, label_space, mapped_accuracy
 from aflite.experiments.results import FILTERED, FULL, RANDOM, CompareResult
 
 __all__ = ["LabelledTexts", "CompareResult", "compare_experiment", "EVALUATORS"]
@@ -27,17 +33,20 @@ __all__ = ["LabelledTexts", "CompareResult", "compare_experiment", "EVALUATORS"]
 @dataclass
 class LabelledTexts:
     """Text fields and labels of one split; ``ids`` (optional) find its rows in a
-    pre-computed feature file."""
+    pre-computed feature file; ``categories`` (optional, one value per row, e.g. HANS's
+    ``heuristic``) break an out-of-distribution set's accuracy down by value."""
 
     texts: dict[str, list[str]]
     labels: np.ndarray
     ids: list[Any] | None = None
+    categories: np.ndarray | None = None
 
     def subset(self, idx: np.ndarray) -> LabelledTexts:
         return LabelledTexts(
             {k: [v[i] for i in idx] for k, v in self.texts.items()},
             self.labels[idx],
             None if self.ids is None else [self.ids[i] for i in idx],
+            None if self.categories is None else np.asarray(self.categories)[idx],
         )
 
     def fingerprint(self, *, with_ids: bool = False) -> str:
@@ -64,6 +73,7 @@ def compare_experiment(
     partial_field: str | None = None,
     evaluators: Sequence[str] | None = None,
     ood: dict[str, LabelledTexts] | None = None,
+    ood_labels: Sequence[Any] | dict[str | None, Sequence[Any]] | None = None,
     groups: np.ndarray | None = None,
     dev_groups: np.ndarray | None = None,
     target_size: int | float = D["target_size"],
@@ -95,13 +105,20 @@ def compare_experiment(
     always see every field), fitted on the training file, optionally through a warm-up model
     (``warmup_fraction``, ``warmup_finetune``; the warm-up rows are then not part of D);
     embeddings go through the cache in ``cache_dir``. ``evaluators`` are names from
-    ``EVALUATORS`` (all by default) or ``sklearn.MODULE.Class``.
+    ``EVALUATORS`` (all that need no argument by default), ``finetune:MODEL[:key=value...]``
+    (:mod:`aflite.experiments.finetune_eval`) or ``sklearn.MODULE.Class``.
 
     Every evaluation set must carry labels the models were trained on; a set with other labels
     (HANS: entailment / non-entailment for a 3-class NLI model) is scored through
     ``label_map``, which maps predicted labels to the set's (``{"neutral": "non-entailment",
     "contradiction": "non-entailment"}``). Sets within the training labels are scored as they
     are. A set that fits neither is a DataError naming it and its unseen labels.
+
+    ``ood_labels`` keeps only the rows of each ``ood`` set with those gold labels (the paper's
+    HANS columns are its ``["non-entailment"]`` rows); a dict gives them per set name (key
+    None: every other set). An ``ood`` set with ``categories`` is also scored per category,
+    each as an evaluation set ``NAME[VALUE]`` after the whole set (its size and majority rate
+    in ``sizes`` and ``majority``).
 
     ``seeds=K`` repeats the filter (of D and of dev) and the random subset K times with seeds
     ``seed, seed + 1, ...``; the result holds every run, and its table the mean ± standard
@@ -117,10 +134,12 @@ def compare_experiment(
     if not feature_fields or set(feature_fields) - set(fields):
         raise DataError(f"feature fields {feature_fields} must be among the text fields {fields}")
     partial_field = partial_field or fields[-1]
-    evaluators = list(EVALUATORS) if evaluators is None else list(evaluators)
+    evaluators = default_evaluators() if evaluators is None else list(evaluators)
     for name in evaluators:
         check_evaluator(name)
-    ood = ood or {}
+    from aflite.experiments.ood import for_set, restrict_labels, split_by_category
+
+    ood = {n: restrict_labels(n, d, for_set(ood_labels, n)) for n, d in (ood or {}).items()}
     trained = np.unique(train.labels)
     check_label_map(label_map, trained)
     dev_space = label_space("dev", dev.labels, trained, label_map)
@@ -154,9 +173,17 @@ def compare_experiment(
     check_filter_options(len(dev), **_checked(dev_options))
     phi_train, phi_dev = rep.phi, rep.represent(view(dev))
     fixed = {"dev": (dev, phi_dev, dev_space)}
+    ood_groups: dict[str, list[str]] = {}
+    group_rows: dict[str, tuple[str, np.ndarray]] = {}  # a category's set: (its set, rows)
     for name, data in ood.items():
         key = name if name not in ("dev", "dev (filtered)") else f"{name} (ood)"
-        fixed[key] = (data, rep.represent(view(data)), spaces[name])
+        phi = rep.represent(view(data))
+        fixed[key] = (data, phi, spaces[name])
+        by_value = split_by_category(key, data)
+        ood_groups[key] = list(by_value)
+        for g_name, idx in by_value.items():
+            fixed[g_name] = (data.subset(idx), phi[idx], spaces[name])
+            group_rows[g_name] = (key, idx)
     eval_names = ["dev", "dev (filtered)"] + [k for k in fixed if k != "dev"]
 
     def fit(ev_name: str, idx: np.ndarray, run_seed: int) -> tuple[Any, np.ndarray]:
@@ -181,11 +208,22 @@ def compare_experiment(
             for tr_name, idx in train_sets.items():
                 ev, seen = on_full[ev_name] if tr_name == FULL else fit(ev_name, idx, run_seed)
                 row = {"evaluator": ev_name, "train": tr_name, "size": int(len(idx))}
+                predicted: dict[str, np.ndarray] = {}
                 for es_name in eval_names:
                     data, phi, _ = sets[es_name]
                     # a subset may lack a class: check against what this model saw
                     space = label_space(es_name, data.labels, seen, label_map)
-                    row[es_name] = evaluate(ev, data, phi, space)
+                    parent = group_rows.get(es_name)
+                    if parent is not None and parent[0] in predicted:
+                        # a category reads its set's predictions: a fine-tuned model
+                        # predicts each row once
+                        pred = predicted[parent[0]][parent[1]]
+                        row[es_name] = mapped_accuracy(pred, data.labels, space)
+                    elif hasattr(ev, "predict"):
+                        predicted[es_name] = np.asarray(ev.predict(data, phi))
+                        row[es_name] = mapped_accuracy(predicted[es_name], data.labels, space)
+                    else:
+                        row[es_name] = evaluate(ev, data, phi, space)
                 rows.append(row)
         runs.append(
             {
@@ -227,6 +265,8 @@ def compare_experiment(
             "filter_options": overrides(options),
             "label_map": {str(k): str(v) for k, v in (label_map or {}).items()},
             "mapped_sets": [k for k, (_, _, space) in fixed.items() if space],
+            "ood_labels": {k: [str(v) for v in for_set(ood_labels, k) or []] for k in ood},
+            "ood_groups": ood_groups,
             "sets_represented": rep.n_embedded,
         },
     )

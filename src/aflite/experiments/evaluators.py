@@ -2,8 +2,10 @@
 and scored on each evaluation set. An evaluator is a class registered with
 :func:`register_evaluator`; its constructor takes ``(name, fields, partial_field, seed)`` and it
 has ``fit(train, phi) -> self`` and ``predict(data, phi) -> labels`` (the experiment computes
-accuracy from the predictions, through a label map when the set needs one). Any
-``sklearn.MODULE.Class`` name also works, trained on the filter's features."""
+accuracy from the predictions, through a label map when the set needs one). A class with
+``takes_argument = True`` is named ``KIND:ARG`` (``finetune:MODEL``) and may check such a name
+with a classmethod ``check_name``. Any ``sklearn.MODULE.Class`` name also works, trained on the
+filter's features."""
 
 from __future__ import annotations
 
@@ -16,7 +18,14 @@ import numpy as np
 if TYPE_CHECKING:
     from aflite.experiments.compare import LabelledTexts
 
-__all__ = ["EVALUATORS", "register_evaluator", "make_evaluator", "check_evaluator", "evaluate"]
+__all__ = [
+    "EVALUATORS",
+    "check_evaluator",
+    "default_evaluators",
+    "evaluate",
+    "make_evaluator",
+    "register_evaluator",
+]
 
 EVALUATORS: dict[str, type] = {}
 
@@ -43,14 +52,32 @@ def _estimator(name: str) -> Any:
         raise ValueError(f"unknown scikit-learn estimator '{name}'") from None
 
 
+def _registered(name: str) -> type | None:
+    if name in EVALUATORS and not getattr(EVALUATORS[name], "takes_argument", False):
+        return EVALUATORS[name]
+    kind, _, _ = name.partition(":")
+    cls = EVALUATORS.get(kind)
+    return cls if cls is not None and getattr(cls, "takes_argument", False) else None
+
+
+def default_evaluators() -> list[str]:
+    """The evaluators a comparison trains when none are named: every registered one that
+    needs no argument (``finetune:MODEL`` must be asked for)."""
+    return [n for n, cls in EVALUATORS.items() if not getattr(cls, "takes_argument", False)]
+
+
 def check_evaluator(name: str) -> None:
-    """A ValueError for a name that is neither registered nor a scikit-learn class."""
-    if name not in EVALUATORS:
+    """A ValueError (DataError) for a name that is neither registered nor a scikit-learn
+    class, or whose argument its evaluator refuses."""
+    cls = _registered(name)
+    if cls is None:
         _estimator(name)
+    elif hasattr(cls, "check_name"):
+        cls.check_name(name)
 
 
 def make_evaluator(name: str, fields: list[str], partial_field: str, seed: int) -> Any:
-    cls = EVALUATORS.get(name, _SklearnEvaluator)
+    cls = _registered(name) or _SklearnEvaluator
     return cls(name, fields, partial_field, seed)
 
 
@@ -171,3 +198,7 @@ def evaluate(
             "predictions cannot go through --label-map"
         )
     return float(evaluator.score(data, phi))
+
+
+# one file per evaluator with its own dependencies; registered here so every name is known
+from aflite.experiments import finetune_eval as _finetune_eval  # noqa: E402,F401

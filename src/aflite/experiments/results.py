@@ -159,6 +159,13 @@ class CompareResult:
             )
         return header, rows
 
+    def sets_table(self) -> tuple[list[str], list[list[Any]]]:
+        """Each evaluation set (a category of an out-of-distribution set included): its rows
+        and the accuracy of always answering its most frequent label, over seeds."""
+        header = ["evaluation set", "rows", "majority rate"]
+        sizes, majority = self.sizes, self.majority
+        return header, [[e, str(sizes[e]), _cell(majority[e])] for e in self.eval_sets]
+
     def markdown(self) -> str:
         """The table in Markdown: the same cells as the terminal."""
         header, rows = self.table()

@@ -33,6 +33,8 @@ class ScoreJob:
     features: str = "ngrams"
     partial_text_fields: list[str] = field(default_factory=list)
     dynamics: str | None = None
+    probs: str | None = None
+    partial_probs: str | None = None
     scorers: list[str] | None = None
     n_folds: int = 5
     repeats: int = 1
@@ -170,7 +172,8 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
     from aflite.api.scores import score_dataset
 
     t0 = time.perf_counter()
-    earlier = check_out_dir(job.out_dir, overwrite=job.overwrite, resume=False, inputs=(job.input,))
+    given = (job.input, *(p for p in (job.dynamics, job.probs, job.partial_probs) if p))
+    earlier = check_out_dir(job.out_dir, overwrite=job.overwrite, resume=False, inputs=given)
     ds = score_dataset(
         job.input,
         label=job.label_field,
@@ -181,6 +184,8 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
         scorers=job.scorers,
         partial_text=job.partial_text_fields or None,
         dynamics=job.dynamics,
+        probs=job.probs,
+        partial_probs=job.partial_probs,
         split=job.split,
         seed=job.seed,
         n_folds=job.n_folds,

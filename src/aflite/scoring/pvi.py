@@ -38,7 +38,12 @@ def pvi_from_probabilities(p_model: np.ndarray, p_baseline: np.ndarray) -> np.nd
     return (-np.log2(pb) + np.log2(pm)).mean(axis=0)
 
 
-def _oof(ctx: ScoringContext, key: str, x: np.ndarray) -> np.ndarray:
+def _oof(ctx: ScoringContext, key: str, x: np.ndarray, given: str) -> np.ndarray:
+    if ctx.options.get(given) is not None:
+        # the user's own model's out-of-fold probabilities: one "repeat"
+        ctx.info[key] = {"source": given}
+        return ctx.options[given][None]
+
     def fit() -> np.ndarray:
         probs, info = oof_probabilities(
             x, ctx.y, ctx.n_classes, ctx.folds, C=ctx.options["C"], device=ctx.device
@@ -51,12 +56,12 @@ def _oof(ctx: ScoringContext, key: str, x: np.ndarray) -> np.ndarray:
 
 def oof_full(ctx: ScoringContext) -> np.ndarray:
     """(R, N, C) out-of-fold probabilities on Phi, shared by the scorers of a call."""
-    return _oof(ctx, "model_full", ctx.x)
+    return _oof(ctx, "model_full", ctx.x, "probs")
 
 
 def oof_partial(ctx: ScoringContext) -> np.ndarray:
     """(R, N, C) out-of-fold probabilities on the partial input."""
-    return _oof(ctx, "model_partial", ctx.partial)
+    return _oof(ctx, "model_partial", ctx.partial, "partial_probs")
 
 
 @register_example_scorer(
@@ -71,6 +76,6 @@ def pvi(ctx: ScoringContext) -> dict[str, np.ndarray]:
     p_x = gold_probability(oof_full(ctx), ctx.y)
     p_null = gold_probability(oof_prior(ctx.y, ctx.n_classes, ctx.folds), ctx.y)
     out = {"pvi": pvi_from_probabilities(p_x, p_null)}
-    if ctx.partial is not None:
+    if ctx.partial is not None or ctx.options.get("partial_probs") is not None:
         out["pvi_partial"] = pvi_from_probabilities(p_x, gold_probability(oof_partial(ctx), ctx.y))
     return out

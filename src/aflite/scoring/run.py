@@ -23,6 +23,7 @@ __all__ = [
 
 DEFAULT_SCORERS = ("predictability", "datamap", "pvi", "aum", "el2n", "forgetting")
 _CALL_OPTIONS = {"n_folds", "repeats"}
+_GIVEN = {"dynamics", "probs", "partial_probs"}  # data, not options: kept out of the summary
 
 
 def scorer_names() -> list[str]:
@@ -102,7 +103,7 @@ def resolve_scorers(
                 "or a partial feature matrix)"
             )
     known = set().union(*(s.options for s in EXAMPLE_SCORERS.values())) | _CALL_OPTIONS
-    unknown = sorted(set(options) - known - {"dynamics"})
+    unknown = sorted(set(options) - known - {"dynamics", "probs", "partial_probs"})
     if unknown:
         raise TypeError(f"unknown scorer option(s): {', '.join(unknown)}")
     return names
@@ -120,6 +121,8 @@ def score_examples(
     seed: int = 0,
     device: Any = "auto",
     dynamics: Any = None,
+    probs: Any = None,
+    partial_probs: Any = None,
     **options: Any,
 ) -> ExampleScores:
     """Per-example difficulty and bias scores of every row, all out of sample.
@@ -142,6 +145,11 @@ def score_examples(
     dynamics:
         Training dynamics to read instead of recording them (e.g.
         :func:`~aflite.scoring.load_cartography_dynamics`, aligned with the rows).
+    probs, partial_probs:
+        (N, C) out-of-fold class probabilities from the user's own model (classes in the
+        sorted order of the labels): ``probs`` is p_x of ``pvi``; ``partial_probs`` a
+        partial-input model's, used by ``partial`` and ``pvi_partial`` instead of fitting
+        one (so ``partial`` then needs no partial matrix).
     options:
         Scorer options (each scorer's ``options`` in the registry), e.g. ``epochs=10``,
         ``batch_size=128``, ``lr=1e-3``, ``l2=1e-4``, ``el2n_epoch=1``, ``C=1.0``,
@@ -163,7 +171,11 @@ def score_examples(
     from aflite.scoring.crossfit import crossfit_folds
 
     names = resolve_scorers(
-        scorers, has_partial=partial is not None, n_folds=n_folds, repeats=repeats, options=options
+        scorers,
+        has_partial=partial is not None or partial_probs is not None,
+        n_folds=n_folds,
+        repeats=repeats,
+        options=options,
     )
     x = check_features(features)
     y, classes = encode_labels(labels, x.shape[0])
@@ -181,6 +193,11 @@ def score_examples(
                 f"dynamics hold {dynamics.logits.shape[0]} rows, features {x.shape[0]}"
             )
         opts["dynamics"] = dynamics
+    from aflite.scoring.probs import check_probabilities
+
+    for key, given in (("probs", probs), ("partial_probs", partial_probs)):
+        if given is not None:
+            opts[key] = check_probabilities(given, x.shape[0], len(classes), key)
     if "el2n" in names:
         epochs = dynamics.n_epochs if dynamics is not None else opts["epochs"]
         e = opts["el2n_epoch"]
@@ -219,7 +236,7 @@ def score_examples(
         "repeats": repeats,
         "seed": seed,
         "device": str(ctx.device),
-        "options": {k: v for k, v in opts.items() if k != "dynamics"},
+        "options": {k: v for k, v in opts.items() if k not in _GIVEN},
         "dynamics": None if recorded is None else recorded.info,
     } | ctx.info
     return ExampleScores(columns, classes, folds, info)
