@@ -158,6 +158,7 @@ def filter_rows_payload(out_dir: str | Path, n_phases: int) -> dict[str, Any] | 
         [split_names.get(s, s) for s in t["split"]], ["kept", "removed", "warm-up"]
     )
     review = t.get("review") or [None] * n
+    n_phases = max([n_phases] + [p + 1 for p in t["phase_removed"] if p is not None])
     phases = [str(p) for p in range(n_phases)] + ["kept", "warm-up", "review"]
     phase_of = []
     for p, s, r in zip(t["phase_removed"], t["split"], review):

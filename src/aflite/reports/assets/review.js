@@ -144,7 +144,8 @@ function afliteReview() {
   function gramTest() {
     if (!S.gram) return null;
     var needle = " " + S.gram.text + " ";
-    var keys = S.gram.field ? [S.gram.field] : searchKeys;
+    var f = S.gram.field, keys = searchKeys;
+    if (f) keys = C.filter(function (c) { return c.field === f; }).map(function (c) { return c.key; });
     var lists = keys.map(tokens);
     return function (i) {
       for (var j = 0; j < lists.length; j++) if (lists[j][i].indexOf(needle) >= 0) return true;
