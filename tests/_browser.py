@@ -49,9 +49,9 @@ class Browser:
         self.events: list[dict[str, Any]] = []
         targets = self.call("Target.getTargets")["targetInfos"]
         page = next(t for t in targets if t["type"] == "page")
-        self.session = self.call(
-            "Target.attachToTarget", targetId=page["targetId"], flatten=True
-        )["sessionId"]
+        self.session = self.call("Target.attachToTarget", targetId=page["targetId"], flatten=True)[
+            "sessionId"
+        ]
         self.call("Runtime.enable", session=True)
         self.call("Page.enable", session=True)
         self.call("Log.enable", session=True)  # CSP violations arrive as log entries

@@ -215,8 +215,8 @@ def test_search_filters_and_range_match_the_data(page, table):
     assert set(_column(page, "split")) == {"removed"}
     labels = sorted(set(map(str, table["label"])))
     _set(page, "af-f-label", "0", "change")
-    want = sum(s == "removed" and str(l) == labels[0]
-               for s, l in zip(table["split"], table["label"]))  # fmt: skip
+    want = sum(s == "removed" and str(lab) == labels[0]
+               for s, lab in zip(table["split"], table["label"]))  # fmt: skip
     assert _count(page) == want and set(_column(page, "label")) == {labels[0]}
     _reset(page)
 
@@ -311,9 +311,7 @@ def test_filters_stay_fast_at_100k_rows(tmp_path):
     try:
         b.open((tmp_path / "report.html").as_uri())
         b.wait_for("document.getElementById('af-body').children.length === 50", timeout=60)
-        timed = (
-            "(() => {{ const t = performance.now(); {0}; return performance.now() - t; }})()"
-        )
+        timed = "(() => {{ const t = performance.now(); {0}; return performance.now() - t; }})()"
         change = timed.format(
             "const s = document.getElementById('af-f-split'); s.value = '1'; "
             "s.dispatchEvent(new Event('change'))"

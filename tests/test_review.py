@@ -96,7 +96,9 @@ def reviewed(snli_small, tmp_path_factory):
     d = tmp_path_factory.mktemp("reviewed")
     r = run_in_process("filter", str(src), *FILTER, "--out-dir", str(d / "plain"))
     assert r.returncode == 0, r.stderr
-    removed = [json.loads(x)["id"] for x in (d / "plain" / "removed.jsonl").read_text().split("\n") if x]
+    removed = [
+        json.loads(x)["id"] for x in (d / "plain" / "removed.jsonl").read_text().split("\n") if x
+    ]
     kept = [json.loads(x)["id"] for x in (d / "plain" / "kept.jsonl").read_text().split("\n") if x]
     keep, drop = removed[:5], kept[:5]
     (d / "keep.txt").write_text("\n".join(keep) + "\n")
@@ -139,7 +141,10 @@ def test_unknown_ids_are_one_line_errors_before_anything_is_written(snli_small, 
     r = run_in_process("filter", str(src), *FILTER, "--out-dir", str(tmp_path / "o"),
                        "--keep-ids", str(ids))  # fmt: skip
     assert r.returncode == 2
-    assert r.stderr == f"aflite: error: {ids}:2: unknown id 'not-an-id' (not among the input's row ids)\n"
+    assert (
+        r.stderr
+        == f"aflite: error: {ids}:2: unknown id 'not-an-id' (not among the input's row ids)\n"
+    )
     assert not (tmp_path / "o").exists()
 
 
@@ -185,7 +190,10 @@ def test_exports_in_each_tools_format(run_with_report, tmp_path):
     grams = {c: [r[0] for r in t["rows"]] for c, t in extra["why_removed"]["classes"].items()}
 
     r = run_in_process("export", str(out), "--to", "label-studio")
-    assert r.returncode == 0 and r.stdout == f"wrote {len(removed)} rows to {out}/export-label-studio-removed.json\n"
+    assert (
+        r.returncode == 0
+        and r.stdout == f"wrote {len(removed)} rows to {out}/export-label-studio-removed.json\n"
+    )
     tasks = json.loads((out / "export-label-studio-removed.json").read_text())
     assert len(tasks) == len(removed) and all(set(t) == {"data", "meta"} for t in tasks)
     for t, row in zip(tasks, removed):
@@ -198,7 +206,9 @@ def test_exports_in_each_tools_format(run_with_report, tmp_path):
     assert any(t["meta"]["why_removed"] for t in tasks)
 
     target = tmp_path / "records.json"
-    r = run_in_process("export", str(out), "--to", "argilla", "--rows", "all", "--output", str(target))
+    r = run_in_process(
+        "export", str(out), "--to", "argilla", "--rows", "all", "--output", str(target)
+    )
     assert r.returncode == 0, r.stderr
     records = json.loads(target.read_text())
     assert len(records) == 500 and all(set(x) == {"id", "fields", "metadata"} for x in records)
@@ -219,7 +229,10 @@ def test_export_errors_name_the_flag_or_folder(run_with_report, tmp_path):
     out, _ = run_with_report
     r = run_in_process("export", str(out), "--to", "prodigy")
     assert r.returncode == 2
-    assert r.stderr == "aflite: error: --to: unknown format 'prodigy'; choose one of label-studio, argilla, csv\n"
+    assert (
+        r.stderr
+        == "aflite: error: --to: unknown format 'prodigy'; choose one of label-studio, argilla, csv\n"
+    )
     r = run_in_process("export", str(out), "--to", "csv", "--rows", "kept")
     assert r.returncode == 2 and "--rows: must be one of removed, all" in r.stderr
     r = run_in_process("export", str(tmp_path), "--to", "csv")
