@@ -83,6 +83,13 @@ def test_page_has_one_script_allowed_by_hash_and_nothing_from_outside(run_dir):
     assert alts and all(len(a) > 20 and a != "plot" for a in alts)
 
 
+def test_a_report_without_saved_rows_has_no_script(tmp_path):
+    summary = {"input": "x.jsonl", "counts": {"input": 1, "kept": 1, "removed": 0}}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    page = render_report(tmp_path)
+    assert "<script" not in page and "script-src 'none'" in page and "<canvas" not in page
+
+
 def test_examples_are_sorted_by_score_within_each_class(run_dir):
     extra = json.loads((run_dir / "result" / "report_extra.json").read_text())
     for rows in extra["top_removed"].values():

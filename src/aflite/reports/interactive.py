@@ -91,13 +91,18 @@ def review_section(
     if payload is None:
         return csp_meta([]), ""
     script = _script()
-    body = [
-        f"<h2>{_esc(map_title)}</h2>",
-        "<p class='muted'>Hover a point to read its row; click it to pin the row below. Grey "
-        "points are outside the table's current filters.</p>",
-        f"<div class='af-map'><canvas id='af-map' role='img' aria-label='{_esc(map_alt)}'>"
-        f"</canvas><div id='af-tip' hidden></div></div>",
-        "<p id='af-legend'></p><div id='af-detail' hidden></div>",
+    body = []
+    if payload.get("scatter"):
+        body += [
+            f"<h2>{_esc(map_title)}</h2>",
+            "<p class='muted'>Hover a point to read its row; click it to pin the row below. "
+            "Grey points are outside the table's current filters.</p>",
+            f"<div class='af-map'><canvas id='af-map' role='img' aria-label='{_esc(map_alt)}'>"
+            f"</canvas><div id='af-tip' hidden></div></div>",
+            "<p id='af-legend'></p>",
+        ]
+    body += [
+        "<div id='af-detail' hidden></div>",
         "<h2>All rows</h2>",
         "<p class='muted'>Search the text, filter, sort by any column (click its name) and "
         "click a row to show it in full."
