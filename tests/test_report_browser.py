@@ -330,3 +330,64 @@ def test_filters_stay_fast_at_100k_rows(tmp_path):
         assert b.console_errors() == []
     finally:
         b.close()
+
+
+@pytest.fixture(scope="module")
+def score_dir(tmp_path_factory):
+    from conftest import run_in_process
+
+    from aflite.data import bundled_snli
+
+    d = tmp_path_factory.mktemp("scores")
+    rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()[:300]]
+    for i, text in enumerate(HOSTILE):
+        rows[i]["hypothesis"] = text
+    (d / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    r = run_in_process(
+        "score", str(d / "in.jsonl"), "--text-fields", "hypothesis", "--id-field", "id",
+        "--scorers", "datamap", "--epochs", "3", "--out-dir", str(d / "out"), "--quiet",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return d / "out"
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@needs_chromium
+def test_score_report_data_map_hover_and_table(score_dir, tmp_path):
+    import pandas as pd
+
+    frame = pd.read_parquet(score_dir / "scores.parquet")
+    b = Browser(tmp_path / "profile")
+    try:
+        b.open((score_dir / "report.html").as_uri())
+        b.wait_for("document.getElementById('af-body').children.length > 0")
+        legend = b.js("document.getElementById('af-legend').textContent")
+        assert all(r in legend for r in sorted(set(frame["region"])))
+        b.js("document.getElementById('af-map').scrollIntoView()")
+        left, top, width, height = b.js(
+            "(() => { const r = document.getElementById('af-map').getBoundingClientRect(); "
+            "return [r.left, r.top, r.width, r.height]; })()"
+        )
+        hit = False
+        for fy in np.linspace(0.05, 0.85, 17):
+            for fx in np.linspace(0.08, 0.95, 40):
+                b.mouse("mouseMoved", left + fx * width, top + fy * height)
+                if not b.js("document.getElementById('af-tip').hidden"):
+                    hit = True
+                    break
+            if hit:
+                break
+        assert hit, "no point under the mouse anywhere on the data map"
+        row = int(b.js("document.getElementById('af-tip').dataset.row"))
+        tip = b.js("document.getElementById('af-tip').textContent")
+        assert f"region: {frame['region'][row]}" in tip and f"id: {frame['id'][row]}" in tip
+        assert f"confidence: {frame['confidence'][row]:.3f}" in tip
+        # the markup rows are text in the table, and ran nothing
+        _set(b, "af-search", "onerror", "input")
+        b.wait_for("document.getElementById('af-count').textContent.startsWith('1 of')")
+        assert HOSTILE[1] in b.js("document.getElementById('af-body').textContent")
+        assert b.js("document.querySelectorAll('img:not([src^=\"data:image/png\"])').length") == 0
+        assert b.js("typeof window.pwned3") == "undefined" and b.console_errors() == []
+    finally:
+        b.close()
