@@ -111,6 +111,7 @@ def reviewed(snli_small, tmp_path_factory):
     return d, keep, drop
 
 
+@pytest.mark.slow
 def test_reviewer_decisions_are_applied_and_recorded(reviewed):
     import pyarrow.parquet as pq
 
@@ -174,15 +175,13 @@ def test_filter_dataset_takes_decisions():
 
 
 @pytest.fixture(scope="module")
-def run_with_report(snli_small, tmp_path_factory):
-    src, rows = snli_small
-    d = tmp_path_factory.mktemp("export")
-    args = [a for a in FILTER if a != "--no-report"]
-    r = run_in_process("filter", str(src), *args, "--out-dir", str(d / "out"))
-    assert r.returncode == 0, r.stderr
-    return d / "out", {r["id"]: r for r in rows}
+def run_with_report(reviewed, snli_small):
+    """The plain run of ``reviewed``: exports read its scores, texts and why-removed n-grams."""
+    d, _, _ = reviewed
+    return d / "plain", {r["id"]: r for r in snli_small[1]}
 
 
+@pytest.mark.slow
 def test_exports_in_each_tools_format(run_with_report, tmp_path):
     out, rows = run_with_report
     removed = [json.loads(x) for x in (out / "removed.jsonl").read_text().splitlines()]
@@ -225,8 +224,8 @@ def test_exports_in_each_tools_format(run_with_report, tmp_path):
                               "why_removed"]  # fmt: skip
 
 
-def test_export_errors_name_the_flag_or_folder(run_with_report, tmp_path):
-    out, _ = run_with_report
+def test_export_errors_name_the_flag_or_folder(tmp_path):
+    out = tmp_path  # the flags are checked before the folder is read
     r = run_in_process("export", str(out), "--to", "prodigy")
     assert r.returncode == 2
     assert (
@@ -237,7 +236,10 @@ def test_export_errors_name_the_flag_or_folder(run_with_report, tmp_path):
     assert r.returncode == 2 and "--rows: must be one of removed, all" in r.stderr
     r = run_in_process("export", str(tmp_path), "--to", "csv")
     assert r.returncode == 2 and "no summary.json here" in r.stderr
-    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "summary.json").write_text('{"kind": "scores"}')
+    r = run_in_process("export", str(tmp_path), "--to", "csv")
+    assert r.returncode == 2 and "not a filter run's output folder" in r.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]  # nothing written
 
 
 # --- small truths -------------------------------------------------------------------------

@@ -32,6 +32,7 @@ __all__ = [
 REVIEW_CSS = """
 .af-controls{display:flex;gap:.5em;flex-wrap:wrap;align-items:center;margin:.5em 0}
 .af-controls input,.af-controls select,.af-controls button{font:inherit;padding:.2em .4em}
+.af-range{display:inline-flex;gap:.4em;align-items:center;white-space:nowrap}
 #af-search{min-width:16em}.af-num{width:6em}.af-chip{background:#ebf4ff;border:1px solid #90cdf4;
 border-radius:1em}.af-scroll{overflow-x:auto}#af-table td.txt{min-width:18em;max-width:40em}
 #af-table tbody tr{cursor:pointer}#af-table tbody tr:hover{background:#f7fafc}

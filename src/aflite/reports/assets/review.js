@@ -82,7 +82,9 @@ function afliteReview() {
       update();
     }
     [rs, lo, hi].forEach(function (x) { x.addEventListener("input", range); });
-    bar.appendChild(rs); bar.appendChild(lo); bar.appendChild(el("span", "to")); bar.appendChild(hi);
+    var group = el("span", null, "af-range"); // kept on one line
+    [rs, lo, el("span", "to"), hi].forEach(function (x) { group.appendChild(x); });
+    bar.appendChild(group);
   }
   var chip = el("button", null, "af-chip"); chip.type = "button"; chip.id = "af-gram";
   chip.hidden = true;
