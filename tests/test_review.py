@@ -273,3 +273,14 @@ def test_word_lists_are_cut_between_words():
         names = part.split(": ", 1)[1].split(" (+")[0].split(", ")
         vocab = {r[2] for r in res.rows}
         assert all(n in vocab for n in names), names
+
+
+def test_the_report_names_the_decision_files(tmp_path):
+    from aflite.reports import render_report
+
+    review = {"keep_ids": "keep.txt", "protected": 1, "drop_ids": "drop.txt", "dropped": 2}
+    summary = {"input": "x.jsonl", "counts": {"input": 4, "kept": 2, "removed": 2}}
+    (tmp_path / "summary.json").write_text(json.dumps(summary | {"review": review}))
+    page = render_report(tmp_path)
+    assert "<td>--keep-ids</td><td>keep.txt: 1 row</td>" in page
+    assert "<td>--drop-ids</td><td>drop.txt: 2 rows</td>" in page

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.atomic import atomic_path
+from aflite._internal.text import plural
 from aflite.reports.audit_pairs import MISSING, pair_audits, paired_table
 from aflite.reports.interactive import REVIEW_CSS, filter_rows_payload, review_section
 from aflite.reports.plots import png_data_uri
@@ -160,6 +161,12 @@ def _parameters_html(summary: dict[str, Any]) -> list[str]:
             value = opts[key]
             rows.append(
                 [key.replace("_", " "), ", ".join(value) if isinstance(value, list) else value]
+            )
+    review = summary.get("review") or {}
+    for kind, count in (("keep", "protected"), ("drop", "dropped")):
+        if f"{kind}_ids" in review:
+            rows.append(
+                [f"--{kind}-ids", f"{review[f'{kind}_ids']}: {plural(review[count], 'row')}"]
             )
     rows += [[k, v] for k, v in (summary.get("parameters") or {}).items()]
     return ["<h2>Parameters</h2>", _table(["parameter", "value"], rows)]
