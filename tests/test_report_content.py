@@ -192,7 +192,8 @@ def test_a_planted_token_leads_why_removed_in_a_whole_run(tmp_path_factory):
     assert first[0] == "zqxv" and first[1] > 2 * first[2]  # mostly removed rows hold it
     page = (d / "out" / "report.html").read_text()
     why = page[page.index("<h2>Why removed</h2>") : page.index("<h2>Nearest-neighbour")]
-    assert "<td>zqxv</td>" in why
+    # the n-gram is a link that filters the table of rows to those that contain it
+    assert "data-ngram='zqxv' data-field=''" in why and ">zqxv</button></td>" in why
     # the run went below chance: the summary text and the report say so
     assert "warning: the kept rows' representation bias" in outcome.summary_text
     assert "below chance" in page[: page.index("<div class='cards'>")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["printable", "one_line", "plot_text", "plural"]
+__all__ = ["printable", "one_line", "plot_text", "plural", "word_list"]
 
 _UNSAFE = {"Cc", "Cf", "Zl", "Zp"}
 
@@ -34,3 +34,18 @@ def plot_text(value: object) -> str:
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """``1 phase``, ``2 phases``; ``nouns`` for an irregular plural."""
     return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def word_list(words: list[str], limit: int = 60) -> str:
+    """Words joined by ", ", as many whole words as fit in ``limit`` characters (at least one);
+    the rest counted, never cut mid-word: ``nobody, sleeping (+3 more)``."""
+    out: list[str] = []
+    size = 0
+    for w in words:
+        extra = len(w) + (2 if out else 0)
+        if out and size + extra > limit:
+            break
+        out.append(w)
+        size += extra
+    left = len(words) - len(out)
+    return ", ".join(out) + (f" (+{left} more)" if left else "")

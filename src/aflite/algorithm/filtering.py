@@ -77,6 +77,7 @@ def adversarial_filter(
     copy: bool = True,
     partitions: str = "blocks",
     threads: int | None = None,
+    protected: ArrayLike | None = None,
 ) -> FilterResult:
     """Remove the most predictable instances until the set is ``target_size`` or clean.
 
@@ -149,6 +150,9 @@ def adversarial_filter(
     copy:
         False lets the linear family standardise a float32 C-contiguous ``features`` array in
         place instead of copying it (halves peak memory); its values are changed.
+    protected:
+        Optional (N,) boolean mask: rows where it is True are never removed (a reviewer's
+        decision to keep them); they are still scored and count towards the bias.
 
     Returns
     -------
@@ -178,7 +182,7 @@ def adversarial_filter(
             strategy=strategy, min_bias=min_bias, balance=balance, model=model, groups=groups,
             seed=seed, device=device, progress=progress, score_kept=score_kept,
             checkpoint=checkpoint, resume=resume, backend=backend, copy=copy,
-            partitions=partitions, threads=threads,
+            partitions=partitions, threads=threads, protected=protected,
         )
     finally:
         if own_backend:
@@ -214,8 +218,13 @@ def check_filter_options(
 
 def _filter(features, labels, *, target_size, n_partitions, train_size, slice_size, threshold,
             strategy, min_bias, balance, model, groups, seed, device, progress, score_kept,
-            checkpoint, resume, backend, copy, partitions, threads) -> FilterResult:
+            checkpoint, resume, backend, copy, partitions, threads,
+            protected=None) -> FilterResult:
     n_rows = np.asarray(labels).shape[0] if np.ndim(labels) else 0
+    if protected is not None:
+        protected = np.asarray(protected, dtype=bool)
+        if protected.shape != (n_rows,):
+            raise ValueError(f"protected must be a boolean mask of {n_rows} rows")
     n, _, k, tau = check_filter_options(
         n_rows, target_size=target_size, train_size=train_size, slice_size=slice_size,
         threshold=threshold, strategy=strategy, min_bias=min_bias, balance=balance,
@@ -254,7 +263,8 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
         state = FilterState(rows=np.arange(n_input, dtype=np.int64))
 
     reporter = Reporter(progress, total=n_input - n, done=n_input - len(state.rows))
-    opts = dict(n=n, k=k, tau=tau, t=t, strategy=strategy, min_bias=min_bias, balance=balance)
+    opts = dict(n=n, k=k, tau=tau, t=t, strategy=strategy, min_bias=min_bias, balance=balance,
+                protected=protected)
     try:
         while state.stop_reason is None:
             if _one_phase(state, runner, classes, **opts):
@@ -265,7 +275,13 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
         kept = np.sort(state.rows)
         kept_scores = np.full(len(kept), np.nan)
         final_bias = float("nan")
-        if score_kept and len(kept) > t:
+        if score_kept and state.last_scores is not None:
+            # the last phase removed nothing: its scores are the kept set's, so the summary,
+            # the stop message and the report print one bias figure for that set
+            kept_scores = state.last_scores[np.argsort(state.rows, kind="stable")]
+            if (~np.isnan(kept_scores)).any():
+                final_bias = float(np.nanmean(kept_scores))
+        elif score_kept and len(kept) > t:
             if runner.needs_compaction(len(kept)):
                 runner.compact_to(kept)
             kept_scores = runner.run(kept).scores()
@@ -295,7 +311,7 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
 
 def _one_phase(state: FilterState, runner: Any, classes: np.ndarray, *,
                n: int, k: int, tau: float, t: int, strategy: str, min_bias: float | None,
-               balance: str | None) -> bool:
+               balance: str | None, protected: np.ndarray | None = None) -> bool:
     """Run one phase, remove its slice from ``state`` and set the stop reason when it fires.
 
     Returns False when a stop rule fired before any work was done.
@@ -330,6 +346,7 @@ def _one_phase(state: FilterState, runner: Any, classes: np.ndarray, *,
         picked, picked_scores, n_eligible = select_slice(
             out.correct, out.heldout, labels, k=k_eff, tau=tau, strategy=strategy,
             balance=balance, generator=runner.generator, device=runner.device,
+            protected=None if protected is None else protected[state.rows],
         )
     removed_rows = state.rows[picked]
     # Recorded in descending order, so 'removed' lists the most predictable first.
@@ -353,6 +370,7 @@ def _one_phase(state: FilterState, runner: Any, classes: np.ndarray, *,
         )
     )
     state.rows = state.rows[keep_mask]
+    state.last_scores = scores if len(picked) == 0 else None
 
     if at_chance:
         state.stop_reason = "chance"

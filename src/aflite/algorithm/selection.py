@@ -39,12 +39,14 @@ def select_slice(
     balance: str | None,
     generator: torch.Generator,
     device: torch.device,
+    protected: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Positions (into the current rows) to remove, most predictable first; their scores; and
     how many rows were eligible.
 
     Eligible means held out at least once and ``correct / heldout >= tau``, decided exactly on
     the integer counts. Ties between equal scores are broken at random, not by row order.
+    Rows where ``protected`` (a boolean mask over the current rows) is True are never eligible.
     """
     n = len(correct)
     scored = heldout > 0
@@ -53,6 +55,8 @@ def select_slice(
     num, den = threshold_fraction(tau)
     passes = scored & (correct.astype(np.int64) * den >= num * heldout.astype(np.int64))
     eligible = scored if strategy == "single_shot" else passes
+    if protected is not None:
+        eligible = eligible & ~np.asarray(protected, dtype=bool)
     tiebreak = torch.rand(n, generator=generator, device=device, dtype=torch.float64).cpu().numpy()
     if strategy == "sampling":
         # Gumbel top-k over log-scores = sampling without replacement proportional to score

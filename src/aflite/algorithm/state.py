@@ -30,6 +30,9 @@ class FilterState:
     storage_phase: int | None = None
     stop_reason: str | None = None
     stop_message: str | None = None
+    # the last phase's per-row scores, aligned with ``rows`` when that phase removed nothing;
+    # not checkpointed (a run resumed at its end scores its kept rows again)
+    last_scores: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def rows_at_phase(self, phase: int) -> np.ndarray:
         """The (sorted) set as it was at the start of ``phase``."""

@@ -124,6 +124,8 @@ def filter_dataset(
     cache_dir: str | None = None,
     device: str = "auto",
     progress: bool | None = False,
+    keep_ids: Any = None,
+    drop_ids: Any = None,
     **filter_options: Any,
 ) -> DatasetFilterResult:
     """Filter ``data`` with AFLITE and return the kept and removed rows in its own type.
@@ -135,6 +137,9 @@ def filter_dataset(
     (N, d) matrix. ``filter_options`` are those of :func:`aflite.adversarial_filter`
     (``target_size``, ``train_size``, ``threshold``, ``min_bias``, ...), starting from the
     same defaults as ``aflite filter`` (:data:`aflite.defaults.FILTER_DEFAULTS`).
+    ``keep_ids`` / ``drop_ids`` (ids, or a file with one id a line) apply a reviewer's
+    decisions: kept ids are never removed, dropped ids are removed before filtering (phase -1,
+    no score, ``review`` "drop" in ``scores``).
 
     >>> import aflite
     >>> rows = [{"text": ("nobody " if i % 3 == 0 else "") + f"w{i % 7} x{i % 5}",
@@ -167,21 +172,50 @@ def filter_dataset(
     groups = None if group is None else view.column(group, "group field")
     ids = view.column(fields["id"], "id field") if fields["id"] else list(range(len(view)))
     options = FILTER_DEFAULTS | filter_options
+    decisions = None
+    if keep_ids is not None or drop_ids is not None:
+        from aflite.io.decisions import resolve_decisions
+
+        decisions = resolve_decisions(ids, keep=keep_ids, drop=drop_ids)
+    rest = np.arange(len(view)) if decisions is None else np.flatnonzero(~decisions.dropped)
     result = adversarial_filter(
-        x,
-        _label_codes(labels),
-        groups=groups,
+        x[rest] if decisions is not None else x,
+        _label_codes(labels)[rest],
+        groups=None if groups is None else np.asarray(groups, dtype=object)[rest],
         seed=seed,
         device=device,
         progress=progress,
+        protected=None if decisions is None else decisions.protected[rest],
         **options,
     )
+    if decisions is not None:
+        result = _with_dropped(result, rest, np.flatnonzero(decisions.dropped))
+    frame = _scores_frame(result, ids, labels)
+    if decisions is not None:
+        review = np.full(len(view), None, dtype=object)
+        review[decisions.protected], review[decisions.dropped] = "keep", "drop"
+        frame["review"] = review
     return DatasetFilterResult(
         kept=view.subset(result.kept),
         removed=view.subset(result.removed),
-        scores=_scores_frame(result, ids, labels),
+        scores=frame,
         result=result,
         fields=fields,
+    )
+
+
+def _with_dropped(result: Any, rest: np.ndarray, dropped: np.ndarray) -> Any:
+    """``result`` (over ``rest``) in input positions, the dropped rows removed first (phase
+    -1, no score)."""
+    import dataclasses
+
+    return dataclasses.replace(
+        result,
+        kept=rest[result.kept],
+        removed=np.r_[dropped, rest[result.removed]].astype(np.int64),
+        removed_phase=np.r_[np.full(len(dropped), -1), result.removed_phase].astype(np.int64),
+        removed_score=np.r_[np.full(len(dropped), np.nan), result.removed_score],
+        n_input=result.n_input + len(dropped),
     )
 
 
@@ -201,6 +235,7 @@ def _scores_frame(result: Any, ids: list[Any], labels: np.ndarray) -> Any:
     removal[result.removed] = result.removed_score
     final[result.kept] = result.kept_scores
     phase[result.removed] = result.removed_phase
+    phase[result.removed[result.removed_phase < 0]] = pd.NA  # dropped by review
     split[result.removed] = "removed"
     return pd.DataFrame(
         {

@@ -11,6 +11,7 @@ import numpy as np
 from scipy import sparse
 from scipy.stats import norm
 
+from aflite._internal.text import word_list
 from aflite.audits.base import AuditResult
 
 __all__ = [
@@ -94,9 +95,7 @@ def word_label_pmi(
                 ]
             )
         details["pmi"][str(c)] = {str(vocab[i]): float(pmi[i, j]) for i in range(len(vocab))}
-    tops = "; ".join(
-        f"{c}: {', '.join(r[2] for r in rows if r[0] == str(c))[:60]}" for c in classes
-    )
+    tops = "; ".join(f"{c}: {word_list([r[2] for r in rows if r[0] == str(c)])}" for c in classes)
     summary = f"{len(vocab)} words in >= {min_count} texts; top by PMI: {tops}"
     return AuditResult(
         name, summary, ["label", "rank", "word", "pmi", "count with label", "count"], rows, details

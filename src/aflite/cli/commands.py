@@ -34,6 +34,25 @@ def report_cmd(
     typer.echo(str(write_report(out_dir)))
 
 
+@app.command("export")
+def export_cmd(
+    out_dir: str = typer.Argument(..., metavar="OUT", help="A filter run's output folder."),
+    to: str = typer.Option(
+        ..., metavar="FORMAT", help="label-studio | argilla | csv (see the README for each format)."
+    ),
+    rows: str = typer.Option("removed", metavar="removed|all", help="The removed rows, or all."),
+    output: str | None = typer.Option(
+        None, metavar="FILE", help="Where to write (default: OUT/export-FORMAT-ROWS.json or .csv)."
+    ),
+) -> None:
+    """Write a filter run's removed (or all) rows with their scores, phase and why-removed
+    n-grams for review in an annotation tool."""
+    from aflite.exports import export_run
+
+    path, n = export_run(out_dir, to, rows=rows, output=output)
+    typer.echo(f"wrote {n} rows to {path}")
+
+
 @app.command("audit")
 def audit_cmd(
     input_path: str = typer.Argument(

@@ -157,6 +157,16 @@ def filter_cmd(
         metavar="ADDRESS",
         help="Ray cluster address (e.g. auto, ray://head:10001); default: a local instance.",
     ),
+    keep_ids: str | None = typer.Option(
+        None,
+        metavar="FILE",
+        help="A reviewer's decisions: row ids (one a line) the filter must never remove.",
+    ),
+    drop_ids: str | None = typer.Option(
+        None,
+        metavar="FILE",
+        help="A reviewer's decisions: row ids (one a line) removed before filtering.",
+    ),
 ) -> None:
     """Filter a labelled data file; write kept / removed / warm-up rows, scores and a summary."""
     if quiet:
@@ -194,6 +204,8 @@ def filter_cmd(
         split=split,
         input_format=input_format,
         by=by,
+        keep_ids=keep_ids,
+        drop_ids=drop_ids,
     )
     if cache_dir is not None:
         job.cache_dir = cache_dir

@@ -18,6 +18,7 @@ from aflite.features.cache import default_cache_dir
 from aflite.features.registry import FEATURE_KINDS
 from aflite.features.warmup import split_warmup
 from aflite.io.base import ImageTable
+from aflite.io.decisions import Decisions, resolve_decisions
 from aflite.io.ids import read_ids
 from aflite.io.tables import Table, read_table
 from aflite.jobs.checks import resolve_job_sizes
@@ -75,6 +76,8 @@ class FilterJob:
     backend: Literal["local", "ray"] | None = None
     ray_address: str | None = None
     by: str | None = None
+    keep_ids: str | None = None
+    drop_ids: str | None = None
 
 
 @dataclass
@@ -95,6 +98,22 @@ class JobPlan:
     warm_rows: np.ndarray
     rest: np.ndarray
     target: int
+    # a reviewer's decisions (--keep-ids / --drop-ids): masks over all input rows
+    decisions: Decisions | None = None
+
+    @property
+    def dropped(self) -> np.ndarray:
+        """Input rows removed by review before filtering."""
+        if self.decisions is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(self.decisions.dropped)
+
+    @property
+    def protected(self) -> np.ndarray | None:
+        """Mask over ``rest``: rows the filter must not remove."""
+        if self.decisions is None or not self.decisions.protected.any():
+            return None
+        return self.decisions.protected[self.rest]
 
 
 def load_job_inputs(job: FilterJob, *, pick: bool = True) -> JobInputs:
@@ -188,6 +207,17 @@ def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
             raise DataError(f"{job.input}: the warm-up fraction holds fewer than two classes")
     else:
         warm_rows, rest = np.zeros(0, dtype=np.int64), np.arange(n_all)
+    decisions = None
+    if job.keep_ids is not None or job.drop_ids is not None:
+        if job.keep_ids is not None and job.by is not None:
+            raise DataError("--keep-ids: protecting rows applies to AFLITE's phases, not to --by")
+        decisions = resolve_decisions(
+            inputs.ids, keep=job.keep_ids, drop=job.drop_ids,
+            keep_name="--keep-ids", drop_name="--drop-ids",
+        )  # fmt: skip
+        # dropped rows leave before anything else, warm-up included
+        warm_rows = warm_rows[~decisions.dropped[warm_rows]]
+        rest = rest[~decisions.dropped[rest]]
     target, _, _ = resolve_job_sizes(job, len(rest))
     if len(np.unique(labels[rest])) < 2:
         raise DataError(f"{job.input}: fewer than two classes among the rows to filter")
@@ -199,7 +229,7 @@ def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
         threshold=job.threshold, strategy=job.strategy, min_bias=job.min_bias,
         balance=job.balance,
     )
-    return JobPlan(spec, warm_rows, rest, target)
+    return JobPlan(spec, warm_rows, rest, target, decisions)
 
 
 def job_key(job: FilterJob) -> dict[str, Any]:
@@ -214,4 +244,7 @@ def job_key(job: FilterJob) -> dict[str, Any]:
         d.pop("split")  # so checkpoints written before there was a split option still resume
     if d["by"] is None:
         d.pop("by")  # likewise for checkpoints written before --by
+    for k in ("keep_ids", "drop_ids"):
+        if d[k] is None:
+            d.pop(k)
     return json.loads(json.dumps(d, default=str))

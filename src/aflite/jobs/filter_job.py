@@ -117,6 +117,7 @@ def run_filter_job(
                 backend=backend,
                 # Phi is on disk in the checkpoint: the filter may standardise it in place
                 copy=False,
+                protected=plan.protected,
             )
     except _Interrupted:
         raise KeyboardInterrupt("interrupted after a checkpoint") from None
@@ -125,7 +126,10 @@ def run_filter_job(
             backend.close()
 
     del phi  # standardised in place by now; the outputs read the checkpoint's copy
-    outcome = write_outputs(job, inputs, result, plan.warm_rows, rest, t_start, ckpt.features())
+    outcome = write_outputs(
+        job, inputs, result, plan.warm_rows, rest, t_start, ckpt.features(),
+        decisions=plan.decisions,
+    )  # fmt: skip
     ckpt.clear()
     return outcome
 

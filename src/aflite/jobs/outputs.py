@@ -17,6 +17,7 @@ from aflite._internal.atomic import atomic_path, clean_stale_parts
 from aflite._internal.labels import label_counts
 from aflite.algorithm import FilterResult, PhaseRecord
 from aflite.defaults import FILTER_DEFAULTS
+from aflite.io.decisions import Decisions
 from aflite.jobs.config import FilterJob, JobInputs, job_key
 from aflite.jobs.fields import NO_ID, picked_note
 from aflite.reports.content import report_extra
@@ -41,15 +42,25 @@ def write_outputs(
     rest: np.ndarray,
     t_start: float,
     phi: np.ndarray,
+    *,
+    decisions: Decisions | None = None,
 ) -> JobOutcome:
-    """Write every output of a finished run into ``job.out_dir`` and say where they are."""
+    """Write every output of a finished run into ``job.out_dir`` and say where they are.
+
+    Rows a reviewer dropped (``decisions``) are among the removed rows, with phase -1 and no
+    score; rows a reviewer protected are among the kept rows."""
     table, labels = inputs.table, inputs.labels
     out = Path(job.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     clean_stale_parts(out, recursive=False)  # left by an earlier, killed run
     kept = rest[result.kept]
-    removed_order = np.argsort(rest[result.removed], kind="stable")
-    removed = rest[result.removed][removed_order]
+    dropped = np.zeros(0, np.int64) if decisions is None else np.flatnonzero(decisions.dropped)
+    by_filter = rest[result.removed]
+    all_removed = np.concatenate([by_filter, dropped])
+    removed_order = np.argsort(all_removed, kind="stable")
+    removed = all_removed[removed_order]
+    removed_score = np.r_[result.removed_score, np.full(len(dropped), np.nan)][removed_order]
+    removed_phase = np.r_[result.removed_phase, np.full(len(dropped), -1)].astype(np.int64)
 
     # every input row in exactly one of kept / removed / warm-up
     everything = np.concatenate([kept, removed, warm_rows])
@@ -64,15 +75,16 @@ def write_outputs(
         table.write_subset(
             out / table.output_name("removed"),
             removed,
-            extra={
-                "aflite_score": result.removed_score[removed_order],
-                "aflite_phase": result.removed_phase[removed_order],
-            },
+            extra={"aflite_score": removed_score, "aflite_phase": removed_phase[removed_order]},
         )
     )
     if len(warm_rows):
         outputs["warmup"] = str(table.write_subset(out / table.output_name("warmup"), warm_rows))
-    outputs["scores"] = str(write_scores(out / "scores.parquet", inputs, result, rest, kept, removed))
+    outputs["scores"] = str(
+        write_scores(out / "scores.parquet", inputs, result, rest, kept, removed, decisions)
+    )
+    if inputs.texts:
+        write_texts(out / "result" / "texts.parquet", inputs.texts)
 
     result.save(out / "result")
     extra = report_extra(result, phi, labels[rest], inputs, rest, seed=job.seed)
@@ -98,6 +110,8 @@ def write_outputs(
         "labels_before": label_counts(labels[rest]),
         "labels_kept": label_counts(labels[kept]),
     }
+    if decisions is not None:
+        counts["dropped_by_review"] = len(dropped)
     summary = {
         "input": str(job.input),
         "input_format": table.format,
@@ -120,6 +134,10 @@ def write_outputs(
         "seconds": round(time.perf_counter() - t_start, 3),
         "outputs": {k: Path(v).name for k, v in outputs.items()},
     }
+    if decisions is not None:
+        summary["review"] = decisions.summary() | {
+            "protected_kept": int(decisions.protected[kept].sum()),
+        }
     with atomic_path(out / "summary.json") as tmp:
         tmp.write_text(json.dumps(summary, indent=2, default=_json_default))
     outputs["summary"] = str(out / "summary.json")
@@ -166,8 +184,10 @@ def write_scores(
     rest: np.ndarray,
     kept: np.ndarray,
     removed: np.ndarray,
+    decisions: Decisions | None = None,
 ) -> Path:
-    """``scores.parquet``: one row per input row with its split, phase and scores."""
+    """``scores.parquet``: one row per input row with its split, phase and scores, and the
+    reviewer's decision (``keep``, ``drop`` or null) in ``review``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -185,6 +205,10 @@ def write_scores(
     phase[rest[result.removed]] = result.removed_phase
     split[kept] = "kept"
     split[removed] = "removed"
+    review = np.full(n, None, dtype=object)
+    if decisions is not None:
+        review[decisions.protected] = "keep"
+        review[decisions.dropped] = "drop"
     scores_tbl = pa.table(
         {
             "id": pa.array([str(i) for i in inputs.ids]),
@@ -194,10 +218,23 @@ def write_scores(
             "final_score": pa.array(final_score, mask=np.isnan(final_score)),
             "phase_removed": pa.array(phase, mask=phase < 0),
             "split": pa.array(split.tolist()),
+            "review": pa.array(review.tolist(), type=pa.string()),
         }
     )
     with atomic_path(path) as tmp:
         pq.write_table(scores_tbl, tmp)
+    return path
+
+
+def write_texts(path: Path, texts: dict[str, list[str]]) -> Path:
+    """The text fields of every input row, aligned with ``scores.parquet``: what the report's
+    table and ``aflite export`` show."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        pq.write_table(pa.table({f: pa.array(v, type=pa.string()) for f, v in texts.items()}), tmp)
     return path
 
 

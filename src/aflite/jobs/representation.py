@@ -77,7 +77,9 @@ def compute_representation(
             encode=encode,
         )
     if job.warmup_fraction is None:
-        return np.asarray(base)
+        base = np.asarray(base)
+        # rows a reviewer dropped are not filtered: Phi holds the rest only
+        return base if len(rest) == len(base) else base[rest]
     return warmup_representation(
         np.asarray(base), codes, warm_rows, rest, seed=job.seed, device=device
     )

@@ -199,6 +199,10 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
     out.mkdir(parents=True, exist_ok=True)
     clean_stale_parts(out, recursive=False)
     outputs = {"scores": str(write_scores_parquet(out / "scores.parquet", ds.scores))}
+    if ds.texts:
+        from aflite.jobs.outputs import write_texts
+
+        write_texts(out / "result" / "texts.parquet", ds.texts)
     summary = _summary(job, ds, time.perf_counter() - t0)
     summary["outputs"] = {"scores": "scores.parquet", "summary": "summary.json"}
     if job.report:

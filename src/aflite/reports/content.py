@@ -50,7 +50,9 @@ def report_extra(
 
     kept_scores = np.nan_to_num(result.kept_scores, nan=0.0)
     for c in np.unique(labels):
-        rm = np.flatnonzero(labels[result.removed] == c)[:n_examples]
+        rm = np.flatnonzero(labels[result.removed] == c)
+        # most predictable first, by score (not by the phase that removed them)
+        rm = rm[np.argsort(-result.removed_score[rm], kind="stable")][:n_examples]
         extra["top_removed"][str(c)] = [
             example(result.removed[i], result.removed_score[i]) for i in rm
         ]

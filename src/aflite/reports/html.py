@@ -1,5 +1,6 @@
-"""``report.html``: a self-contained page (inline PNG plots, no scripts, no network) that shows
-what a filtering run did."""
+"""``report.html``: a self-contained page (inline PNG plots, one small inline script, no
+network) that shows what a filtering run did, with every row to search, filter and sort
+(:mod:`aflite.reports.interactive`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.atomic import atomic_path
+from aflite._internal.text import plural
 from aflite.reports.audit_pairs import MISSING, pair_audits, paired_table
+from aflite.reports.interactive import REVIEW_CSS, filter_rows_payload, review_section
 from aflite.reports.plots import png_data_uri
 from aflite.reports.warnings import DRIFT_WARNING, label_drift, run_warnings
 
@@ -24,8 +27,8 @@ padding:0 1em;color:#1d232a;line-height:1.45}
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #dde;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.92em}td,th{border:1px solid #dde;padding:.3em .6em;
 text-align:left;vertical-align:top}th{background:#f3f5f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(340px,1fr));gap:1em}
-.grid img{width:100%;height:auto;border:1px solid #eef}.muted{color:#667}.big{font-size:1.25em;font-weight:600}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:1em}
+.grid img{width:100%;height:auto;border:1px solid #eef}.grid img.wide{grid-column:1/-1}.muted{color:#667}.big{font-size:1.25em;font-weight:600}
 .cards{display:flex;gap:1em;flex-wrap:wrap}.card{border:1px solid #dde;border-radius:6px;padding:.6em 1em;min-width:140px}
 .warn{background:#fff5e6;border-left:4px solid #dd6b20;padding:.4em .8em;margin:.8em 0}.warn ul{margin:.2em 0}
 """
@@ -82,13 +85,27 @@ def _plots(summary: dict[str, Any], extra: dict[str, Any]) -> list[str]:
     from aflite.reports.plots import heatmap_figure, label_figure, phase_figures
 
     counts = summary["counts"]
-    figs = phase_figures(summary.get("history", []))
+    history = summary.get("history", [])
+    figs = phase_figures(history)
+    alts = []
+    if history:
+        picks = sorted({history[i]["phase"] for i in (0, len(history) // 2, len(history) - 1)})
+        alts = [
+            f"Bar and line chart: rows removed and rows left in each of {len(history)} phases, "
+            "with the representation bias and the chance level",
+            "Histograms of the predictability scores in phases " + ", ".join(map(str, picks)),
+        ]
     figs.append(label_figure(counts.get("labels_before", {}), counts.get("labels_kept", {})))
+    alts.append("Bar chart: rows per label before filtering and kept")
     for cls, block in extra.get("heatmaps", {}).items():
         figs.append(heatmap_figure(cls, block["similarity"], block["n_kept"]))
-    imgs = [png_data_uri(f) for f in figs]
+        alts.append(f"Heatmap: cosine similarity of sampled kept and removed rows of class {cls}")
+    imgs = list(zip((png_data_uri(f) for f in figs), alts))
     images = extra.get("images") or {}
-    imgs.extend(v for v in (images.values() if isinstance(images, dict) else []) if _is_png(v))
+    if isinstance(images, dict):
+        imgs.extend(
+            (v, f"Image grid: {k} images per class") for k, v in images.items() if _is_png(v)
+        )
     out = ["<h2>Plots</h2>"]
     info = extra.get("heatmap_classes") or {}
     total, shown = info.get("total"), info.get("shown")
@@ -100,7 +117,7 @@ def _plots(summary: dict[str, Any], extra: dict[str, Any]) -> list[str]:
     if note:
         out.append(f"<p class='muted'>{_esc(' '.join(note))}</p>")
     out.append("<div class='grid'>")
-    out += [f"<img alt='plot' src='{_esc(src)}'>" for src in imgs if _is_png(src)]
+    out += [f"<img alt='{_esc(alt)}' src='{_esc(src)}'>" for src, alt in imgs if _is_png(src)]
     out.append("</div>")
     return out
 
@@ -145,15 +162,44 @@ def _parameters_html(summary: dict[str, Any]) -> list[str]:
             rows.append(
                 [key.replace("_", " "), ", ".join(value) if isinstance(value, list) else value]
             )
+    review = summary.get("review") or {}
+    for kind, count in (("keep", "protected"), ("drop", "dropped")):
+        if f"{kind}_ids" in review:
+            rows.append(
+                [f"--{kind}-ids", f"{review[f'{kind}_ids']}: {plural(review[count], 'row')}"]
+            )
     rows += [[k, v] for k, v in (summary.get("parameters") or {}).items()]
     return ["<h2>Parameters</h2>", _table(["parameter", "value"], rows)]
 
 
-def _why_removed_html(extra: dict[str, Any]) -> list[str]:
+def _ngram_table(header: list[str], rows: list[list[Any]], fields: list[str]) -> str:
+    """The why-removed table, each n-gram a button that filters the rows table to it."""
+    body = []
+    for row in rows:
+        gram, field = str(row[0]), ""
+        for f in fields:  # with several fields the n-gram is named "field: n-gram"
+            if gram.startswith(f + ": "):
+                gram, field = gram[len(f) + 2 :], f
+                break
+        button = (
+            f"<button type='button' class='af-ngram' data-ngram='{_esc(gram)}' "
+            f"data-field='{_esc(field)}' title='show the rows that contain it'>"
+            f"{_esc(row[0])}</button>"
+        )
+        body.append(_row(row).replace(f"<td>{_esc(row[0])}</td>", f"<td>{button}</td>", 1))
+    head = "".join(f"<th>{_esc(h)}</th>" for h in header)
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _why_removed_html(extra: dict[str, Any], fields: list[str] | None = None) -> list[str]:
+    fields = fields or []
     why = extra.get("why_removed")
     if not why:
         return []
-    out = ["<h2>Why removed</h2>", f"<p class='muted'>{_esc(why.get('note', ''))}</p>"]
+    note = why.get("note", "")
+    if why.get("kind") == "ngrams":
+        note += " Click an n-gram to list the rows that contain it."
+    out = ["<h2>Why removed</h2>", f"<p class='muted'>{_esc(note)}</p>"]
     same = why.get("same_label") or {}
     if "removed" in same:
         kept = f"; kept rows, among kept rows: {same['kept']:.3f}" if "kept" in same else ""
@@ -164,7 +210,9 @@ def _why_removed_html(extra: dict[str, Any]) -> list[str]:
         )
     for cls, table in (why.get("classes") or {}).items():
         out.append(f"<h3>{_esc(cls)}</h3>")
-        if table["rows"]:
+        if table["rows"] and why.get("kind") == "ngrams":
+            out.append(_ngram_table(table["header"], table["rows"], fields))
+        elif table["rows"]:
             out.append(_table(table["header"], table["rows"]))
         else:
             out.append("<p class='muted'>Nothing over-represented among the removed rows.</p>")
@@ -211,11 +259,21 @@ def render_report(out_dir: str | Path) -> str:
     counts = summary["counts"]
     rb = summary.get("representation_bias", {})
 
+    payload = filter_rows_payload(d, len(history))
+    csp, review = review_section(
+        payload,
+        map_title="Score map: every scored row",
+        map_alt="Scatter plot: each row's predictability score against the phase that "
+        "removed it (kept rows at the right, their final scores), coloured kept or removed",
+        ngrams=(extra.get("why_removed") or {}).get("kind") == "ngrams",
+    )
+    fields = [c["field"] for c in (payload or {}).get("columns", []) if "field" in c]
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        csp,
         "<meta name='viewport' content='width=device-width,initial-scale=1'>",
         f"<title>aflite report: {_esc(Path(summary['input']).name)}</title>",
-        f"<style>{_CSS}</style></head><body>",
+        f"<style>{_CSS}{REVIEW_CSS}</style></head><body>",
         f"<h1>aflite report</h1><p class='muted'>{_esc(summary['input'])} "
         f"({_esc(summary.get('input_format', ''))}, fingerprint "
         f"{_esc(summary.get('input_fingerprint', ''))})</p>",
@@ -239,6 +297,8 @@ def render_report(out_dir: str | Path) -> str:
     parts.append("</div>")
     parts.append(f"<p><b>Stopped:</b> {_esc(summary.get('stop_message', ''))}</p>")
     parts += _plots(summary, extra)
+    if review:
+        parts.append(review)
 
     control = extra.get("bias_control")
     if control:
@@ -250,7 +310,7 @@ def render_report(out_dir: str | Path) -> str:
             f"representation bias {_esc(random_text)}; the kept rows "
             f"{_esc(_fmt(control.get('kept')))}.</p>"
         )
-    parts += _why_removed_html(extra)
+    parts += _why_removed_html(extra, fields)
     if extra.get("knn"):
         parts.append("<h2>Nearest-neighbour cosine distances (held-out to training rows)</h2>")
         parts.append(

@@ -1,6 +1,7 @@
-"""``report.html`` of a scoring run (``aflite score``): the data map, per-class histograms of
-every score, their rank correlations and example rows per region. One self-contained page
-built from ``summary.json`` and ``scores.parquet``; every value from the data is escaped."""
+"""``report.html`` of a scoring run (``aflite score``): the data map (hover a point to read its
+row), per-class histograms of every score, their rank correlations, example rows per region and
+a table of every row. One self-contained page built from ``summary.json``, ``scores.parquet``
+and the saved text fields; every value from the data is escaped or written as text."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 from aflite._internal.atomic import atomic_path
 from aflite._internal.text import plot_text
 from aflite.reports.html import _CSS, _esc, _is_png, _table, png_data_uri
+from aflite.reports.interactive import REVIEW_CSS, review_section, scores_rows_payload
 
 __all__ = ["render_scores_report", "write_scores_report"]
 
@@ -49,9 +51,10 @@ def _histograms(frame: Any, columns: list[str]) -> str:
     import matplotlib.pyplot as plt
 
     labels = sorted(frame["label"].astype(str).unique())
+    # shown full width (about 1,050 px): at most 3 panels a row, fonts of 10-12 px there
     ncol = min(3, len(columns))
     nrow = -(-len(columns) // ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, 2.6 * nrow), squeeze=False)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 2.5 * nrow), squeeze=False)
     for ax, col in zip(axes.ravel(), columns):
         values = frame[col].to_numpy(dtype=float)
         finite = values[np.isfinite(values)]
@@ -65,12 +68,12 @@ def _histograms(frame: Any, columns: list[str]) -> str:
             if len(v):
                 hist, _ = np.histogram(v, bins=edges)
                 ax.stairs(hist / len(v), edges, label=plot_text(lab), linewidth=1.3)
-        ax.set_title(plot_text(col), fontsize=10)
-        ax.tick_params(labelsize=8)
+        ax.set_title(plot_text(col), fontsize=11)
+        ax.tick_params(labelsize=9)
     for ax in axes.ravel()[len(columns) :]:
         ax.set_visible(False)
-    axes.ravel()[0].legend(fontsize=7)
-    fig.suptitle("Scores per class (share of the class's rows)", fontsize=11)
+    axes.ravel()[0].legend(fontsize=9)
+    fig.suptitle("Scores per class (share of the class's rows)", fontsize=12)
     fig.tight_layout()
     return png_data_uri(fig)
 
@@ -83,11 +86,18 @@ def render_scores_report(out_dir: str | Path) -> str:
     summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
     frame = pd.read_parquet(d / "scores.parquet")
     numeric = [c for c in frame.columns if c not in ("id", "label", "region")]
+    payload = scores_rows_payload(d, frame)
+    csp, review = review_section(
+        payload,
+        map_title="Data map: hover a point to read its row",
+        map_alt="Scatter plot: confidence against variability of every row, coloured by region",
+    )
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        csp,
         "<meta name='viewport' content='width=device-width,initial-scale=1'>",
         f"<title>aflite scores: {_esc(Path(summary['input']).name)}</title>",
-        f"<style>{_CSS}</style></head><body>",
+        f"<style>{_CSS}{REVIEW_CSS}</style></head><body>",
         f"<h1>aflite per-example scores</h1><p class='muted'>{_esc(summary['input'])}; "
         f"features {_esc(summary.get('features', ''))}; {_esc(summary['n_folds'])}-fold "
         f"cross-fit x {_esc(summary['repeats'])}, seed {_esc(summary['seed'])}</p>",
@@ -108,12 +118,17 @@ def render_scores_report(out_dir: str | Path) -> str:
     )
     imgs = []
     if {"confidence", "variability", "correctness"} <= set(frame.columns):
-        imgs.append(_data_map(frame, summary["seed"]))
+        alt = "Data map: confidence against variability, coloured by correctness"
+        imgs.append((_data_map(frame, summary["seed"]), alt, ""))
     if numeric:
-        imgs.append(_histograms(frame, numeric))
+        alt = "Histograms, one panel per score (" + ", ".join(numeric) + "), one line per class"
+        imgs.append((_histograms(frame, numeric), alt, " class='wide'"))
     parts.append("<h2>Plots</h2><div class='grid'>")
-    parts += [f"<img alt='plot' src='{_esc(src)}'>" for src in imgs if _is_png(src)]
+    parts += [
+        f"<img alt='{_esc(alt)}'{cls} src='{_esc(src)}'>" for src, alt, cls in imgs if _is_png(src)
+    ]
     parts.append("</div>")
+    parts.append(review)
 
     corr = summary["correlation"]
     parts.append("<h2>Spearman rank correlation</h2>")

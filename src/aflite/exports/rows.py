@@ -1,0 +1,115 @@
+"""A filter run's rows as the exports see them: id, label, split, phase, scores, text fields
+and the why-removed n-grams of its class that the row contains."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aflite.errors import DataError
+
+__all__ = ["ReviewRow", "load_review_rows", "ROW_SETS", "ngrams_in"]
+
+ROW_SETS = ("removed", "all")
+
+
+@dataclass
+class ReviewRow:
+    id: str
+    label: str
+    split: str  # kept | removed | warmup
+    phase: int | None  # the phase that removed the row; None if kept, warm-up or dropped
+    score: float | None  # removal score of a removed row, final score of a kept one
+    review: str | None  # a reviewer's earlier decision: keep | drop | None
+    texts: dict[str, str] = field(default_factory=dict)
+    why_removed: list[str] = field(default_factory=list)
+
+    def metadata(self) -> dict[str, Any]:
+        """The aflite values of the row, without its text (absent values left out)."""
+        out: dict[str, Any] = {"label": self.label, "split": self.split}
+        if self.phase is not None:
+            out["phase"] = self.phase
+        if self.score is not None:
+            out["score"] = self.score
+        if self.review is not None:
+            out["review"] = self.review
+        out["why_removed"] = list(self.why_removed)
+        return out
+
+
+def ngrams_in(texts: dict[str, str], grams: list[str], fields: list[str]) -> list[str]:
+    """The n-grams of ``grams`` (names as the report writes them: ``field: n-gram`` with
+    several fields) that occur in a row, tokenised as the report counted them."""
+    from aflite.audits._text import get_tokenizer
+
+    tok = get_tokenizer("regex")
+    seqs = {f: " " + " ".join(tok(str(texts.get(f, "")).lower())) + " " for f in fields}
+    found = []
+    for g in grams:
+        where, gram = fields, g
+        for f in fields:
+            if len(fields) > 1 and g.startswith(f + ": "):
+                where, gram = [f], g[len(f) + 2 :]
+                break
+        if any(f" {gram} " in seqs[f] for f in where):
+            found.append(g)
+    return found
+
+
+def _number(v: Any) -> float | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), 6)
+
+
+def load_review_rows(
+    out_dir: str | Path, *, rows: str = "removed"
+) -> tuple[list[ReviewRow], list[str]]:
+    """The removed (``rows="removed"``) or all rows of a filter run's output folder, in input
+    order, and the names of the text fields."""
+    import pyarrow.parquet as pq
+
+    d = Path(out_dir)
+    summary_path = d / "summary.json"
+    if not summary_path.exists():
+        raise DataError(f"{d}: no summary.json here; is it an aflite filter output folder?")
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    except ValueError:
+        raise DataError(f"{summary_path}: not an aflite summary (unreadable JSON)") from None
+    if summary.get("kind") == "scores" or not (d / "scores.parquet").exists():
+        raise DataError(f"{d}: not a filter run's output folder (no removed rows to export)")
+    t = pq.read_table(d / "scores.parquet").to_pydict()
+    texts_path = d / "result" / "texts.parquet"
+    texts = pq.read_table(texts_path).to_pydict() if texts_path.exists() else {}
+    fields = list(texts)
+    extra_path = d / "result" / "report_extra.json"
+    extra = json.loads(extra_path.read_text()) if extra_path.exists() else {}
+    why = extra.get("why_removed") or {}
+    grams = {
+        cls: [str(r[0]) for r in table.get("rows", [])]
+        for cls, table in (why.get("classes") or {}).items()
+    } if why.get("kind") == "ngrams" else {}  # fmt: skip
+    out = []
+    review = t.get("review") or [None] * len(t["id"])
+    for i, split in enumerate(t["split"]):
+        if rows == "removed" and split != "removed":
+            continue
+        row_texts = {f: texts[f][i] for f in fields}
+        label = str(t["label"][i])
+        out.append(
+            ReviewRow(
+                id=str(t["id"][i]),
+                label=label,
+                split=split,
+                phase=t["phase_removed"][i],
+                score=_number(t["score"][i]),
+                review=review[i],
+                texts=row_texts,
+                why_removed=ngrams_in(row_texts, grams.get(label, []), fields)
+                if split == "removed" and fields
+                else [],
+            )
+        )
+    return out, fields
