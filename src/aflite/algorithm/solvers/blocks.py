@@ -157,11 +157,14 @@ def plan_blocks(
     positions: torch.Tensor,
     n_classes: int,
     *,
-    task_rows: int = TASK_ROWS,
+    task_rows: int | None = None,
 ) -> BlockPlan:
     """Batch a design's blocks into tasks. ``positions`` (n,) are the store positions of the
     current rows the design dealt; ``y`` the labels of all stored rows."""
     dev = store.device
+    if task_rows is None:
+        # a GPU wants few, large batched products; a CPU core wants its task in cache
+        task_rows = 1 << 18 if dev.type == "cuda" else TASK_ROWS
     p = design.n_partitions
     inc = design.incidence
     sizes = design.bounds[1:] - design.bounds[:-1]
