@@ -184,7 +184,7 @@ def test_resume_after_interruption_is_identical(tmp_path, small_snli):
         target_size=300,
         train_size=120,
         slice_size=40,
-        threshold=0.6,
+        threshold=0.55,
         min_bias=None,
         n_partitions=16,
         cache_dir=None,
