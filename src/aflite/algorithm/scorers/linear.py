@@ -8,6 +8,7 @@ import torch
 from aflite.algorithm.partitions import BlockDesign
 from aflite.algorithm.scorers.base import PhaseCounts, register_scorer
 from aflite.algorithm.solvers import LinearEnsemble, fit_ensemble, heldout_counts
+from aflite.algorithm.solvers.ensemble import use_gathered_rows
 from aflite.algorithm.solvers.blocks import plan_blocks
 from aflite.algorithm.storage import FeatureStore
 
@@ -33,6 +34,12 @@ class LinearScorer:
 
     def score_blocks(self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
         """One phase on block partitions (see :mod:`aflite.algorithm.solvers.blocks`)."""
+        t = int(design.train_mask().sum(dim=0).max())
+        if use_gathered_rows(self.store.n_stored, t, self.store.dim, self.n_classes,
+                             design.n_partitions, self.store.device):
+            # many classes and small t/n: each part's own rows gathered beat the block pass
+            # (20 classes, t = 10%: 0.8 s against 1.7 s); the design is the same
+            return self.score(*_masks(design, positions, self.store.n_stored), current)
         plan = plan_blocks(self.store, self.y, design, positions, self.n_classes)
         ens, _ = fit_ensemble(
             self.store, self.y, None, self.n_classes, self.model, current=current, plan=plan
@@ -42,3 +49,13 @@ class LinearScorer:
 
     def describe(self) -> str:
         return repr(self.model)
+
+
+def _masks(design: BlockDesign, positions: torch.Tensor, n_stored: int):
+    """(N_store, P) training and held-out masks of a block design over the current rows."""
+    active = design.train_mask()
+    train = torch.zeros((n_stored, design.n_partitions), dtype=torch.float32, device=active.device)
+    train[positions] = active
+    heldout = torch.zeros_like(train)
+    heldout[positions] = 1.0 - active
+    return train, heldout
