@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
@@ -260,7 +261,13 @@ def _os_message(e: OSError) -> str:
     why = e.strerror or str(e) or type(e).__name__
     why = why[:1].lower() + why[1:]
     paths = [str(p) for p in (e.filename, e.filename2) if p is not None]
+    if paths and e.errno in _WRITE_FAULTS:
+        return f"{why} writing {paths[-1]}"  # no space left on device writing OUT/kept.jsonl
     return f"{' -> '.join(paths)}: {why}" if paths else why
+
+
+# faults that only a write meets
+_WRITE_FAULTS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 
 
 def main() -> None:

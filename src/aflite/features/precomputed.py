@@ -74,10 +74,12 @@ def load_precomputed(spec: str, *, n_rows: int, ids: Sequence[Any] | None = None
             f"{path}: unknown feature file type (use .npy, .npz, .safetensors, .parquet)"
         )
 
-    if x.dtype.kind not in "biuf":
+    if x.dtype.kind not in "iuf":  # booleans too: the filter standardises real numbers
         raise DataError(f"{path}: features must be numbers, got dtype {x.dtype}")
     if x.ndim != 2:
         raise DataError(f"{path}: features must be a 2-D matrix, got shape {x.shape}")
+    if 0 in x.shape:
+        raise DataError(f"{path}: features must be non-empty, got shape {x.shape}")
     if file_ids is not None and ids is not None:
         if file_ids.ndim != 1 or len(file_ids) != x.shape[0]:
             raise DataError(

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
+import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -19,6 +21,7 @@ from aflite.algorithm import FilterResult, PhaseRecord
 from aflite.defaults import FILTER_DEFAULTS
 from aflite.jobs.config import FilterJob, JobInputs, job_key
 from aflite.jobs.fields import NO_ID, picked_note
+from aflite.jobs.out_dir import STAGING, publish
 from aflite.reports.content import report_extra
 
 __all__ = ["JobOutcome", "write_outputs", "write_scores", "stop_hint", "job_fields"]
@@ -42,11 +45,64 @@ def write_outputs(
     t_start: float,
     phi: np.ndarray,
 ) -> JobOutcome:
-    """Write every output of a finished run into ``job.out_dir`` and say where they are."""
-    table, labels = inputs.table, inputs.labels
+    """Write every output of a finished run into ``job.out_dir`` and say where they are.
+
+    The outputs appear as a set or not at all: they are written into ``OUT/.aflite-staging``
+    and moved in when all are whole, ``summary.json`` last (:func:`~aflite.jobs.out_dir.publish`).
+    A failure on the way (a full disk) leaves none of them and names the output it was writing.
+    """
     out = Path(job.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     clean_stale_parts(out, recursive=False)  # left by an earlier, killed run
+    stage = out / STAGING
+    shutil.rmtree(stage, ignore_errors=True)  # an earlier, killed run's unfinished set
+    stage.mkdir()
+    try:
+        names, summary, extra = _write_set(job, inputs, result, warm_rows, rest, t_start, phi, stage)
+        publish(stage, out)
+    except BaseException as e:
+        shutil.rmtree(stage, ignore_errors=True)
+        if isinstance(e, OSError):
+            raise _named_in(e, stage, out) from None
+        raise
+    outputs = {k: str(out / v) for k, v in names.items()}
+    shown = [v for k, v in names.items() if k != "report"] + (
+        [names["report"]] if "report" in names else []
+    )
+    text = f"{result.summary()}\nwarm-up rows: {len(warm_rows)}\noutputs in {out}/: " + ", ".join(
+        shown
+    )
+    note = picked_note(job, inputs.picked)
+    if note:
+        text += "\n" + note
+    hint = stop_hint(result, job.threshold)
+    if hint:
+        text += "\n" + hint
+    from aflite.reports.warnings import run_warnings
+
+    for warning in run_warnings(summary, extra):
+        text += f"\nwarning: {warning}"
+    return JobOutcome(out, result, len(warm_rows), outputs, text)
+
+
+def _named_in(e: OSError, stage: Path, out: Path) -> OSError:
+    """The error naming the output's own path (what the user knows) for its path in the
+    staging folder."""
+    if e.filename is None or e.errno is None:
+        return e
+    try:
+        rel = Path(os.fsdecode(e.filename)).relative_to(stage)
+    except ValueError:
+        return e
+    if rel.name.startswith(".") and rel.name.endswith(".part"):  # .NAME.XXXX.part is NAME
+        rel = rel.with_name(rel.name[1:].rsplit(".", 2)[0])
+    return OSError(e.errno, e.strerror, str(out / rel))
+
+
+def _write_set(job, inputs, result, warm_rows, rest, t_start, phi, out):
+    """Every output into ``out`` (the staging folder); (names by kind, summary, report extra).
+    ``summary.json`` is the last name."""
+    table, labels = inputs.table, inputs.labels
     kept = rest[result.kept]
     removed_order = np.argsort(rest[result.removed], kind="stable")
     removed = rest[result.removed][removed_order]
@@ -122,27 +178,12 @@ def write_outputs(
     }
     with atomic_path(out / "summary.json") as tmp:
         tmp.write_text(json.dumps(summary, indent=2, default=_json_default))
-    outputs["summary"] = str(out / "summary.json")
-
     if job.report:
         from aflite.reports.html import write_report
 
         outputs["report"] = str(write_report(out))
-
-    text = f"{result.summary()}\nwarm-up rows: {len(warm_rows)}\noutputs in {out}/: " + ", ".join(
-        Path(v).name for v in outputs.values()
-    )
-    note = picked_note(job, inputs.picked)
-    if note:
-        text += "\n" + note
-    hint = stop_hint(result, job.threshold)
-    if hint:
-        text += "\n" + hint
-    from aflite.reports.warnings import run_warnings
-
-    for warning in run_warnings(summary, extra):
-        text += f"\nwarning: {warning}"
-    return JobOutcome(out, result, len(warm_rows), outputs, text)
+    outputs["summary"] = str(out / "summary.json")  # last: published last
+    return {k: Path(v).name for k, v in outputs.items()}, summary, extra
 
 
 def job_fields(job: FilterJob, inputs: JobInputs) -> dict[str, Any]:
