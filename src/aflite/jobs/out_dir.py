@@ -115,6 +115,11 @@ def publish(stage: Path, out: Path, last: str = "summary.json") -> None:
             # a folder output (kept/ as a dataset) of an earlier, unfinished attempt: a rename
             # cannot replace a non-empty folder, so move it aside first
             trash.mkdir(exist_ok=True)
-            os.replace(target, trash / name)
-        os.replace(stage / name, target)
+            _move(target, trash / name)
+        _move(stage / name, target)
     shutil.rmtree(stage, ignore_errors=True)
+
+
+def _move(src: Path, dst: Path) -> None:
+    """One rename of :func:`publish` (a separate function so tests can inject kills here)."""
+    os.replace(src, dst)
