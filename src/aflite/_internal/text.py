@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["printable", "one_line", "plot_text", "plural"]
+__all__ = ["printable", "one_line", "plot_text", "plural", "word_list"]
 
 _UNSAFE = {"Cc", "Cf", "Zl", "Zp"}
 
@@ -34,3 +34,17 @@ def plot_text(value: object) -> str:
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """``1 phase``, ``2 phases``; ``nouns`` for an irregular plural."""
     return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def word_list(words: list[str], width: int = 60) -> str:
+    """``words`` joined by ``, `` up to about ``width`` characters, ending at a whole word
+    (``, ...`` says more were left out); the first word is always shown whole."""
+    shown: list[str] = []
+    length = 0
+    for w in words:
+        extra = len(w) + (2 if shown else 0)
+        if shown and length + extra > width:
+            return ", ".join(shown) + ", ..."
+        shown.append(w)
+        length += extra
+    return ", ".join(shown)

@@ -248,7 +248,12 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
         kept = np.sort(state.rows)
         kept_scores = np.full(len(kept), np.nan)
         final_bias = float("nan")
-        if score_kept and len(kept) > t:
+        if score_kept and len(kept) > t and state.last_scores is not None:
+            # the last phase scored exactly the kept set: its figure, not a second estimate
+            kept_scores = np.asarray(state.last_scores, dtype=np.float64)[np.argsort(state.rows)]
+            if (~np.isnan(kept_scores)).any():
+                final_bias = float(np.nanmean(kept_scores))
+        elif score_kept and len(kept) > t:
             if runner.needs_compaction(len(kept)):
                 runner.compact_to(kept)
             kept_scores = runner.run(kept).scores()
@@ -336,6 +341,7 @@ def _one_phase(state: FilterState, runner: Any, classes: np.ndarray, *,
         )
     )
     state.rows = state.rows[keep_mask]
+    state.last_scores = None if len(picked) else scores.copy()
 
     if at_chance:
         state.stop_reason = "chance"

@@ -38,7 +38,14 @@ def presence_matrix(
     from sklearn.feature_extraction.text import CountVectorizer
 
     vec = CountVectorizer(token_pattern=TOKEN_PATTERN, binary=True, min_df=max(1, min_count))
-    mat = vec.fit_transform(texts).tocsr()
+    if len(texts) < min_count:
+        # no word can be in min_count texts (scikit-learn refuses: 'max_df corresponds to <
+        # documents than min_df'): an empty vocabulary, and audits with nothing to list
+        return sparse.csr_matrix((len(texts), 0)), np.zeros(0, dtype=object)
+    try:
+        mat = vec.fit_transform(texts).tocsr()
+    except ValueError:  # 'empty vocabulary': no text holds a word seen min_count times
+        return sparse.csr_matrix((len(texts), 0)), np.zeros(0, dtype=object)
     return mat, vec.get_feature_names_out()
 
 
@@ -94,8 +101,10 @@ def word_label_pmi(
                 ]
             )
         details["pmi"][str(c)] = {str(vocab[i]): float(pmi[i, j]) for i in range(len(vocab))}
+    from aflite._internal.text import word_list
+
     tops = "; ".join(
-        f"{c}: {', '.join(r[2] for r in rows if r[0] == str(c))[:60]}" for c in classes
+        f"{c}: {word_list([r[2] for r in rows if r[0] == str(c)])}" for c in classes
     )
     summary = f"{len(vocab)} words in >= {min_count} texts; top by PMI: {tops}"
     return AuditResult(

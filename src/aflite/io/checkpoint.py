@@ -78,6 +78,7 @@ class Checkpoint:
                 removed_phase=np.asarray(state.removed_phase, dtype=np.int64),
                 removed_score=np.asarray(state.removed_score, dtype=np.float64),
                 generator_state=state.generator_state,
+                **({} if state.last_scores is None else {"last_scores": state.last_scores}),
             )
         doc = self.directory / f"state-{phase}.json"
         with atomic_path(doc) as tmp:
@@ -158,6 +159,7 @@ class Checkpoint:
                     storage_phase=meta.get("storage_phase"),
                     stop_reason=meta["stop_reason"],
                     stop_message=meta["stop_message"],
+                    last_scores=z["last_scores"] if "last_scores" in z.files else None,
                 )
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise DataError(f"{self.directory}: damaged checkpoint state ({e})") from None
