@@ -45,7 +45,8 @@ def load_precomputed(spec: str, *, n_rows: int, ids: Sequence[Any] | None = None
     elif suffix == ".safetensors":
         from safetensors.numpy import load_file
 
-        tensors = load_file(str(p))
+        with _readable(path, "safetensors"):
+            tensors = load_file(str(p))
         names = [n for n in tensors if n != "ids"]
         name = key or ("features" if "features" in names else names[0] if len(names) == 1 else None)
         if name is None or name not in tensors:
@@ -125,6 +126,8 @@ def _readable(path: str, kind: str) -> Iterator[None]:
             ) from None
         why = " ".join(str(e).split())
         raise DataError(f"{path}: not a readable .{kind} file ({why})") from None
-    except (OSError, EOFError) as e:
+    except Exception as e:
+        # a damaged file raises many types (OSError, EOFError, zipfile.BadZipFile, a header
+        # numpy cannot parse: SyntaxError, tokenize.TokenError; safetensors' own error)
         why = e.strerror if isinstance(e, OSError) and e.strerror else type(e).__name__
         raise DataError(f"{path}: not a readable .{kind} file ({why})") from None
