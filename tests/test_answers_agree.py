@@ -101,7 +101,10 @@ def test_enough_data_gets_no_tiny_data_line():
 @pytest.mark.parametrize(
     "rows, message",
     [
-        (lambda: [dict(r, label="x") for r in _rows(100)], "data: field 'label' has fewer than two classes"),
+        (
+            lambda: [dict(r, label="x") for r in _rows(100)],
+            "data: field 'label' has fewer than two classes",
+        ),
         (lambda: _rows(3), "data: train_size must be at least 1 row, got 0"),
     ],
 )

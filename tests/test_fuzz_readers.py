@@ -24,7 +24,9 @@ FUZZ = settings(
     max_examples=int(os.environ.get("AFLITE_FUZZ_EXAMPLES", 25)),
     deadline=None,
     suppress_health_check=[
-        HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
     ],  # fmt: skip
 )
 
@@ -97,10 +99,17 @@ SCALARS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=20),
     # huge fields, over csv's default limit of 131,072 characters
-    st.builds(lambda ch, n: ch * n, st.sampled_from(["ab ", "\u00e9", "\u200b", "\x00", "\t"]),
-              st.integers(5_000, 200_000)),  # fmt: skip
+    st.builds(
+        lambda ch, n: ch * n,
+        st.sampled_from(["ab ", "\u00e9", "\u200b", "\x00", "\t"]),
+        st.integers(5_000, 200_000),
+    ),  # fmt: skip
 )
-VALUES = st.one_of(SCALARS, st.lists(SCALARS, max_size=3), st.dictionaries(st.text(max_size=3), SCALARS, max_size=2))
+VALUES = st.one_of(
+    SCALARS,
+    st.lists(SCALARS, max_size=3),
+    st.dictionaries(st.text(max_size=3), SCALARS, max_size=2),
+)
 ROWS = st.lists(
     st.fixed_dictionaries(
         {"label": st.one_of(st.sampled_from(["a", "b"]), VALUES), "text": VALUES},
@@ -141,9 +150,7 @@ def _mangle(data: bytes, how: int, cut: float, junk: bytes) -> bytes:
     return junk  # nothing but random bytes
 
 
-MANGLE = dict(
-    how=st.integers(0, 5), cut=st.floats(0, 1), junk=st.binary(min_size=1, max_size=64)
-)
+MANGLE = dict(how=st.integers(0, 5), cut=st.floats(0, 1), junk=st.binary(min_size=1, max_size=64))
 
 
 @FUZZ
@@ -168,15 +175,21 @@ def test_csv_and_tsv(suffix, sep, rows, how, cut, junk):
 
 
 @FUZZ
-@given(rows=ROWS, how=st.integers(0, 2), cut=st.floats(0, 1), junk=st.binary(min_size=1, max_size=64))
+@given(
+    rows=ROWS, how=st.integers(0, 2), cut=st.floats(0, 1), junk=st.binary(min_size=1, max_size=64)
+)
 def test_parquet(rows, how, cut, junk):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     path = _tmp(".parquet")
     columns = {
-        "label": [r["label"] if isinstance(r["label"], str) else json.dumps(r["label"]) for r in rows],
-        "text": [json.dumps(r["text"]) if not isinstance(r["text"], str) else r["text"] for r in rows],
+        "label": [
+            r["label"] if isinstance(r["label"], str) else json.dumps(r["label"]) for r in rows
+        ],
+        "text": [
+            json.dumps(r["text"]) if not isinstance(r["text"], str) else r["text"] for r in rows
+        ],
     }
     try:
         buf = io.BytesIO()
@@ -252,14 +265,17 @@ def test_safetensors(arr, n_rows, how, cut, junk):
 
 # --- images and data set folders ------------------------------------------------------------
 
+
 @FUZZ
 @given(
     images=st.binary(max_size=200),
-    names=st.lists(st.sampled_from(["a.png", "b.jpg", "c.txt", ".hidden.png"]), min_size=1, max_size=3),
+    names=st.lists(
+        st.sampled_from(["a.png", "b.jpg", "c.txt", ".hidden.png"]), min_size=1, max_size=3
+    ),
     classes=st.integers(1, 3),
 )
 def test_image_folder(images, names, classes):
-    root = _tmp("") .parent / "images"
+    root = _tmp("").parent / "images"
     for c in range(classes):
         (root / f"class{c}").mkdir(parents=True)
         for name in names:
@@ -278,7 +294,10 @@ def test_image_npz(arr, labels, how, cut, junk):
 
 
 @settings(max_examples=8, deadline=None)
-@given(junk=st.binary(max_size=200), name=st.sampled_from(["data-00000-of-00001.arrow", "state.json", "dataset_info.json"]))
+@given(
+    junk=st.binary(max_size=200),
+    name=st.sampled_from(["data-00000-of-00001.arrow", "state.json", "dataset_info.json"]),
+)
 def test_hf_dataset_folder(junk, name):
     pytest.importorskip("datasets")
     root = _tmp("").parent / "ds"

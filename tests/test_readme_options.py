@@ -26,7 +26,9 @@ def _command_lines() -> list[str]:
     lines = []
     for block in re.findall(r"```(?:bash|sh|console)\n(.*?)```", TEXT, flags=re.S):
         joined = re.sub(r"\\\n\s*", " ", block)
-        lines += [line.strip() for line in joined.splitlines() if line.strip().startswith("aflite ")]
+        lines += [
+            line.strip() for line in joined.splitlines() if line.strip().startswith("aflite ")
+        ]
     return lines
 
 
@@ -69,7 +71,9 @@ def test_each_documented_command_line_parses(line, monkeypatch, tmp_path):
         return
     cmd, path, args = _resolve(argv)
     assert path, f"no such command: {line}"
-    unknown = [a.split("=")[0] for a in args if a.startswith("--") and a.split("=")[0] not in _flags(cmd)]
+    unknown = [
+        a.split("=")[0] for a in args if a.startswith("--") and a.split("=")[0] not in _flags(cmd)
+    ]
     assert not unknown, f"{line}: {unknown} not options of aflite {' '.join(path)}"
     ctx = cmd.make_context(" ".join(["aflite", *path]), list(args))  # types and choices
     if "features" in ctx.params and ctx.params["features"] is not None:

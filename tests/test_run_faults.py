@@ -45,8 +45,14 @@ def _one_line(r, code, *fragments):
 
 
 LATE = [
-    (["--features", "precomputed:{d}/bools.npy"], "bools.npy: features must be numbers, got dtype bool"),
-    (["--features", "precomputed:{d}/empty.npy"], "empty.npy: features must be non-empty, got shape (150, 0)"),
+    (
+        ["--features", "precomputed:{d}/bools.npy"],
+        "bools.npy: features must be numbers, got dtype bool",
+    ),
+    (
+        ["--features", "precomputed:{d}/empty.npy"],
+        "empty.npy: features must be non-empty, got shape (150, 0)",
+    ),
     (["--seed", "18446744073709551616"], "--seed: must be a whole number in [0, 4294967295]"),
     (["--seed", "4294967296", "--audits", "pmi"], "--seed: must be a whole number"),
     (["--target-size", "150"], "--target-size: 150 is not smaller than the 150 rows"),
@@ -95,6 +101,7 @@ def test_a_user_mistake_found_during_the_run_leaves_no_checkpoint(tmp_path, snli
 
 # --- the file system -------------------------------------------------------------------------
 
+
 def _fail_on(monkeypatch, name, exc):
     """Make the atomic write of the output called ``name`` fail with ``exc``."""
     from aflite._internal import atomic
@@ -109,8 +116,12 @@ def _fail_on(monkeypatch, name, exc):
     monkeypatch.setattr(atomic, "_finish", finish)
 
 
-@pytest.mark.parametrize("name", ["removed.jsonl", "scores.parquet", "report_extra.json", "summary.json"])
-def test_a_full_disk_while_writing_outputs_leaves_none_of_them(tmp_path, snli_150, monkeypatch, name):
+@pytest.mark.parametrize(
+    "name", ["removed.jsonl", "scores.parquet", "report_extra.json", "summary.json"]
+)
+def test_a_full_disk_while_writing_outputs_leaves_none_of_them(
+    tmp_path, snli_150, monkeypatch, name
+):
     out = tmp_path / "out"
     _fail_on(monkeypatch, name, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
     r = run_in_process(*_args(snli_150, out))
@@ -165,6 +176,7 @@ def test_a_kill_while_publishing_leaves_no_summary_and_resume_finishes(
 
 # --- other processes -------------------------------------------------------------------------
 
+
 def test_a_second_run_into_a_locked_out_dir_is_refused(tmp_path, snli_150):
     out = tmp_path / "out"
     with out_dir_lock(out) as lock:
@@ -173,6 +185,16 @@ def test_a_second_run_into_a_locked_out_dir_is_refused(tmp_path, snli_150):
         _one_line(r, 2, f"{out}: another aflite run (pid {os.getpid()}) is writing here")
         assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]
     assert not out.exists()  # created by the lock, empty, removed with it
+
+
+def test_a_run_in_progress_is_not_taken_for_an_earlier_one(tmp_path, snli_150):
+    out = tmp_path / "out"
+    with out_dir_lock(out):
+        (out / ".checkpoint").mkdir()  # what a run in progress has written so far
+        for extra in ([], ["--overwrite"], ["--resume"]):
+            r = run_in_process(*_args(snli_150, out, *extra))
+            _one_line(r, 2, f"{out}: another aflite run (pid {os.getpid()}) is writing here")
+        assert sorted(p.name for p in out.iterdir()) == sorted([".checkpoint", LOCK_NAME])
 
 
 def test_a_lock_left_by_a_dead_run_is_taken_over(tmp_path, snli_150):

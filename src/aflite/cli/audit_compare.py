@@ -61,17 +61,29 @@ def compare_source(compare: str, features: str | None) -> tuple[str, str, str | 
     run_features, rebuilt = _describe(options)
     if features is None:
         if rebuilt:
-            return str(p), run_features, (
-                f"measuring with the run's representation, --features {run_features} "
-                f"(from {run_dir / 'summary.json'})"
+            return (
+                str(p),
+                run_features,
+                (
+                    f"measuring with the run's representation, --features {run_features} "
+                    f"(from {run_dir / 'summary.json'})"
+                ),
             )
-        return str(p), DEFAULT_FEATURES, (
-            f"note: the run in {run_dir} filtered with {run_features}, which cannot be built "
-            f"again here; the bias figures measure --features {DEFAULT_FEATURES} instead"
+        return (
+            str(p),
+            DEFAULT_FEATURES,
+            (
+                f"note: the run in {run_dir} filtered with {run_features}, which cannot be built "
+                f"again here; the bias figures measure --features {DEFAULT_FEATURES} instead"
+            ),
         )
     if features != run_features:
-        return str(p), features, (
-            f"note: the run in {run_dir} filtered with {run_features}; the bias figures "
-            f"measure --features {features} instead, so they differ from the run's"
+        return (
+            str(p),
+            features,
+            (
+                f"note: the run in {run_dir} filtered with {run_features}; the bias figures "
+                f"measure --features {features} instead, so they differ from the run's"
+            ),
         )
     return str(p), features, None

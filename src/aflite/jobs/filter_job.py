@@ -85,7 +85,7 @@ def _locked_run(
     stop_after_phases: int | None,
 ) -> JobOutcome:
     """The run proper, while this process holds the output folder's lock."""
-    table, labels, rest = inputs.table, inputs.labels, plan.rest
+    table, rest = inputs.table, plan.rest
     ckpt = Checkpoint(
         Path(job.out_dir) / ".checkpoint", {"fingerprint": table.fingerprint(), "job": job_key(job)}
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from aflite.errors import DataError
 
-__all__ = ["LOCK_NAME", "out_dir_lock", "input_stamp", "check_input_unchanged"]
+__all__ = ["LOCK_NAME", "out_dir_lock", "check_not_locked", "input_stamp", "check_input_unchanged"]
 
 LOCK_NAME = ".aflite.lock"
 
@@ -83,6 +83,29 @@ def _acquire_pid(out: Path, path: Path) -> int:
         os.write(fd, f"{os.getpid()}\n".encode("ascii"))
         return fd
     raise _refuse(out, path)
+
+
+def check_not_locked(out_dir: str | os.PathLike) -> None:
+    """Refuse, before any work, a folder another run is writing to (the lock itself is taken
+    later, by :func:`out_dir_lock`); its outputs would otherwise read as an earlier run."""
+    out = Path(out_dir)
+    path = out / LOCK_NAME
+    if not path.is_file():
+        return
+    if fcntl is None:
+        if _alive(_holder(path)):
+            raise _refuse(out, path)
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise _refuse(out, path) from None
+    finally:
+        os.close(fd)  # closing drops the shared lock taken to look
 
 
 @contextlib.contextmanager

@@ -72,6 +72,9 @@ def check_out_dir(
     if Path(out_dir).exists() and not Path(out_dir).is_dir():
         # an environment fault (exit 1), found before anything is read or written
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(out_dir))
+    from aflite.jobs.guards import check_not_locked
+
+    check_not_locked(out_dir)
     found = previous_run(out_dir)
     if not found or resume:
         return []
