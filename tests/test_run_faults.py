@@ -16,6 +16,7 @@ from conftest import run_in_process
 
 import aflite.jobs.filter_job
 from aflite.data import bundled_snli
+from aflite.errors import MissingExtraError
 from aflite.jobs.guards import LOCK_NAME, out_dir_lock
 
 
@@ -88,14 +89,23 @@ def test_a_failing_check_leaves_the_out_dir_as_it_was(tmp_path, snli_150, extra,
         assert not out.exists()
 
 
-def test_a_user_mistake_found_during_the_run_leaves_no_checkpoint(tmp_path, snli_150, monkeypatch):
+@pytest.mark.parametrize(
+    "error",
+    [
+        ValueError("features contain NaN or inf (first at row 3)"),
+        MissingExtraError("install aflite[ray] to use --backend ray"),
+    ],
+)
+def test_a_user_mistake_found_during_the_run_leaves_no_checkpoint(
+    tmp_path, snli_150, monkeypatch, error
+):
     def refuse(*a, **k):
-        raise ValueError("features contain NaN or inf (first at row 3)")
+        raise error
 
     monkeypatch.setattr(aflite.jobs.filter_job, "_filter", refuse)
     out = tmp_path / "out"
     r = run_in_process(*_args(snli_150, out))
-    _one_line(r, 2, "NaN or inf")
+    _one_line(r, 2, str(error))
     assert not out.exists()
 
 

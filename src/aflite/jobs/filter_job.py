@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aflite.algorithm import FilterState, adversarial_filter
-from aflite.errors import DataError
+from aflite.errors import MissingExtraError
 from aflite.io.checkpoint import Checkpoint
 from aflite.jobs.checks import check_job_options
 from aflite.jobs.config import (
@@ -121,9 +121,10 @@ def _locked_run(
         result = _filter(job, phi, inputs, plan, resume_state, checkpoint, progress=progress)
         del phi  # standardised in place by now; the outputs read the checkpoint's copy
         check_input_unchanged(job.input, stamp)
-    except (DataError, ValueError):
-        # a user mistake the checks before the run could not see: the checkpoint would only
-        # resume into the same error, so it goes (and the folder, if this run created it)
+    except (ValueError, MissingExtraError):
+        # a user mistake the checks before the run could not see (DataError is a ValueError),
+        # or a missing extra (Ray): the checkpoint would only resume into the same error, so
+        # it goes (and the folder, if this run created it)
         ckpt.clear()
         raise
     outcome = write_outputs(job, inputs, result, plan.warm_rows, rest, t_start, ckpt.features())
