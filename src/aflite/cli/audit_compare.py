@@ -9,7 +9,7 @@ from typing import Any
 
 from aflite.errors import DataError
 
-__all__ = ["compare_source"]
+__all__ = ["compare_source", "run_train_size"]
 
 DEFAULT_FEATURES = "ngrams"
 # Phi of these cannot be rebuilt from the kept rows' text alone
@@ -87,3 +87,12 @@ def compare_source(compare: str, features: str | None) -> tuple[str, str, str | 
             ),
         )
     return str(p), features, None
+
+
+def run_train_size(compare: str) -> int | None:
+    """t (training rows per partition) of the filter run ``compare`` belongs to, if any."""
+    found = _run_summary(Path(compare))
+    if found is None:
+        return None
+    t = (found[1].get("parameters") or {}).get("train_size")
+    return t if isinstance(t, int) and not isinstance(t, bool) else None

@@ -93,7 +93,7 @@ def audit_cmd(
     import sys
 
     from aflite._internal.progress import progress_bar, silence_third_party_progress
-    from aflite.cli.audit_compare import compare_source
+    from aflite.cli.audit_compare import compare_source, run_train_size
 
     if quiet:
         silence_third_party_progress()
@@ -164,6 +164,12 @@ def audit_cmd(
     phis = [phi_of(s) for s in sets]
     if note:
         typer.echo(note)
+    run_t = run_train_size(compare) if compare else None
+    if run_t is not None and bias_t is not None and run_t != bias_t:
+        typer.echo(
+            f"note: the run scored its rows at t = {run_t} training rows, the bias audit at "
+            f"t = {bias_t}; --bias-train-size {run_t} measures at the run's"
+        )
     sized = [a for a in names if a in ("knn", "bias")]
     total = len(names) * len(sets) + (len(sizes := [len(s.labels) for s in sets]) > 1) * len(sized)
     done = [0]
