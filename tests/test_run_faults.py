@@ -141,12 +141,23 @@ def test_a_full_disk_while_writing_outputs_leaves_none_of_them(
     assert left == [".checkpoint"], left  # the checkpoint stays for --resume, nothing else
 
 
+def test_a_library_wrapped_full_disk_is_said_plainly(tmp_path, snli_150, monkeypatch):
+    # pyarrow's words for a full disk (seen on a 2,340 KiB tmpfs)
+    out = tmp_path / "out"
+    wrapped = OSError("error writing bytes to file. Detail: [errno 28] No space left on device")
+    _fail_on(monkeypatch, "scores.parquet", wrapped)
+    r = run_in_process(*_args(snli_150, out))
+    _one_line(r, 1, f"aflite: error: no space left on device writing {out / 'scores.parquet'}\n")
+    assert sorted(p.name for p in out.iterdir()) == [".checkpoint"]
+
+
 def test_a_short_write_is_named_as_a_full_disk(tmp_path, snli_150, monkeypatch):
     # numpy reports a full disk as '162000 requested and 16352 written', without an errno
     out = tmp_path / "out"
     _fail_on(monkeypatch, "features.npy", OSError("162000 requested and 16352 written"))
     r = run_in_process(*_args(snli_150, out))
     _one_line(r, 1, f"no space left on device writing {out / '.checkpoint' / 'features.npy'}")
+    assert not out.exists()  # nothing half-made is left to be taken for an earlier run
 
 
 def test_a_kill_while_publishing_leaves_no_summary_and_resume_finishes(

@@ -138,7 +138,7 @@ def named_os_error(e: OSError, target: Path, tmp: Path | None = None) -> OSError
     code, why = e.errno, e.strerror
     if code is None and "requested and" in str(e) and "written" in str(e):
         code, why = errno.ENOSPC, os.strerror(errno.ENOSPC)
-    elif code is None and (m := re.search(r"\[Errno (\d+)\]", str(e))):
+    elif code is None and (m := re.search(r"\[errno (\d+)\]", str(e), re.I)):
         code = int(m.group(1))  # pyarrow's errors carry the errno in their text only
         why = os.strerror(code)
     if code is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import sys
 
 import typer
@@ -262,6 +263,10 @@ def _os_message(e: OSError) -> str:
     why = why[:1].lower() + why[1:]
     paths = [str(p) for p in (e.filename, e.filename2) if p is not None]
     if paths and e.errno in _WRITE_FAULTS:
+        # the system's words, not a library's wrapping of them (pyarrow: "error writing bytes
+        # to file. Detail: [errno 28] ...")
+        why = os.strerror(e.errno)
+        why = why[:1].lower() + why[1:]
         return f"{why} writing {paths[-1]}"  # no space left on device writing OUT/kept.jsonl
     return f"{' -> '.join(paths)}: {why}" if paths else why
 

@@ -107,7 +107,11 @@ def _locked_run(
         remove_previous_run(earlier)
         # Checkpoint the representation so a resumed run filters exactly the same matrix; a
         # fresh run clears any earlier checkpoint first.
-        ckpt.start(phi)
+        try:
+            ckpt.start(phi)
+        except OSError:
+            ckpt.clear()  # a full disk: a checkpoint without its manifest is nothing to keep
+            raise
 
     phases_done = [0]
 
