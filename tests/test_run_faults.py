@@ -109,6 +109,23 @@ def test_a_user_mistake_found_during_the_run_leaves_no_checkpoint(
     assert not out.exists()
 
 
+def test_an_error_after_a_phase_keeps_the_checkpoint_for_resume(tmp_path, snli_150, monkeypatch):
+    real = aflite.jobs.filter_job._filter
+
+    def fail_after_a_phase(job, phi, inputs, plan, resume_state, checkpoint, **kw):
+        def save_then_fail(state):
+            checkpoint(state)
+            raise ValueError("a fault after the first phase")
+
+        return real(job, phi, inputs, plan, resume_state, save_then_fail, **kw)
+
+    monkeypatch.setattr(aflite.jobs.filter_job, "_filter", fail_after_a_phase)
+    out = tmp_path / "out"
+    r = run_in_process(*_args(snli_150, out))
+    _one_line(r, 2, "a fault after the first phase")
+    assert (out / ".checkpoint" / "manifest.json").is_file()
+
+
 # --- the file system -------------------------------------------------------------------------
 
 

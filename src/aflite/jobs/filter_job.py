@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aflite.algorithm import FilterState, adversarial_filter
-from aflite.errors import MissingExtraError
+from aflite.errors import DataError, MissingExtraError
 from aflite.io.checkpoint import Checkpoint
 from aflite.jobs.checks import check_job_options
 from aflite.jobs.config import (
@@ -123,13 +123,19 @@ def _locked_run(
 
     try:
         result = _filter(job, phi, inputs, plan, resume_state, checkpoint, progress=progress)
-        del phi  # standardised in place by now; the outputs read the checkpoint's copy
-        check_input_unchanged(job.input, stamp)
     except (ValueError, MissingExtraError):
         # a user mistake the checks before the run could not see (DataError is a ValueError),
-        # or a missing extra (Ray): the checkpoint would only resume into the same error, so
-        # it goes (and the folder, if this run created it)
-        ckpt.clear()
+        # or a missing extra (Ray), before any phase: the checkpoint would only resume into the
+        # same error, so it goes (and the folder, if this run created it). Later phases' work
+        # is kept for --resume.
+        if resume_state is None and phases_done[0] == 0:
+            ckpt.clear()
+        raise
+    del phi  # standardised in place by now; the outputs read the checkpoint's copy
+    try:
+        check_input_unchanged(job.input, stamp)
+    except DataError:
+        ckpt.clear()  # made from another version of the input: no resume can use it
         raise
     outcome = write_outputs(job, inputs, result, plan.warm_rows, rest, t_start, ckpt.features())
     ckpt.clear()
