@@ -89,7 +89,7 @@ def test_a_kill_between_writes_leaves_the_previous_checkpoint(tmp_path, monkeypa
                 json.dumps({**json.loads((d / "manifest.json").read_text()),
                             "files": {"../outside.npy": "0" * 64}})
             ),
-            "missing or does not match",
+            "names '../outside.npy', not a file of this checkpoint",
         ),
     ],
 )
@@ -110,3 +110,63 @@ def test_another_runs_checkpoint_is_refused_and_no_checkpoint_is_none(tmp_path):
     Checkpoint(tmp_path / "ck", ID).start(x)
     with pytest.raises(DataError, match="belongs to another input or other options"):
         Checkpoint(tmp_path / "ck", {**ID, "seed": 1}).load()
+
+
+def _tamper(d, **changes):
+    doc = json.loads((d / "manifest.json").read_text())
+    (d / "manifest.json").write_text(json.dumps({**doc, **changes}))
+
+
+OUTSIDE = [
+    ({"phase": "x/../../../outside_state"}, "phase 'x/../../../outside_state' is not a phase"),
+    ({"phase": True}, "phase True is not a phase number"),
+    ({"phase": -1}, "phase -1 is not a phase number"),
+    ({"files": {"features.npy": "0" * 64, "x/../../outside": "0" * 64}}, "names 'x/../../outside'"),
+    ({"files": {"features.npy": "0" * 64, "/etc/passwd": "0" * 64}}, "names '/etc/passwd'"),
+    ({"files": {"features.npy": "0" * 64, "sub/state-1.npz": "0" * 64}}, "names 'sub/state-1.npz'"),
+    ({"files": {"features.npy": "0" * 64, "state-1\\x.npz": "0" * 64}}, "not a file of this"),
+    ({"files": {"features.npy": ["not", "a", "digest"]}}, "names 'features.npy'"),
+    ({"files": {}}, "does not list features.npy"),
+]
+
+
+@pytest.mark.parametrize("changes, message", OUTSIDE)
+def test_a_manifest_naming_anything_but_its_own_files_is_refused(tmp_path, changes, message):
+    x, _, _, seen = _states(tmp_path)
+    ck = Checkpoint(tmp_path / "ck", ID)
+    ck.start(x)
+    ck.save(seen[0])
+    # a state that would load, planted outside the checkpoint folder
+    for suffix in ("npz", "json"):
+        (tmp_path / f"outside_state.{suffix}").write_bytes(
+            next((tmp_path / "ck").glob(f"state-*.{suffix}")).read_bytes()
+        )
+    _tamper(tmp_path / "ck", **changes)
+    with pytest.raises(DataError, match="damaged checkpoint manifest") as err:
+        Checkpoint(tmp_path / "ck", ID).load()
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_tampered_manifest_is_one_line_on_resume_through_the_command_line(tmp_path):
+    from conftest import run_in_process
+
+    from aflite.data import bundled_snli
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(bundled_snli().read_text().splitlines(keepends=True)[:200]))
+    out = tmp_path / "out"
+    args = ["filter", str(src), "--text-fields", "hypothesis", "--target-size", "150",
+            "--slice-size", "10", "--n-partitions", "8", "--out-dir", str(out), "--quiet",
+            "--no-report"]  # fmt: skip
+    from aflite.jobs import FilterJob, run_filter_job
+
+    job = FilterJob(input=str(src), text_fields=["hypothesis"], target_size=150, slice_size=10,
+                    n_partitions=8, out_dir=str(out), report=False)  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        run_filter_job(job, progress=False, log=lambda s: None, stop_after_phases=1)
+    _tamper(out / ".checkpoint", phase="x/../../../outside_state")
+    r = run_in_process(*args, "--resume")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("aflite: error: ") and r.stderr.count("\n") == 1
+    assert "damaged checkpoint manifest" in r.stderr and "--resume" in r.stderr
+    assert not (out / "summary.json").exists()

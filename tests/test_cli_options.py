@@ -28,7 +28,7 @@ BAD_OPTIONS = [
     (["--target-size", "6000"], "--target-size: 6000 is not smaller than the 6000 rows"),
     (["--target-size", "0.00001"], "--target-size: 1e-05 of 6000 rows is less than 1 row"),
     (["--n-partitions", "0"], "--n-partitions: must be a positive whole number, got 0"),
-    (["--seed", "-1"], "--seed: must be a whole number >= 0, got -1"),
+    (["--seed", "-1"], "--seed: must be a whole number in [0, 4294967295], got -1"),
     (["--slice-size", "0"], "--slice-size: must be at least 1 row, got 0"),
     (["--slice-size", "-3"], "--slice-size: must be at least 1 row, got -3"),
     (["--min-bias", "2"], "--min-bias: must be a margin in [0, 1] or off, got 2"),

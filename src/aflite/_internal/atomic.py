@@ -8,8 +8,10 @@ leaves that file behind; :func:`clean_stale_parts` removes such leftovers, and e
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import os
+import re
 import stat
 import tempfile
 import threading
@@ -17,7 +19,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "clean_stale_parts"]
+__all__ = ["atomic_path", "clean_stale_parts", "named_os_error"]
 
 PART_SUFFIX = ".part"
 
@@ -119,7 +121,31 @@ def atomic_path(target: str | os.PathLike, *, stale_after: float = 0.0) -> Itera
         yield tmp_path
         _open_up(tmp_path)
         _finish(tmp_path, target)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()
+        if isinstance(e, OSError):
+            named = named_os_error(e, target, tmp_path)
+            if named is not e:
+                raise named from None
         raise
+
+
+def named_os_error(e: OSError, target: Path, tmp: Path | None = None) -> OSError:
+    """``e`` naming ``target`` (the file the user knows of, not its temporary part) and, for
+    a short write that says no more (numpy's ``162000 requested and 16352 written``), the
+    full disk it almost always is."""
+    code, why = e.errno, e.strerror
+    if code is None and "requested and" in str(e) and "written" in str(e):
+        code, why = errno.ENOSPC, os.strerror(errno.ENOSPC)
+    elif code is None and (m := re.search(r"\[errno (\d+)\]", str(e), re.I)):
+        code = int(m.group(1))  # pyarrow's errors carry the errno in their text only
+        why = os.strerror(code)
+    if code is None:
+        return e  # nothing to build a plainer error from
+    name = e.filename
+    if name is None or (tmp is not None and os.fsdecode(name) == str(tmp)):
+        name = str(target)
+    if name == e.filename and code == e.errno:
+        return e
+    return OSError(code, why or str(e), name)

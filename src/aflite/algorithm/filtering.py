@@ -275,10 +275,9 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
         kept = np.sort(state.rows)
         kept_scores = np.full(len(kept), np.nan)
         final_bias = float("nan")
-        if score_kept and state.last_scores is not None:
-            # the last phase removed nothing: its scores are the kept set's, so the summary,
-            # the stop message and the report print one bias figure for that set
-            kept_scores = state.last_scores[np.argsort(state.rows, kind="stable")]
+        if score_kept and len(kept) > t and state.last_scores is not None:
+            # the last phase scored exactly the kept set: its figure, not a second estimate
+            kept_scores = np.asarray(state.last_scores, dtype=np.float64)[np.argsort(state.rows)]
             if (~np.isnan(kept_scores)).any():
                 final_bias = float(np.nanmean(kept_scores))
         elif score_kept and len(kept) > t:
@@ -370,7 +369,7 @@ def _one_phase(state: FilterState, runner: Any, classes: np.ndarray, *,
         )
     )
     state.rows = state.rows[keep_mask]
-    state.last_scores = scores if len(picked) == 0 else None
+    state.last_scores = None if len(picked) else scores.copy()
 
     if at_chance:
         state.stop_reason = "chance"

@@ -18,7 +18,9 @@ class FilterState:
     Positions are input row indices. ``generator_state`` is the torch generator's state, so a
     resumed run draws exactly the partitions an uninterrupted run would have drawn;
     ``storage_phase`` says which phase's set the compacted storage was last built from, so a
-    resumed run lays out (and sums) rows the same way.
+    resumed run lays out (and sums) rows the same way. ``last_scores`` holds the last phase's
+    scores of ``rows`` when that phase removed nothing: they measured the kept set as it is,
+    so the run's final figure is that phase's (the stop line and the summary agree).
     """
 
     rows: np.ndarray
@@ -30,8 +32,8 @@ class FilterState:
     storage_phase: int | None = None
     stop_reason: str | None = None
     stop_message: str | None = None
-    # the last phase's per-row scores, aligned with ``rows`` when that phase removed nothing;
-    # not checkpointed (a run resumed at its end scores its kept rows again)
+    # the last phase's per-row scores, aligned with ``rows``, when that phase removed nothing
+    # (kept in checkpoints, so a resumed run prints the same final figure)
     last_scores: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def rows_at_phase(self, phase: int) -> np.ndarray:

@@ -156,6 +156,9 @@ def filter_dataset(
     view = as_view(data, split=split)
     fields = _pick_fields(view, label, text, id, group, need_text=isinstance(features, str))
     labels = np.asarray(view.column(label, "label field"), dtype=object)
+    _check_classes(view, label, labels)
+    options = FILTER_DEFAULTS | filter_options
+    _check_sizes(view, options)
     if isinstance(features, str):
         x = _features(
             view,
@@ -171,7 +174,6 @@ def filter_dataset(
             raise DataError(f"features: expected an ({len(view)}, d) matrix, got shape {x.shape}")
     groups = None if group is None else view.column(group, "group field")
     ids = view.column(fields["id"], "id field") if fields["id"] else list(range(len(view)))
-    options = FILTER_DEFAULTS | filter_options
     decisions = None
     if keep_ids is not None or drop_ids is not None:
         from aflite.io.decisions import resolve_decisions
@@ -217,6 +219,27 @@ def _with_dropped(result: Any, rest: np.ndarray, dropped: np.ndarray) -> Any:
         removed_score=np.r_[np.full(len(dropped), np.nan), result.removed_score],
         n_input=result.n_input + len(dropped),
     )
+
+
+def _check_classes(view: DataView, label: str, labels: np.ndarray) -> None:
+    """The command line's check, in the same words: filtering and the audits compare classes."""
+    if len({str(v) for v in labels}) < 2:
+        raise DataError(f"{view.where}: field '{label}' has fewer than two classes")
+
+
+def _check_sizes(view: DataView, options: dict[str, Any]) -> None:
+    """The algorithm's size and option checks on this data, as a DataError naming the data
+    (a 3-row set cannot train a classifier on 0.1 of its rows), before any features."""
+    from aflite.algorithm.filtering import check_filter_options
+
+    try:
+        check_filter_options(
+            len(view),
+            **{k: options[k] for k in ("target_size", "train_size", "slice_size", "threshold",
+                                       "strategy", "min_bias", "balance")},
+        )  # fmt: skip
+    except ValueError as e:
+        raise DataError(f"{view.where}: {e}") from None
 
 
 def _label_codes(labels: np.ndarray) -> np.ndarray:
@@ -270,4 +293,5 @@ def audit(
     fields = _pick_fields(view, label, text, None, None)
     texts = {f: view.text_column(f) for f in fields["text"]}
     labels = np.asarray(view.column(label, "label field"), dtype=object)
+    _check_classes(view, label, labels)
     return run_audits(texts, _label_codes(labels), audits=audits, seed=seed, **options)

@@ -74,7 +74,28 @@ def _identity(ctx: AuditContext) -> list[AuditResult]:
     )
 
 
-@register_audit("partial")
+FOLDS = 5  # the cross-validated baselines' folds (their functions' default)
+
+
+def _check_folds(name: str):
+    def check(ctx: AuditContext) -> None:
+        import numpy as np
+
+        from aflite.errors import DataError
+
+        classes, counts = np.unique(ctx.labels, return_counts=True)
+        if counts.min() < FOLDS:
+            c = classes[int(counts.argmin())]
+            raise DataError(
+                f"the {name} audit cross-validates in {FOLDS} folds, which needs {FOLDS} rows "
+                f"of every class; label {str(c)!r} has {int(counts.min())} of {len(ctx.labels)} "
+                "rows (leave the audit out or use more data)"
+            )
+
+    return check
+
+
+@register_audit("partial", check=_check_folds("partial"))
 def _partial(ctx: AuditContext) -> list[AuditResult]:
     from aflite.audits.baselines import partial_input_baseline
 
@@ -89,7 +110,7 @@ def _partial(ctx: AuditContext) -> list[AuditResult]:
     ]
 
 
-@register_audit("ppmi")
+@register_audit("ppmi", check=_check_folds("ppmi"))
 def _ppmi(ctx: AuditContext) -> list[AuditResult]:
     from aflite.audits.baselines import max_ppmi_baseline
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,15 @@ def run_audits(
     seed: int = 0,
     tag: str = "",
     bias_train_size: int | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> list[AuditResult]:
     """Run ``audits`` (names from ``AUDITS``; all of them by default). Word audits use ``field`` (default: the last
     text field, e.g. the hypothesis); identity PMI reports each text field and all of them
     together at each of ``identity_min_count`` (saved to ``counts_path`` at the lowest);
     ``knn`` and ``bias`` use ``features`` (computed from n-grams of all fields if None).
     ``bias_train_size`` is t for ``bias`` as a row count: sets that are compared are measured
-    at one t (:func:`aflite.audits.baselines.bias_train_rows`)."""
+    at one t (:func:`aflite.audits.baselines.bias_train_rows`). ``progress(name)`` is called
+    after each audit."""
     audits = list(AUDITS) if audits is None else list(audits)
     unknown = [a for a in audits if a not in AUDITS]
     if unknown:
@@ -71,4 +73,6 @@ def run_audits(
     out: list[AuditResult] = []
     for name in chosen:
         out.extend(AUDITS[name].run(ctx))
+        if progress is not None:
+            progress(name)  # one call per audit run
     return out

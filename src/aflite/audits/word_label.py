@@ -39,7 +39,14 @@ def presence_matrix(
     from sklearn.feature_extraction.text import CountVectorizer
 
     vec = CountVectorizer(token_pattern=TOKEN_PATTERN, binary=True, min_df=max(1, min_count))
-    mat = vec.fit_transform(texts).tocsr()
+    if len(texts) < min_count:
+        # no word can be in min_count texts (scikit-learn refuses: 'max_df corresponds to <
+        # documents than min_df'): an empty vocabulary, and audits with nothing to list
+        return sparse.csr_matrix((len(texts), 0)), np.zeros(0, dtype=object)
+    try:
+        mat = vec.fit_transform(texts).tocsr()
+    except ValueError:  # 'empty vocabulary': no text holds a word seen min_count times
+        return sparse.csr_matrix((len(texts), 0)), np.zeros(0, dtype=object)
     return mat, vec.get_feature_names_out()
 
 

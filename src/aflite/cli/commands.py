@@ -67,7 +67,9 @@ def audit_cmd(
         help="Field for word audits and the partial-input baseline (default: last text field).",
     ),
     compare: str | None = typer.Option(
-        None, help="A second file (e.g. kept.jsonl) audited the same way, shown side by side."
+        None,
+        help="A second file (e.g. kept.jsonl) or a filter run's folder (its kept rows), "
+        "audited the same way and shown side by side.",
     ),
     audits: str = typer.Option(
         ",".join(audit_names()), help="Audits to run: any of " + ", ".join(audit_names()) + "."
@@ -86,8 +88,10 @@ def audit_cmd(
         help="Identity PMI: count a sentence repeated in a field (an SNLI premise) once.",
     ),
     tokenizer: str = typer.Option("regex", help="Identity PMI tokenizer: regex | spacy."),
-    features: str = typer.Option(
-        "ngrams", help="Representation for knn/bias audits (as in `filter`)."
+    features: str | None = typer.Option(
+        None,
+        help="Representation for knn/bias audits (as in `filter`); default: ngrams, or with "
+        "--compare against a filter run, the representation that run filtered with.",
     ),
     json_out: str | None = typer.Option(None, "--json", help="Write all results as JSON here."),
     plot_dir: str | None = typer.Option(None, help="Write the z-statistics plot(s) here."),
@@ -101,9 +105,23 @@ def audit_cmd(
         "half the smaller set).",
     ),
     seed: int = typer.Option(0, help="Random seed."),
+    quiet: bool = typer.Option(False, help="No progress bars (ours, tqdm's and Hugging Face's)."),
 ) -> None:
     """Measure dataset biases (before/after filtering with --compare)."""
     import json
+    import sys
+
+    from aflite._internal.progress import progress_bar, silence_third_party_progress
+    from aflite.cli.audit_compare import compare_source, run_train_size
+
+    if quiet:
+        silence_third_party_progress()
+    # bars only on a terminal: the tables on stdout are what a pipe or a file gets
+    show = not quiet and sys.stdout.isatty()
+    note = None
+    if compare:
+        compare, features, note = compare_source(compare, features)
+    features = features or "ngrams"
 
     from aflite._internal.atomic import atomic_path
     from aflite.audits import load_identity_words, parse_min_counts, run_audits
@@ -123,13 +141,15 @@ def audit_cmd(
     def phi_of(inputs):
         if spec.kind == "ngrams" or not ({"knn", "bias"} & set(names)):
             return None  # n-grams are computed from the texts of each set
-        phi, _ = build_features(
-            spec,
-            inputs.texts,
-            n_rows=len(inputs.labels),
-            ids=inputs.ids,
-            fingerprint=inputs.table.fingerprint(),
-        )
+        with progress_bar("embedding", enabled=show) as bar:
+            phi, _ = build_features(
+                spec,
+                inputs.texts,
+                n_rows=len(inputs.labels),
+                ids=inputs.ids,
+                fingerprint=inputs.table.fingerprint(),
+                progress=bar,
+            )
         return phi
 
     def one(texts, labels, phi, tag: str, counts_path: str | None, chosen: list[str]):
@@ -149,6 +169,7 @@ def audit_cmd(
             seed=seed,
             tag=tag,
             bias_train_size=bias_t,
+            progress=step,
         )
 
     sets = [read_labelled_texts(input_path, fields, label_field=label_field)]
@@ -160,20 +181,36 @@ def audit_cmd(
         given = parse_size(bias_train_size, "--bias-train-size") if bias_train_size else None
         bias_t = bias_train_rows([len(s.labels) for s in sets], given, flag="--bias-train-size")
     phis = [phi_of(s) for s in sets]
-    first = one(
-        sets[0].texts, sets[0].labels, phis[0], "input" if compare else "", save_counts, names
-    )
-    second = control = None
-    if compare:
-        second = one(sets[1].texts, sets[1].labels, phis[1], "compare", None, names)
-        sized = [a for a in names if a in ("knn", "bias")]
-        if sized and len(sets[1].labels) < len(sets[0].labels):
-            # the same measurements on a random subset of INPUT the size of the compare set
-            rows = random_control(len(sets[0].labels), len(sets[1].labels), seed=seed)
-            texts = {f: [v[i] for i in rows] for f, v in sets[0].texts.items()}
-            phi = None if phis[0] is None else phis[0][rows]
-            tag = f"random subset of input, {len(rows)} rows"
-            control = one(texts, sets[0].labels[rows], phi, tag, None, sized)
+    if note:
+        typer.echo(note)
+    run_t = run_train_size(compare) if compare else None
+    if run_t is not None and bias_t is not None and run_t != bias_t:
+        typer.echo(
+            f"note: the run scored its rows at t = {run_t} training rows, the bias audit at "
+            f"t = {bias_t}; --bias-train-size {run_t} measures at the run's"
+        )
+    sized = [a for a in names if a in ("knn", "bias")]
+    total = len(names) * len(sets) + (len(sizes := [len(s.labels) for s in sets]) > 1) * len(sized)
+    done = [0]
+    with progress_bar("audits", enabled=show) as bar:
+
+        def step(_name: str) -> None:
+            done[0] += 1
+            bar(done[0], max(total, done[0]))
+
+        first = one(
+            sets[0].texts, sets[0].labels, phis[0], "input" if compare else "", save_counts, names
+        )
+        second = control = None
+        if compare:
+            second = one(sets[1].texts, sets[1].labels, phis[1], "compare", None, names)
+            if sized and sizes[1] < sizes[0]:
+                # the same measurements on a random subset of INPUT the size of the compare set
+                rows = random_control(sizes[0], sizes[1], seed=seed)
+                texts = {f: [v[i] for i in rows] for f, v in sets[0].texts.items()}
+                phi = None if phis[0] is None else phis[0][rows]
+                tag = f"random subset of input, {len(rows)} rows"
+                control = one(texts, sets[0].labels[rows], phi, tag, None, sized)
     print_audits(first, second)
     if control:
         print_audits(control)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 
 import typer
@@ -283,7 +285,17 @@ def _os_message(e: OSError) -> str:
     why = e.strerror or str(e) or type(e).__name__
     why = why[:1].lower() + why[1:]
     paths = [str(p) for p in (e.filename, e.filename2) if p is not None]
+    if paths and e.errno in _WRITE_FAULTS:
+        # the system's words, not a library's wrapping of them (pyarrow: "error writing bytes
+        # to file. Detail: [errno 28] ...")
+        why = os.strerror(e.errno)
+        why = why[:1].lower() + why[1:]
+        return f"{why} writing {paths[-1]}"  # no space left on device writing OUT/kept.jsonl
     return f"{' -> '.join(paths)}: {why}" if paths else why
+
+
+# faults that only a write meets
+_WRITE_FAULTS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 
 
 def main() -> None:

@@ -45,7 +45,8 @@ def load_precomputed(spec: str, *, n_rows: int, ids: Sequence[Any] | None = None
     elif suffix == ".safetensors":
         from safetensors.numpy import load_file
 
-        tensors = load_file(str(p))
+        with _readable(path, "safetensors"):
+            tensors = load_file(str(p))
         names = [n for n in tensors if n != "ids"]
         name = key or ("features" if "features" in names else names[0] if len(names) == 1 else None)
         if name is None or name not in tensors:
@@ -74,10 +75,12 @@ def load_precomputed(spec: str, *, n_rows: int, ids: Sequence[Any] | None = None
             f"{path}: unknown feature file type (use .npy, .npz, .safetensors, .parquet)"
         )
 
-    if x.dtype.kind not in "biuf":
+    if x.dtype.kind not in "iuf":  # booleans too: the filter standardises real numbers
         raise DataError(f"{path}: features must be numbers, got dtype {x.dtype}")
     if x.ndim != 2:
         raise DataError(f"{path}: features must be a 2-D matrix, got shape {x.shape}")
+    if 0 in x.shape:
+        raise DataError(f"{path}: features must be non-empty, got shape {x.shape}")
     if file_ids is not None and ids is not None:
         if file_ids.ndim != 1 or len(file_ids) != x.shape[0]:
             raise DataError(
@@ -123,6 +126,8 @@ def _readable(path: str, kind: str) -> Iterator[None]:
             ) from None
         why = " ".join(str(e).split())
         raise DataError(f"{path}: not a readable .{kind} file ({why})") from None
-    except (OSError, EOFError) as e:
+    except Exception as e:
+        # a damaged file raises many types (OSError, EOFError, zipfile.BadZipFile, a header
+        # numpy cannot parse: SyntaxError, tokenize.TokenError; safetensors' own error)
         why = e.strerror if isinstance(e, OSError) and e.strerror else type(e).__name__
         raise DataError(f"{path}: not a readable .{kind} file ({why})") from None

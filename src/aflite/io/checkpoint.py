@@ -78,6 +78,7 @@ class Checkpoint:
                 removed_phase=np.asarray(state.removed_phase, dtype=np.int64),
                 removed_score=np.asarray(state.removed_score, dtype=np.float64),
                 generator_state=state.generator_state,
+                **({} if state.last_scores is None else {"last_scores": state.last_scores}),
             )
         doc = self.directory / f"state-{phase}.json"
         with atomic_path(doc) as tmp:
@@ -128,6 +129,7 @@ class Checkpoint:
             identity, files, phase = doc["identity"], dict(doc["files"]), doc["phase"]
         except (OSError, ValueError, KeyError, TypeError):
             raise DataError(f"{where}: damaged checkpoint manifest; run without --resume") from None
+        _check_manifest(where, files, phase)
         if identity != self.identity:
             raise DataError(
                 f"{self.directory}: the checkpoint belongs to another input or other options; "
@@ -135,13 +137,11 @@ class Checkpoint:
             )
         for name, digest in files.items():
             path = self.directory / name
-            if Path(name).name != name or not path.is_file() or _sha256(path) != digest:
+            if not path.is_file() or _sha256(path) != digest:
                 raise DataError(
                     f"{path}: checkpoint file is missing or does not match its manifest; "
                     "run without --resume to start over"
                 )
-        if FEATURES not in files:
-            raise DataError(f"{where}: the checkpoint has no representation; run without --resume")
         phi = np.load(self.directory / FEATURES, mmap_mode="r", allow_pickle=False)
         self._files = files
         if phase is None:
@@ -159,7 +159,32 @@ class Checkpoint:
                     storage_phase=meta.get("storage_phase"),
                     stop_reason=meta["stop_reason"],
                     stop_message=meta["stop_message"],
+                    last_scores=z["last_scores"] if "last_scores" in z.files else None,
                 )
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise DataError(f"{self.directory}: damaged checkpoint state ({e})") from None
         return phi, state
+
+
+def _check_manifest(where: Path, files: dict[Any, Any], phase: Any) -> None:
+    """A manifest names only the files a checkpoint writes, by plain names inside its folder:
+    a phase that is a whole number and ``features.npy`` plus that phase's state files. A
+    resume reads nothing else (no ``../`` escapes, no absolute paths)."""
+    if phase is not None and (isinstance(phase, bool) or not isinstance(phase, int) or phase < 0):
+        raise DataError(
+            f"{where}: damaged checkpoint manifest (phase {phase!r} is not a phase number); "
+            "run without --resume to start over"
+        )
+    allowed = {FEATURES} | (set() if phase is None else {f"state-{phase}.npz", f"state-{phase}.json"})
+    for name, digest in files.items():
+        if name not in allowed or not isinstance(digest, str):
+            raise DataError(
+                f"{where}: damaged checkpoint manifest (it names {str(name)!r}, not a file of "
+                "this checkpoint); run without --resume to start over"
+            )
+    if set(files) != allowed:
+        missing = ", ".join(sorted(allowed - set(files)))
+        raise DataError(
+            f"{where}: damaged checkpoint manifest (it does not list {missing}); "
+            "run without --resume to start over"
+        )

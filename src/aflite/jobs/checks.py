@@ -17,7 +17,11 @@ from aflite.errors import DataError
 if TYPE_CHECKING:
     from aflite.jobs.config import FilterJob
 
-__all__ = ["check_job_options", "resolve_job_sizes", "flag"]
+__all__ = ["check_job_options", "resolve_job_sizes", "flag", "MAX_SEED"]
+
+# scikit-learn's random_state (the audits' folds, the n-gram SVD) takes at most 2**32 - 1; a
+# larger seed would pass here and fail after the filter, with the outputs half written
+MAX_SEED = 2**32 - 1
 
 
 def flag(name: str) -> str:
@@ -117,8 +121,8 @@ def check_job_options(job: FilterJob) -> None:
             "warmup_finetune", "needs --features sentence-transformers:MODEL and --warmup-fraction"
         )
     s = job.seed
-    if isinstance(s, bool) or not isinstance(s, Integral) or s < 0:
-        raise _fail("seed", f"must be a whole number >= 0, got {_show(s)}")
+    if isinstance(s, bool) or not isinstance(s, Integral) or not 0 <= s <= MAX_SEED:
+        raise _fail("seed", f"must be a whole number in [0, {MAX_SEED}], got {_show(s)}")
     _check_device(job.device)
     if job.audits:
         from aflite.audits import AUDITS

@@ -30,6 +30,7 @@ __all__ = [
     "JobPlan",
     "load_job_inputs",
     "plan_job",
+    "check_representation",
     "read_labelled_texts",
     "job_key",
 ]
@@ -230,6 +231,17 @@ def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
         balance=job.balance,
     )
     return JobPlan(spec, warm_rows, rest, target, decisions)
+
+
+def check_representation(phi: Any, features: str) -> None:
+    """The algorithm's checks of Phi (a real, non-empty, finite matrix), run by a job before
+    Phi is checkpointed, as a one-line DataError naming ``--features``."""
+    from aflite.algorithm._validation import check_features
+
+    try:
+        check_features(phi)
+    except ValueError as e:
+        raise DataError(f"--features {features}: {e}") from None
 
 
 def job_key(job: FilterJob) -> dict[str, Any]:

@@ -13,9 +13,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aflite.algorithm import FilterState, adversarial_filter
+from aflite.errors import DataError, MissingExtraError
 from aflite.io.checkpoint import Checkpoint
 from aflite.jobs.checks import check_job_options
-from aflite.jobs.config import FilterJob, JobInputs, job_key, load_job_inputs, plan_job
+from aflite.jobs.config import (
+    FilterJob,
+    JobInputs,
+    JobPlan,
+    check_representation,
+    job_key,
+    load_job_inputs,
+    plan_job,
+)
+from aflite.jobs.guards import check_input_unchanged, input_stamp, out_dir_lock
 from aflite.jobs.out_dir import check_out_dir, remove_previous_run
 from aflite.jobs.outputs import JobOutcome, stop_hint, write_outputs
 from aflite.jobs.representation import compute_representation
@@ -52,16 +62,35 @@ def run_filter_job(
     earlier = check_out_dir(
         job.out_dir, overwrite=job.overwrite, resume=job.resume, inputs=(job.input,)
     )
+    stamp = input_stamp(job.input)
     inputs = load_job_inputs(job)
     plan = plan_job(job, inputs)
-    remove_previous_run(earlier)
-    table, labels, rest = inputs.table, inputs.labels, plan.rest
-    out = Path(job.out_dir)
-    ckpt_dir = out / ".checkpoint"
+    with out_dir_lock(job.out_dir):
+        return _locked_run(
+            job, inputs, plan, earlier, stamp, t_start,
+            progress=progress, log=log, stop_after_phases=stop_after_phases,
+        )  # fmt: skip
 
+
+def _locked_run(
+    job: FilterJob,
+    inputs: JobInputs,
+    plan: JobPlan,
+    earlier: list[Path],
+    stamp: list,
+    t_start: float,
+    *,
+    progress: bool,
+    log: Callable[[str], None],
+    stop_after_phases: int | None,
+) -> JobOutcome:
+    """The run proper, while this process holds the output folder's lock."""
+    table, rest = inputs.table, plan.rest
+    ckpt = Checkpoint(
+        Path(job.out_dir) / ".checkpoint", {"fingerprint": table.fingerprint(), "job": job_key(job)}
+    )
     resume_state: FilterState | None = None
     phi = None
-    ckpt = Checkpoint(ckpt_dir, {"fingerprint": table.fingerprint(), "job": job_key(job)})
     loaded = ckpt.load() if job.resume else None  # another run's or a damaged one: DataError
     if loaded is not None:
         phi, resume_state = loaded
@@ -74,9 +103,15 @@ def run_filter_job(
         phi = compute_representation(
             job, plan.spec, inputs, plan.warm_rows, rest, progress=progress
         )
+        check_representation(phi, job.features)  # before the checkpoint is written
+        remove_previous_run(earlier)
         # Checkpoint the representation so a resumed run filters exactly the same matrix; a
         # fresh run clears any earlier checkpoint first.
-        ckpt.start(phi)
+        try:
+            ckpt.start(phi)
+        except OSError:
+            ckpt.clear()  # a full disk: a checkpoint without its manifest is nothing to keep
+            raise
 
     phases_done = [0]
 
@@ -86,6 +121,33 @@ def run_filter_job(
         if stop_after_phases is not None and phases_done[0] >= stop_after_phases:
             raise _Interrupted
 
+    try:
+        result = _filter(job, phi, inputs, plan, resume_state, checkpoint, progress=progress)
+    except (ValueError, MissingExtraError):
+        # a user mistake the checks before the run could not see (DataError is a ValueError),
+        # or a missing extra (Ray), before any phase: the checkpoint would only resume into the
+        # same error, so it goes (and the folder, if this run created it). Later phases' work
+        # is kept for --resume.
+        if resume_state is None and phases_done[0] == 0:
+            ckpt.clear()
+        raise
+    del phi  # standardised in place by now; the outputs read the checkpoint's copy
+    try:
+        check_input_unchanged(job.input, stamp)
+    except DataError:
+        ckpt.clear()  # made from another version of the input: no resume can use it
+        raise
+    outcome = write_outputs(
+        job, inputs, result, plan.warm_rows, rest, t_start, ckpt.features(),
+        decisions=plan.decisions,
+    )  # fmt: skip
+    ckpt.clear()
+    return outcome
+
+
+def _filter(job, phi, inputs, plan, resume_state, checkpoint, *, progress):
+    """AFLITE's phases (or one ``--by`` pass) over Phi, on the job's backend."""
+    labels, rest = inputs.labels, plan.rest
     backend = None
     if job.backend == "ray":
         from aflite.distributed import RayBackend
@@ -125,13 +187,7 @@ def run_filter_job(
         if backend is not None:
             backend.close()
 
-    del phi  # standardised in place by now; the outputs read the checkpoint's copy
-    outcome = write_outputs(
-        job, inputs, result, plan.warm_rows, rest, t_start, ckpt.features(),
-        decisions=plan.decisions,
-    )  # fmt: skip
-    ckpt.clear()
-    return outcome
+    return result
 
 
 def _filter_by(job: FilterJob, phi, labels, target: int, groups, rest):

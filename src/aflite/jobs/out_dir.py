@@ -3,17 +3,24 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 from pathlib import Path
 
 from aflite.errors import DataError
 
-__all__ = ["check_out_dir", "previous_run", "remove_previous_run"]
+__all__ = ["check_out_dir", "previous_run", "remove_previous_run", "STAGING", "publish"]
+
+# a run writes its outputs here first and moves them into the folder last (see publish)
+STAGING = ".aflite-staging"
 
 # what a run writes; kept / removed / warm-up rows take the input's format (kept.jsonl,
 # kept.csv, a kept/ dataset folder, ...), so those match by the name before the first dot
-FIXED_OUTPUTS = ("summary.json", "scores.parquet", "report.html", "result", ".checkpoint")
+FIXED_OUTPUTS = (
+    "summary.json", "scores.parquet", "report.html", "result", ".checkpoint", STAGING
+)  # fmt: skip
 ROW_OUTPUTS = ("kept", "removed", "warmup")
 
 
@@ -62,6 +69,12 @@ def check_out_dir(
     """
     if overwrite and resume:
         raise DataError("--overwrite and --resume cannot be used together: pick one")
+    if Path(out_dir).exists() and not Path(out_dir).is_dir():
+        # an environment fault (exit 1), found before anything is read or written
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(out_dir))
+    from aflite.jobs.guards import check_not_locked
+
+    check_not_locked(out_dir)
     found = previous_run(out_dir)
     if not found or resume:
         return []
@@ -89,3 +102,27 @@ def remove_previous_run(found: list[Path]) -> None:
             shutil.rmtree(p)
         else:
             p.unlink(missing_ok=True)
+
+
+def publish(stage: Path, out: Path, last: str = "summary.json") -> None:
+    """Move everything in ``stage`` into ``out``, ``last`` last, then remove ``stage``.
+
+    A folder without ``summary.json`` holds no finished run, however many of the other
+    outputs a kill left there (``--resume`` writes them again).
+    """
+    trash = stage / ".replaced"
+    names = sorted(p.name for p in stage.iterdir() if p.name != last)
+    for name in [*names, last]:
+        target = out / name
+        if target.is_dir() and not target.is_symlink():
+            # a folder output (kept/ as a dataset) of an earlier, unfinished attempt: a rename
+            # cannot replace a non-empty folder, so move it aside first
+            trash.mkdir(exist_ok=True)
+            _move(target, trash / name)
+        _move(stage / name, target)
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def _move(src: Path, dst: Path) -> None:
+    """One rename of :func:`publish` (a separate function so tests can inject kills here)."""
+    os.replace(src, dst)

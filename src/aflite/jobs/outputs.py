@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
+import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,6 +22,7 @@ from aflite.defaults import FILTER_DEFAULTS
 from aflite.io.decisions import Decisions
 from aflite.jobs.config import FilterJob, JobInputs, job_key
 from aflite.jobs.fields import NO_ID, picked_note
+from aflite.jobs.out_dir import STAGING, publish
 from aflite.reports.content import report_extra
 
 __all__ = ["JobOutcome", "write_outputs", "write_scores", "stop_hint", "job_fields"]
@@ -47,12 +50,66 @@ def write_outputs(
 ) -> JobOutcome:
     """Write every output of a finished run into ``job.out_dir`` and say where they are.
 
+    The outputs appear as a set or not at all: they are written into ``OUT/.aflite-staging``
+    and moved in when all are whole, ``summary.json`` last (:func:`~aflite.jobs.out_dir.publish`).
+    A failure on the way (a full disk) leaves none of them and names the output it was writing.
     Rows a reviewer dropped (``decisions``) are among the removed rows, with phase -1 and no
-    score; rows a reviewer protected are among the kept rows."""
-    table, labels = inputs.table, inputs.labels
+    score; rows a reviewer protected are among the kept rows.
+    """
     out = Path(job.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     clean_stale_parts(out, recursive=False)  # left by an earlier, killed run
+    stage = out / STAGING
+    shutil.rmtree(stage, ignore_errors=True)  # an earlier, killed run's unfinished set
+    stage.mkdir()
+    try:
+        names, summary, extra = _write_set(
+            job, inputs, result, warm_rows, rest, t_start, phi, stage, decisions
+        )
+        publish(stage, out)
+    except BaseException as e:
+        shutil.rmtree(stage, ignore_errors=True)
+        if isinstance(e, OSError):
+            raise _named_in(e, stage, out) from None
+        raise
+    outputs = {k: str(out / v) for k, v in names.items()}
+    shown = [v for k, v in names.items() if k != "report"] + (
+        [names["report"]] if "report" in names else []
+    )
+    text = f"{result.summary()}\nwarm-up rows: {len(warm_rows)}\noutputs in {out}/: " + ", ".join(
+        shown
+    )
+    note = picked_note(job, inputs.picked)
+    if note:
+        text += "\n" + note
+    hint = stop_hint(result, job.threshold)
+    if hint:
+        text += "\n" + hint
+    from aflite.reports.warnings import run_warnings
+
+    for warning in run_warnings(summary, extra):
+        text += f"\nwarning: {warning}"
+    return JobOutcome(out, result, len(warm_rows), outputs, text)
+
+
+def _named_in(e: OSError, stage: Path, out: Path) -> OSError:
+    """The error naming the output's own path (what the user knows) for its path in the
+    staging folder."""
+    if e.filename is None or e.errno is None:
+        return e
+    try:
+        rel = Path(os.fsdecode(e.filename)).relative_to(stage)
+    except ValueError:
+        return e
+    if rel.name.startswith(".") and rel.name.endswith(".part"):  # .NAME.XXXX.part is NAME
+        rel = rel.with_name(rel.name[1:].rsplit(".", 2)[0])
+    return OSError(e.errno, e.strerror, str(out / rel))
+
+
+def _write_set(job, inputs, result, warm_rows, rest, t_start, phi, out, decisions=None):
+    """Every output into ``out`` (the staging folder); (names by kind, summary, report extra).
+    ``summary.json`` is the last name."""
+    table, labels = inputs.table, inputs.labels
     kept = rest[result.kept]
     dropped = np.zeros(0, np.int64) if decisions is None else np.flatnonzero(decisions.dropped)
     by_filter = rest[result.removed]
@@ -140,27 +197,12 @@ def write_outputs(
         }
     with atomic_path(out / "summary.json") as tmp:
         tmp.write_text(json.dumps(summary, indent=2, default=_json_default))
-    outputs["summary"] = str(out / "summary.json")
-
     if job.report:
         from aflite.reports.html import write_report
 
         outputs["report"] = str(write_report(out))
-
-    text = f"{result.summary()}\nwarm-up rows: {len(warm_rows)}\noutputs in {out}/: " + ", ".join(
-        Path(v).name for v in outputs.values()
-    )
-    note = picked_note(job, inputs.picked)
-    if note:
-        text += "\n" + note
-    hint = stop_hint(result, job.threshold)
-    if hint:
-        text += "\n" + hint
-    from aflite.reports.warnings import run_warnings
-
-    for warning in run_warnings(summary, extra):
-        text += f"\nwarning: {warning}"
-    return JobOutcome(out, result, len(warm_rows), outputs, text)
+    outputs["summary"] = str(out / "summary.json")  # last: published last
+    return {k: Path(v).name for k, v in outputs.items()}, summary, extra
 
 
 def job_fields(job: FilterJob, inputs: JobInputs) -> dict[str, Any]:

@@ -61,6 +61,26 @@ def _audit_warnings(audits: list[dict[str, Any]], margin: float) -> list[str]:
     return out
 
 
+MIN_TRAIN_PER_CLASS = 10  # fewer training rows per class than this: the scores are noise
+
+
+def _tiny_data(summary: dict[str, Any]) -> str | None:
+    """One line when each classifier trains on so few rows that its scores say little."""
+    params = summary.get("parameters") or {}
+    counts = summary.get("counts") or {}
+    t = params.get("train_size")
+    n = sum((counts.get("labels_before") or {}).values())
+    n_classes = len(counts.get("labels_before") or {})
+    if not isinstance(t, int) or not n or t >= MIN_TRAIN_PER_CLASS * max(1, n_classes):
+        return None
+    m = params.get("n_partitions", "the")
+    return (
+        f"tiny data: each of {m} classifiers trains on {t} of {n} rows (--train-size) and is "
+        f"scored on the other {n - t}; with fewer than {MIN_TRAIN_PER_CLASS} training rows per "
+        "class the scores say little about the label and these figures are mostly noise"
+    )
+
+
 def run_warnings(
     summary: dict[str, Any],
     extra: dict[str, Any] | None = None,
@@ -80,9 +100,21 @@ def run_warnings(
             f"the share of label {label} moved by {100 * moved:.1f} points ({100 * share_b:.1f}% "
             f"-> {100 * share_a:.1f}%); --balance classes keeps the label distribution"
         )
+    tiny = _tiny_data(summary)
+    if tiny:
+        out.append(tiny)
     rb = summary.get("representation_bias") or {}
     after, chance = _number(rb.get("after")), _number(rb.get("chance_after"))
-    if after is not None and chance is not None and after < chance - margin:
+    if after is not None and chance is not None and after < chance - margin and not counts.get(
+        "removed", 1
+    ):
+        # nothing was removed, so stopping earlier changes nothing: the input itself is so
+        out.append(
+            f"the representation bias {after:.3f} is {chance - after:.3f} below chance "
+            f"({chance:.3f}) with nothing removed: these features do not predict the label on "
+            "these rows, so there was nothing to filter"
+        )
+    elif after is not None and chance is not None and after < chance - margin:
         out.append(
             f"the kept rows' representation bias {after:.3f} is {chance - after:.3f} below chance "
             f"({chance:.3f}): models trained on them pick the wrong label more often than the "

@@ -8,8 +8,8 @@ import torch
 from aflite.algorithm.partitions import BlockDesign
 from aflite.algorithm.scorers.base import PhaseCounts, register_scorer
 from aflite.algorithm.solvers import LinearEnsemble, fit_ensemble, heldout_counts
-from aflite.algorithm.solvers.ensemble import use_gathered_rows
 from aflite.algorithm.solvers.blocks import plan_blocks
+from aflite.algorithm.solvers.ensemble import use_gathered_rows
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["LinearScorer"]

@@ -1,0 +1,189 @@
+"""One figure per quantity: the stop line, the summary and the report agree on the kept set's
+bias; ``audit --compare`` against a filter run measures with that run's representation or
+says it does not; advice fits what happened; the data API fails like the command line."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from conftest import planted_data, run_in_process
+
+import aflite
+from aflite.data import bundled_snli
+from aflite.errors import DataError
+
+
+def _rows(n):
+    return [json.loads(line) for line in bundled_snli().read_text().splitlines()[:n]]
+
+
+@pytest.fixture(scope="module")
+def snli(tmp_path_factory):
+    d = tmp_path_factory.mktemp("snli")
+    for n in (10, 150, 600):
+        (d / f"s{n}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _rows(n)))
+    return d
+
+
+def test_a_chance_stop_reports_one_bias_for_the_kept_set():
+    x, y, _ = planted_data(n=400)
+    res = aflite.filter(
+        x, y, target_size=100, train_size=60, slice_size=40, n_partitions=8, threshold=0.5,
+        min_bias=0.2, seed=0,
+    )  # fmt: skip
+    assert res.stop_reason == "chance" and res.history[-1].n_removed == 0
+    assert res.final_bias == res.history[-1].representation_bias
+    assert res.final_bias == pytest.approx(np.nanmean(res.kept_scores))
+    stop = re.search(r"\((\d\.\d{3}) <= ", res.summary()).group(1)
+    after = re.search(r"-> (\d\.\d{3}) ", res.summary()).group(1)
+    assert stop == after
+
+
+def test_a_resumed_run_reports_the_same_figure(tmp_path):
+    from aflite.io.checkpoint import Checkpoint
+
+    x, y, _ = planted_data(n=400)
+    opts = dict(target_size=100, train_size=60, slice_size=40, n_partitions=8, threshold=0.5,
+                min_bias=0.2, seed=0)  # fmt: skip
+    ck = Checkpoint(tmp_path / "ck", {"run": 1})
+    ck.start(x)
+    whole = aflite.filter(x, y, checkpoint=ck.save, **opts)
+    phi, state = Checkpoint(tmp_path / "ck", {"run": 1}).load()
+    assert state.stop_reason == "chance" and state.last_scores is not None
+    resumed = aflite.filter(np.asarray(phi), y, resume=state, **opts)
+    assert resumed.final_bias == whole.final_bias
+    assert np.array_equal(resumed.kept_scores, whole.kept_scores, equal_nan=True)
+
+
+def test_summary_json_report_and_text_agree(snli, tmp_path):
+    out = tmp_path / "out"
+    r = run_in_process(
+        "filter", str(snli / "s150.jsonl"), "--text-fields", "hypothesis", "--n-partitions", "8",
+        "--out-dir", str(out), "--quiet", "--no-report",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    after = json.loads((out / "summary.json").read_text())["representation_bias"]["after"]
+    stop = re.search(r"\((\d\.\d{3}) <= ", r.stdout).group(1)
+    assert f"-> {after:.3f} " in r.stdout and stop == f"{after:.3f}"
+    from aflite.reports.html import render_report
+
+    assert f"{after:.3f}" in render_report(out)
+
+
+def test_a_run_that_removed_nothing_is_not_told_to_stop_earlier(snli, tmp_path):
+    r = run_in_process(
+        "filter", str(snli / "s10.jsonl"), "--text-fields", "hypothesis", "--out-dir",
+        str(tmp_path / "out"), "--quiet", "--no-report",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "removed 0" in r.stdout
+    assert "stop earlier" not in r.stdout
+    assert "with nothing removed" in r.stdout
+    tiny = [line for line in r.stdout.splitlines() if "tiny data" in line]
+    assert tiny == [
+        "warning: tiny data: each of 64 classifiers trains on 1 of 10 rows (--train-size) and "
+        "is scored on the other 9; with fewer than 10 training rows per class the scores say "
+        "little about the label and these figures are mostly noise"
+    ]
+
+
+def test_enough_data_gets_no_tiny_data_line():
+    from aflite.reports.warnings import run_warnings
+
+    summary = {"parameters": {"train_size": 600, "n_partitions": 64},
+               "counts": {"labels_before": {"a": 3000, "b": 3000}, "removed": 10}}  # fmt: skip
+    assert not any("tiny" in w for w in run_warnings(summary))
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        (
+            lambda: [dict(r, label="x") for r in _rows(100)],
+            "data: field 'label' has fewer than two classes",
+        ),
+        (lambda: _rows(3), "data: train_size must be at least 1 row, got 0"),
+    ],
+)
+def test_the_data_api_fails_like_the_command_line(rows, message):
+    with pytest.raises(DataError) as e:
+        aflite.filter_dataset(rows(), label="label", text="hypothesis")
+    assert str(e.value) == message
+
+
+def test_the_audit_api_on_one_class_or_tiny_data_is_one_line():
+    with pytest.raises(DataError, match="fewer than two classes"):
+        aflite.audit([dict(r, label="x") for r in _rows(100)], label="label", text="hypothesis")
+    with pytest.raises(DataError) as e:
+        aflite.audit(_rows(10), label="label", text="hypothesis")
+    assert "cross-validates in 5 folds" in str(e.value) and "\n" not in str(e.value)
+    # the audits that need no folds run, with nothing to list rather than scikit-learn's error
+    res = aflite.audit(_rows(10), label="label", text="hypothesis", audits=["pmi", "zstats"])
+    assert res[0].summary.startswith("0 words in >= 20 texts")
+
+
+def test_word_lists_end_at_a_word():
+    from aflite._internal.text import word_list
+
+    words = ["sleeping", "nobody", "bed", "alone", "cat", "asleep", "no", "driving", "n't"]
+    assert word_list(words, 30) == "sleeping, nobody, bed, alone, ..."
+    assert word_list(words[:2], 30) == "sleeping, nobody"
+    assert word_list(["a" * 80], 30) == "a" * 80
+    res = aflite.audit(_rows(600), label="label", text="hypothesis", audits=["pmi"], min_count=5)
+    for part in res[0].summary.split("top by PMI: ")[1].split("; "):
+        shown = part.split(": ", 1)[1].removesuffix(", ...").split(", ")
+        vocab = set(res[0].details["pmi"][part.split(": ", 1)[0]])
+        assert set(shown) <= vocab, shown
+
+
+def test_audit_compare_against_a_run_uses_its_representation(snli, tmp_path):
+    out = tmp_path / "run"
+    r = run_in_process(
+        "filter", str(snli / "s600.jsonl"), "--text-fields", "hypothesis", "--features",
+        "ngrams:svd=16", "--n-partitions", "8", "--out-dir", str(out), "--quiet", "--no-report",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    # the note comes before any audit runs; pmi keeps the test fast
+    audit = ["audit", str(snli / "s600.jsonl"), "--text-fields", "hypothesis", "--audits", "pmi",
+             "--quiet"]  # fmt: skip
+    for target in (out, out / "kept.jsonl"):
+        r = run_in_process(*audit, "--compare", str(target))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.splitlines()[0] == (
+            "measuring with the run's representation, --features ngrams:svd=16 "
+            f"(from {out / 'summary.json'})"
+        )
+    r = run_in_process(*audit, "--compare", str(out), "--features", "ngrams")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == (
+        f"note: the run in {out} filtered with ngrams:svd=16; the bias figures measure "
+        "--features ngrams instead, so they differ from the run's"
+    )
+    from aflite.cli.audit_compare import run_train_size
+
+    t = json.loads((out / "summary.json").read_text())["parameters"]["train_size"]
+    assert run_train_size(str(out)) == run_train_size(str(out / "kept.jsonl")) == t == 60
+    assert run_train_size(str(snli / "s600.jsonl")) is None
+    # a plain file beside nothing: no note
+    r = run_in_process(*audit, "--compare", str(snli / "s600.jsonl"))
+    assert r.returncode == 0 and not r.stdout.startswith(("note", "measuring"))
+
+
+def test_audit_compare_against_a_run_it_cannot_rebuild_says_so(snli, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "kept.jsonl").write_text((snli / "s600.jsonl").read_text())
+    (out / "summary.json").write_text(json.dumps(
+        {"options": {"features": "precomputed:/x/f.npy"}, "outputs": {"kept": "kept.jsonl"}}
+    ))  # fmt: skip
+    r = run_in_process(
+        "audit", str(snli / "s600.jsonl"), "--text-fields", "hypothesis", "--audits", "pmi",
+        "--quiet", "--compare", str(out),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].startswith(
+        f"note: the run in {out} filtered with precomputed:/x/f.npy, which cannot be built again"
+    )
