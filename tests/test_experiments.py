@@ -63,7 +63,9 @@ def test_compare_protocol_on_snli(snli_split):
     # the same size, and the filtered dev set is harder for every evaluator.
     for ev in ("logreg", "partial", "max-ppmi", "sklearn.naive_bayes.MultinomialNB"):
         full, rand, filt = (acc[(ev, t)] for t in ("D", "D_n (random)", "D(Phi) (AFLITE)"))
-        assert filt["dev"] <= rand["dev"] + 0.005, ev
+        # 1,500 dev rows: an accuracy's standard error is ~0.013, so "no more" means within
+        # about two of them, not a fixed 0.005 that one reseed of the partitions can cross
+        assert filt["dev"] <= rand["dev"] + 0.03, ev
         assert full["dev (filtered)"] < full["dev"] - 0.03, ev
         assert "extra" in full
     assert res.sizes["D(Phi) (AFLITE)"] < 0.9 * res.sizes["D"]  # real work
