@@ -56,3 +56,9 @@ def run_in_process(*args: str) -> subprocess.CompletedProcess:
         os.environ.clear()
         os.environ.update(saved_env)
     return subprocess.CompletedProcess(["aflite", *args], code, out.getvalue(), err.getvalue())
+
+
+def cli(*args: object) -> tuple[int, str, str]:
+    """``aflite ARGS`` in this process: (exit code, stdout, stderr)."""
+    r = run_in_process(*map(str, args))
+    return r.returncode, r.stdout, r.stderr

@@ -4,10 +4,10 @@ down by a field (HANS's heuristic, a stress set's category)."""
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pytest
+from conftest import cli
 
 from aflite.data import bundled_snli
 from aflite.errors import DataError
@@ -30,19 +30,6 @@ def lt(rs, labels=None, categories=None):
         np.array(labels if labels is not None else [r["label"] for r in rs]),
         categories=None if categories is None else np.array(categories),
     )
-
-
-def _main(monkeypatch, capsys, *args):
-    from aflite.cli.main import main
-
-    monkeypatch.setattr(sys, "argv", ["aflite", *map(str, args)])
-    code = 0
-    try:
-        main()
-    except SystemExit as e:
-        code = e.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_parse_per_set():
@@ -116,8 +103,8 @@ def test_cli_group_field_and_labels(tmp_path, rows, monkeypatch, capsys):
             "--evaluators", "logreg", "--n-partitions", "8", "--label-map",
             "neutral=non-entailment,contradiction=non-entailment"]  # fmt: skip
     out_json = tmp_path / "r.json"
-    code, out, err = _main(
-        monkeypatch, capsys, *base, "--ood-group-field", "hans:heuristic",
+    code, out, err = cli(
+        *base, "--ood-group-field", "hans:heuristic",
         "--ood-labels", "hans:non-entailment", "--json", out_json,
     )  # fmt: skip
     assert code == 0, err
@@ -130,5 +117,5 @@ def test_cli_group_field_and_labels(tmp_path, rows, monkeypatch, capsys):
         (["--ood-labels", "hans:maybe"], "--ood-labels: hans has no rows labelled maybe"),
         (["--ood-labels", "hans:"], "--ood-labels: 'hans:'"),
     ):
-        code, _, err = _main(monkeypatch, capsys, *base, *args)
+        code, _, err = cli(*base, *args)
         assert code == 2 and err.count("\n") == 1 and where in err, err

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import cli
 
 import aflite
 from aflite.errors import DataError
@@ -26,19 +26,6 @@ def _rows(n=90):
 def _probs(n=90, seed=0):
     p = np.random.default_rng(seed).dirichlet(np.ones(3), size=n)
     return p
-
-
-def _main(monkeypatch, capsys, *args):
-    from aflite.cli.main import main
-
-    monkeypatch.setattr(sys, "argv", ["aflite", *map(str, args)])
-    code = 0
-    try:
-        main()
-    except SystemExit as e:
-        code = e.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_pvi_and_partial_from_given_probabilities_known_answer():
@@ -87,7 +74,7 @@ def test_cli_probs_files(tmp_path, monkeypatch, capsys):
     got = []
     for i, f in enumerate(("p.parquet", "q.jsonl")):
         out = tmp_path / f"out{i}"
-        code, _, err = _main(monkeypatch, capsys, *base, "--probs", tmp_path / f, "--out-dir", out)
+        code, _, err = cli(*base, "--probs", tmp_path / f, "--out-dir", out)
         assert code == 0, err
         got.append(pd.read_parquet(out / "scores.parquet")["pvi"].to_numpy())
     np.testing.assert_allclose(got[0], got[1])
@@ -111,7 +98,7 @@ def test_cli_probs_files(tmp_path, monkeypatch, capsys):
         "no id column": (bad("e.jsonl", [{"key": 1, "probs": [1, 0, 0]}]), "no id column 'id'"),
     }  # fmt: skip
     for what, (path, message) in cases.items():
-        code, _, err = _main(monkeypatch, capsys, *base, "--probs", path, "--out-dir",
+        code, _, err = cli(*base, "--probs", path, "--out-dir",
                              tmp_path / "bad", "--overwrite")  # fmt: skip
         assert code == 2 and err.count("\n") == 1 and message in err, (what, err)
     assert not (tmp_path / "bad").exists()  # nothing half-written

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 
 import numpy as np
 import pytest
+from conftest import cli
 
 from aflite.data import bundled_snli
 from aflite.experiments.stress import STRESS_TESTS, make_stress_set
@@ -19,19 +19,6 @@ P, H = ["A man is sleeping on a bench."], ["Nobody sleeps"]
 @pytest.fixture(scope="module")
 def rows():
     return [json.loads(line) for line in bundled_snli().read_text().splitlines()]
-
-
-def _main(monkeypatch, capsys, *args):
-    from aflite.cli.main import main
-
-    monkeypatch.setattr(sys, "argv", ["aflite", *map(str, args)])
-    code = 0
-    try:
-        main()
-    except SystemExit as e:
-        code = e.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_distraction_rewrites_known_answer():
@@ -87,7 +74,7 @@ def test_cli_keeps_labels_ids_and_format(tmp_path, rows, monkeypatch, capsys, fm
             w = csv.DictWriter(fh, fieldnames=list(src[0]))
             w.writeheader()
             w.writerows(src)
-    code, out, err = _main(monkeypatch, capsys, "experiment", "stress", path, "--out-dir",
+    code, out, err = cli("experiment", "stress", path, "--out-dir",
                            tmp_path / "s", "--seed", "1")  # fmt: skip
     assert code == 0, err
     out_path = tmp_path / "s" / f"stress.{fmt}"
@@ -108,7 +95,7 @@ def test_cli_keeps_labels_ids_and_format(tmp_path, rows, monkeypatch, capsys, fm
         ["--overwrite", "--tests", "typo"],
         ["--overwrite", "--hypothesis-field", "h"],
     ):
-        code, _, err = _main(monkeypatch, capsys, "experiment", "stress", path, "--out-dir",
+        code, _, err = cli("experiment", "stress", path, "--out-dir",
                              tmp_path / "s", *args)  # fmt: skip
         assert code == 2 and err.count("\n") == 1, err
 
@@ -120,12 +107,12 @@ def test_stress_set_by_category_in_ood(tmp_path, rows, monkeypatch, capsys):
         return p
 
     tr, dv = write("train.jsonl", rows[:600]), write("dev.jsonl", rows[4500:4800])
-    code, _, err = _main(monkeypatch, capsys, "experiment", "stress", dv, "--out-dir",
+    code, _, err = cli("experiment", "stress", dv, "--out-dir",
                          tmp_path / "st", "--tests", "word_overlap,spelling_swap")  # fmt: skip
     assert code == 0, err
     out_json = tmp_path / "r.json"
-    code, out, err = _main(
-        monkeypatch, capsys, "experiment", "ood", tr, "--dev", dv, "--ood",
+    code, out, err = cli(
+        "experiment", "ood", tr, "--dev", dv, "--ood",
         tmp_path / "st" / "stress.jsonl", "--ood-group-field", "category", "--text-fields",
         "premise,hypothesis", "--evaluators", "ngrams", "--n-partitions", "8", "--json", out_json,
     )  # fmt: skip

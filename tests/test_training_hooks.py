@@ -5,26 +5,13 @@ built from a config, trained offline)."""
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pytest
+from conftest import cli
 
 from aflite.scoring.cartography import load_cartography_dynamics
 from aflite.training import DynamicsLogger
-
-
-def _main(monkeypatch, capsys, *args):
-    from aflite.cli.main import main
-
-    monkeypatch.setattr(sys, "argv", ["aflite", *map(str, args)])
-    code = 0
-    try:
-        main()
-    except SystemExit as e:
-        code = e.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_logger_writes_what_the_loader_reads(tmp_path):
@@ -109,8 +96,8 @@ def test_hf_trainer_callback_feeds_score_dynamics(tmp_path, monkeypatch, capsys)
     assert td.gold.tolist() == [int(r["label"] == "no") for r in rows]
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    code, out, err = _main(
-        monkeypatch, capsys, "score", data, "--text-fields", "text", "--scorers", "datamap",
+    code, out, err = cli(
+        "score", data, "--text-fields", "text", "--scorers", "datamap",
         "--dynamics", tmp_path / "dyn", "--out-dir", tmp_path / "scores", "--no-report",
     )  # fmt: skip
     assert code == 0, err
