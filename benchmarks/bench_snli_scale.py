@@ -94,9 +94,8 @@ def main() -> None:
         torch.cuda.synchronize()
     total = time.perf_counter() - start
     per_phase = np.array([h.seconds for h in res.history])
-    # per phase: (n_steps + 1) loss/gradient passes of 2 products each, plus one prediction pass
-    pc = args.partitions * 3
-    flops = sum((2 * 2 * 11 + 2) * h.size_before * (args.d + 1) * pc for h in res.history)
+    # the products each phase's solver counted (block passes, preconditioner, predictions)
+    flops = sum(h.solver.get("flops", 0.0) for h in res.history)
     print(f"phases: {len(res.history)}; kept {len(res.kept):,}; stop: {res.stop_reason}")
     print(
         f"seconds per phase: mean {per_phase.mean():.3f}, median {np.median(per_phase):.3f}, "
