@@ -389,7 +389,7 @@ def test_kill_9_mid_run_then_resume_is_identical(tmp_path, small_snli, point):
         "--threshold",
         "0.5",
         "--n-partitions",
-        "32",
+        "16",
         "--seed",
         "5",
         "--quiet",

@@ -105,6 +105,8 @@ def test_experiment_cli(tmp_path, snli_split):
             "hypothesis",
             "--evaluators",
             "partial",
+            "--n-partitions",
+            "16",  # the command's plumbing is the point here
             "--markdown",
             str(tmp_path / "t.md"),
             "--json",
