@@ -30,14 +30,14 @@ OPTIONS = dict(
     slice_size=20,
     threshold=0.3,
     min_bias=None,
-    n_partitions=24,
+    n_partitions=12,
     seed=5,
     report=False,
 )
 ARGS = [
     "--text-fields", "hypothesis", "--id-field", "id", "--target-size", "300",
     "--train-size", "120", "--slice-size", "20", "--threshold", "0.3", "--min-bias", "off",
-    "--n-partitions", "24", "--seed", "5", "--no-report", "--quiet",
+    "--n-partitions", "12", "--seed", "5", "--no-report", "--quiet",
 ]  # fmt: skip
 
 
