@@ -3,6 +3,7 @@ curvature pairs, step length and stopping state."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -15,6 +16,7 @@ __all__ = [
     "History",
     "Outcome",
     "armijo_ok",
+    "minimize",
     "stuck_count",
 ]
 
@@ -166,3 +168,88 @@ class Batch:
 
     def outcome(self, flops: float) -> Outcome:
         return Outcome(self.iters, self.resid, self.stalled, flops)
+
+
+def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.einsum("pn,pn->p", a, b)
+
+
+def _scale(v: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    return v * s[:, None]
+
+
+Objective = Callable[[dict[str, torch.Tensor], torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+
+def minimize(
+    b: Batch,
+    theta: torch.Tensor,
+    objective: Objective,
+    precond: Callable[..., list[torch.Tensor]],
+    *,
+    tol: float,
+    max_iter: int,
+    history: int,
+) -> None:
+    """Preconditioned L-BFGS on the P problems of ``b`` from ``theta`` (P, n_params), one
+    contiguous parameter row per problem; the solutions land in ``b.out("theta")``.
+
+    ``objective(b.v, x)`` gives the loss (p,) float64 and gradient (p, n_params) of the live
+    problems' rows ``x`` (it reads its per-problem tensors from ``b.v``, compacted with the
+    batch); ``precond(*vs)`` applies the inverse preconditioner to each of ``vs``. A problem
+    stops when its gradient norm is at most ``tol`` times its value at ``theta``, when it
+    stalls for STALL_STEPS steps, or at ``max_iter``.
+    """
+    p_all = theta.shape[0]
+    dev = theta.device
+    loss, g = objective(b.v, theta)
+    (pg,) = precond(g)
+    gnorm0 = _dot(g, g).sqrt()
+    b.set(theta=theta, g=g, pg=pg, pq=pg, loss=loss, gnorm0=gnorm0,
+          step=torch.ones(p_all, dtype=torch.float64, device=dev),
+          flat=torch.zeros(p_all, dtype=torch.int64, device=dev),
+          gamma=torch.ones(p_all, device=dev))
+    hist = History(history)
+    alphas: list[torch.Tensor] = []
+    # a problem whose gradient is zero at the start (a training part with one class) is solved
+    alphas = b.retire(gnorm0 <= 0, 0, torch.zeros_like(gnorm0), hist, alphas)
+
+    for it in range(1, max_iter + 1):
+        if b.empty:
+            break
+        v = b.v
+        r = _scale(v["pq"], v["gamma"])  # H0 = gamma * B^-1, then the second loop
+        for s_k, y_k, rho_k, a_k in zip(hist.s, hist.y, hist.rho, reversed(alphas)):
+            r.addcmul_(s_k[0], (a_k - rho_k * _dot(y_k[0], r))[:, None])
+        slope = -_dot(v["g"], r)
+        trial = v["theta"] - _scale(r, v["step"].to(r.dtype))
+        loss_t, g_t = objective(v, trial)
+        ok = armijo_ok(loss_t, v["loss"], v["step"], slope.double()) & (slope < 0) & b.live
+        okc = ok[:, None]
+        s_new = torch.where(okc, trial - v["theta"], 0.0)
+        y_new = torch.where(okc, g_t - v["g"], 0.0)
+        sy = _dot(s_new, y_new)
+        hist.push((s_new,), (y_new,), sy)
+        g = torch.where(okc, g_t, v["g"])
+        flat = stuck_count(v["flat"], ok, v["loss"], loss_t)
+        b.set(theta=torch.where(okc, trial, v["theta"]), g=g,
+              loss=torch.where(ok, loss_t, v["loss"]), flat=flat,
+              step=torch.where(ok, torch.ones_like(v["step"]), v["step"] * 0.5))
+
+        # first loop for the next step; B^-1 of q and g in one product
+        q = g.clone()
+        alphas = []
+        for s_k, y_k, rho_k in zip(reversed(hist.s), reversed(hist.y), reversed(hist.rho)):
+            a = rho_k * _dot(s_k[0], q)
+            alphas.append(a)
+            q.addcmul_(y_k[0], -a[:, None])
+        pq, pg = precond(q, g)
+        yby = _dot(y_new, pg - v["pg"])
+        gamma = torch.where(ok & (yby > 0) & (sy > 0), sy / yby.clamp_min(1e-30), v["gamma"])
+        b.set(pq=pq, pg=pg, gamma=gamma.clamp(1e-3, 1e3))
+        rel = _dot(g, g).sqrt() / v["gnorm0"].clamp_min(1e-30)
+        # no measurable decrease for STALL_STEPS steps: the objective cannot be lowered at
+        # this precision any more; the problem stops with its residual on record
+        stalled = b.v["flat"] >= STALL_STEPS
+        done = (rel <= tol) | stalled if it < max_iter else torch.ones_like(b.live)
+        alphas = b.retire(done, it, rel, hist, alphas, stalled=stalled)

@@ -15,14 +15,7 @@ import torch
 
 from aflite._internal.threads import workers
 from aflite.algorithm.solvers.blocks import BlockPlan
-from aflite.algorithm.solvers.lbfgs import (
-    STALL_STEPS,
-    Batch,
-    History,
-    Outcome,
-    armijo_ok,
-    stuck_count,
-)
+from aflite.algorithm.solvers.lbfgs import Batch, Outcome, minimize
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["boehning_from_gram", "boehning_inverse", "solve_primal", "stacked_logits", "NEG"]
@@ -157,14 +150,6 @@ def _gather_rows(store: FeatureStore, idx: torch.Tensor, wg: torch.Tensor) -> to
     return xg.mul_(wg[:, :, None])
 
 
-def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return torch.einsum("pn,pn->p", a, b)
-
-
-def _scale(v: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
-    return v * s[:, None]
-
-
 def _to_rows(theta: torch.Tensor) -> torch.Tensor:
     """(d+1, C, P) -> (P, (d+1)*C): one contiguous parameter row per classifier."""
     d1, c, p = theta.shape
@@ -240,56 +225,6 @@ def solve_primal(
         idx, wg = gathered
         b.set(xg=_gather_rows(store, idx, wg), yg=y[idx], wg=wg)
     theta = torch.zeros((p_all, d1 * c), dtype=torch.float32, device=dev)
-    loss, g = objective(b.v, theta)
-    (pg,) = precond(g)
-    gnorm0 = _dot(g, g).sqrt()
-    b.set(theta=theta, g=g, pg=pg, pq=pg, loss=loss, gnorm0=gnorm0,
-          step=torch.ones(p_all, dtype=torch.float64, device=dev),
-          flat=torch.zeros(p_all, dtype=torch.int64, device=dev),
-          gamma=torch.ones(p_all, device=dev))
-    hist = History(history)
-    alphas: list[torch.Tensor] = []
-    # a training part with one class is optimal at zero (its gradient is zero)
-    alphas = b.retire(gnorm0 <= 0, 0, torch.zeros_like(gnorm0), hist, alphas)
-
-    for it in range(1, max_iter + 1):
-        if b.empty:
-            break
-        v = b.v
-        r = _scale(v["pq"], v["gamma"])  # H0 = gamma * B^-1, then the second loop
-        for s_k, y_k, rho_k, a_k in zip(hist.s, hist.y, hist.rho, reversed(alphas)):
-            r.addcmul_(s_k[0], (a_k - rho_k * _dot(y_k[0], r))[:, None])
-        slope = -_dot(v["g"], r)
-        trial = v["theta"] - _scale(r, v["step"].to(r.dtype))
-        loss_t, g_t = objective(v, trial)
-        ok = armijo_ok(loss_t, v["loss"], v["step"], slope.double()) & (slope < 0) & b.live
-        okc = ok[:, None]
-        s_new = torch.where(okc, trial - v["theta"], 0.0)
-        y_new = torch.where(okc, g_t - v["g"], 0.0)
-        sy = _dot(s_new, y_new)
-        hist.push((s_new,), (y_new,), sy)
-        g = torch.where(okc, g_t, v["g"])
-        flat = stuck_count(v["flat"], ok, v["loss"], loss_t)
-        b.set(theta=torch.where(okc, trial, v["theta"]), g=g,
-              loss=torch.where(ok, loss_t, v["loss"]), flat=flat,
-              step=torch.where(ok, torch.ones_like(v["step"]), v["step"] * 0.5))
-
-        # first loop for the next step; B^-1 of q and g in one product
-        q = g.clone()
-        alphas = []
-        for s_k, y_k, rho_k in zip(reversed(hist.s), reversed(hist.y), reversed(hist.rho)):
-            a = rho_k * _dot(s_k[0], q)
-            alphas.append(a)
-            q.addcmul_(y_k[0], -a[:, None])
-        pq, pg = precond(q, g)
-        yby = _dot(y_new, pg - v["pg"])
-        gamma = torch.where(ok & (yby > 0) & (sy > 0), sy / yby.clamp_min(1e-30), v["gamma"])
-        b.set(pq=pq, pg=pg, gamma=gamma.clamp(1e-3, 1e3))
-        rel = _dot(g, g).sqrt() / v["gnorm0"].clamp_min(1e-30)
-        # no measurable decrease for STALL_STEPS steps: the objective cannot be lowered at
-        # this precision any more; the classifier stops with its residual on record
-        stalled = b.v["flat"] >= STALL_STEPS
-        done = (rel <= tol) | stalled if it < max_iter else torch.ones_like(b.live)
-        alphas = b.retire(done, it, rel, hist, alphas, stalled=stalled)
+    minimize(b, theta, objective, precond, tol=tol, max_iter=max_iter, history=history)
     theta = b.out("theta").view(p_all, d1, c).permute(1, 0, 2).contiguous()  # (d+1, P, C)
     return theta, b.outcome(flops[0])
