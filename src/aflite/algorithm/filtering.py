@@ -329,6 +329,8 @@ def _one_phase(state: FilterState, runner: Any, classes: np.ndarray, *,
     labels = runner.labels_of(state.rows)
     counts = np.bincount(labels, minlength=len(classes))
     chance = float(counts.max() / counts.sum())
+    if hasattr(runner.scorer, "chance"):  # multiple choice: position-only guess, >= 1/K
+        chance = runner.scorer.chance(state.rows, labels)
     scores = out.scores()
     valid = scores[~np.isnan(scores)]
     bias = float(valid.mean()) if len(valid) else float("nan")

@@ -67,7 +67,9 @@ class PhaseRunner:
         self.generator = generator
         # a scorer that reads the raw features (scikit-learn) must not see them standardised
         in_place = in_place and not getattr(scorer, "needs_raw_features", False)
-        self.store = FeatureStore(x, device, chunk_rows=chunk_rows, in_place=in_place)
+        # a scorer with its own layout of the rows (the choice-wise model) builds the store
+        make_store = getattr(scorer, "make_store", FeatureStore)
+        self.store = make_store(x, device, chunk_rows=chunk_rows, in_place=in_place)
         self.y = torch.as_tensor(y, device=device)
         self.groups = None if groups is None else torch.as_tensor(groups, device=device)
         self.n_input = x.shape[0]

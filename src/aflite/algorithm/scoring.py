@@ -17,8 +17,10 @@ from aflite.algorithm._validation import (
     encode_labels,
     resolve_size,
 )
+from aflite.algorithm.choices import check_choices, is_choice_input
 from aflite.algorithm.phases import PhaseRunner
 from aflite.algorithm.scorers import resolve_scorer
+from aflite.algorithm.scorers.choice import choice_scorer
 from aflite.types import ArrayLike, Backend, DeviceLike, ModelLike, SeedLike, Size
 
 __all__ = ["PhaseScores", "predictability_scores", "representation_bias", "prepare_runner"]
@@ -76,8 +78,11 @@ def prepare_runner(
     threads: int | None = None,
 ) -> tuple[PhaseRunner, np.ndarray, int]:
     """Check the inputs and set up a :class:`PhaseRunner`; returns it, the classes and t."""
-    x = check_features(features)
-    y, classes = encode_labels(labels, x.shape[0])
+    if is_choice_input(features, model):  # (N, K, d): answers are choice positions
+        x, y, classes = check_choices(features, labels)
+    else:
+        x = check_features(features)
+        y, classes = encode_labels(labels, x.shape[0])
     g = encode_groups(groups, x.shape[0])
     check_partitions(n_partitions)
     t = resolve_size(train_size, x.shape[0], "train_size")
@@ -88,7 +93,7 @@ def prepare_runner(
         )
     check_partition_design(partitions)
     threads = resolve_threads(threads)
-    scorer = resolve_scorer(model, backend)
+    scorer = choice_scorer(model, backend) if x.ndim == 3 else resolve_scorer(model, backend)
     dev = resolve_device(device)
     runner = PhaseRunner(
         x,

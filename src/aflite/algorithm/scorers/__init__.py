@@ -2,6 +2,7 @@
 any scikit-learn classifier, and (in :mod:`aflite.distributed`) the linear ensemble spread
 over a Ray cluster."""
 
+from aflite.algorithm.scorers import choice as _choice  # noqa: F401  (registers "choice")
 from aflite.algorithm.scorers import linear as _linear  # noqa: F401  (registers "linear")
 from aflite.algorithm.scorers import sklearn as _sklearn  # noqa: F401  (registers "sklearn")
 from aflite.algorithm.scorers.base import (

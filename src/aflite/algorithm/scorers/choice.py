@@ -1,0 +1,89 @@
+"""The choice-wise scorer: a phase of AFLITE on multiple-choice items (features (N, K, d)).
+
+Each row of the store is one item, its K choices' standardised features side by side
+(:func:`aflite.algorithm.choices.choice_store`), so partitions, compaction and the slice
+selection work on items unchanged; an item is kept or removed with all its choices.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from aflite.algorithm.choices import choice_chance, choice_store, valid_choices
+from aflite.algorithm.partitions import BlockDesign
+from aflite.algorithm.scorers.base import PhaseCounts, register_scorer
+from aflite.algorithm.solvers.blocks import plan_blocks
+from aflite.algorithm.solvers.choice import ChoiceEnsemble, choice_heldout_counts, fit_choices
+from aflite.algorithm.solvers.primal import NEG
+from aflite.algorithm.storage import FeatureStore
+
+__all__ = ["ChoiceScorer", "choice_scorer"]
+
+
+@register_scorer("choice")
+class ChoiceScorer:
+    """All partitions' choice-wise models of a phase fitted at once
+    (:mod:`aflite.algorithm.solvers.choice`); a held-out item counts as predicted when its
+    right choice is picked out."""
+
+    supports_blocks = True
+
+    def __init__(self, model: ChoiceEnsemble | None = None) -> None:
+        self.model = model or ChoiceEnsemble()
+        self._valid: np.ndarray | None = None
+
+    def make_store(self, x: np.ndarray, device: torch.device, **kwargs: Any) -> FeatureStore:
+        """The phase runner's store: one row of K*d features per item."""
+        self._valid = valid_choices(x)
+        return choice_store(x, device, **kwargs)
+
+    def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
+        if self._valid is None:
+            self._valid = valid_choices(raw)
+        self.store, self.y = store, y
+        valid = torch.as_tensor(self._valid[store.rows], device=store.device)
+        self.neg = torch.where(valid, 0.0, NEG)
+        self.k = valid.shape[1]
+
+    def chance(self, rows: np.ndarray, labels: np.ndarray) -> float:
+        """Chance level of the items ``rows`` (input positions) with answers ``labels``."""
+        return choice_chance(labels, self._valid[rows].sum(axis=1))
+
+    def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
+        fit = fit_choices(self.store, self.y, self.neg, self.model, train=train)
+        correct, held = choice_heldout_counts(self.store, self.y, self.neg, fit, heldout=heldout)
+        return PhaseCounts(correct, held, fit.report.to_dict())
+
+    def score_blocks(self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
+        """One phase on block partitions of the items."""
+        plan = plan_blocks(self.store, self.y, design, positions, self.k)
+        fit = fit_choices(self.store, self.y, self.neg, self.model, plan=plan)
+        correct, held = choice_heldout_counts(self.store, self.y, self.neg, fit, plan=plan)
+        return PhaseCounts(correct, held, fit.report.to_dict())
+
+    def describe(self) -> str:
+        return repr(self.model)
+
+
+def choice_scorer(model: Any, backend: Any = None) -> ChoiceScorer:
+    """The scorer of a multiple-choice run: ``"choice"`` or ``"linear"`` (the default model
+    name) -> the choice-wise model with default settings; a :class:`ChoiceEnsemble` as is; a
+    :class:`~aflite.LinearEnsemble` lends its C, tol, max_iter and history."""
+    from aflite.algorithm.solvers import LinearEnsemble
+
+    if backend is not None:
+        raise ValueError("multiple-choice features run on the local choice-wise model only (no backend)")
+    if isinstance(model, str) and model in ("choice", "linear"):
+        return ChoiceScorer(ChoiceEnsemble())
+    if isinstance(model, ChoiceEnsemble):
+        return ChoiceScorer(model)
+    if isinstance(model, LinearEnsemble):
+        return ChoiceScorer(ChoiceEnsemble(C=model.C, tol=model.tol, max_iter=model.max_iter,
+                                           history=model.history))
+    raise ValueError(
+        f"features of shape (n_items, n_choices, n_features) are scored by the choice-wise "
+        f"linear model: use model='choice' or a ChoiceEnsemble, not {model!r}"
+    )
