@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
     from aflite.algorithm.scorers.base import Scorer
     from aflite.algorithm.solvers import LinearEnsemble
+    from aflite.algorithm.solvers.choice import ChoiceEnsemble
 
 __all__ = [
     "ArrayLike",
@@ -64,5 +65,6 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-ModelLike: TypeAlias = 'Literal["linear"] | LinearEnsemble | Classifier | Scorer'
-"""The model family M: the batched linear ensemble, a scikit-learn classifier or a scorer."""
+ModelLike: TypeAlias = 'Literal["linear", "choice"] | LinearEnsemble | ChoiceEnsemble | Classifier | Scorer'
+"""The model family M: the batched linear ensemble, the choice-wise model (features (N, K,
+d)), a scikit-learn classifier or a scorer."""

@@ -10,11 +10,13 @@ from aflite.algorithm.scorers import SCORERS, PhaseCounts, Scorer, register_scor
 from aflite.algorithm.scoring import PhaseScores, predictability_scores, representation_bias
 from aflite.algorithm.selection import STRATEGIES
 from aflite.algorithm.solvers import LinearEnsemble, SolveReport
+from aflite.algorithm.solvers.choice import ChoiceEnsemble
 
 __all__ = [
     "SCORERS",
     "STOP_REASONS",
     "STRATEGIES",
+    "ChoiceEnsemble",
     "ConvergenceWarning",
     "FilterResult",
     "FilterState",

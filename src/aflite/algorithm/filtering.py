@@ -92,9 +92,13 @@ def adversarial_filter(
     Parameters
     ----------
     features:
-        (N, d) array of the representation Phi(X); a NumPy array or memory map.
+        (N, d) array of the representation Phi(X); a NumPy array or memory map. For
+        multiple-choice items, (N, K, d): one row per choice (a padded choice is a row of
+        NaN), scored by the choice-wise linear model (:class:`aflite.ChoiceEnsemble`), with
+        the chance level of the best answer-position-only guess (at least 1/K).
     labels:
-        (N,) class labels, strings or integers, at least two classes.
+        (N,) class labels, strings or integers, at least two classes; for (N, K, d) features,
+        the 0-based position of each item's right choice.
     target_size:
         n: rows to keep at least; an int, or a fraction of N. Must exceed ``train_size``.
     n_partitions:
@@ -120,7 +124,8 @@ def adversarial_filter(
     model:
         ``"linear"`` (batched logistic regression, see :class:`aflite.LinearEnsemble`), a
         ``LinearEnsemble`` with other settings, or any scikit-learn classifier instance (cloned
-        per partition, fed the features as given; slower).
+        per partition, fed the features as given; slower). ``"choice"`` or a
+        ``ChoiceEnsemble``: the choice-wise model, which (N, K, d) features get by default.
     groups:
         Optional group id per row; a group never straddles a training/held-out split.
     seed:
