@@ -15,7 +15,7 @@ import torch
 from aflite.algorithm.choices import choice_chance, choice_store, valid_choices
 from aflite.algorithm.partitions import BlockDesign
 from aflite.algorithm.scorers.base import PhaseCounts, register_scorer
-from aflite.algorithm.solvers.blocks import plan_blocks
+from aflite.algorithm.solvers.blocks import TASK_ROWS, plan_blocks
 from aflite.algorithm.solvers.choice import ChoiceEnsemble, choice_heldout_counts, fit_choices
 from aflite.algorithm.solvers.primal import NEG
 from aflite.algorithm.storage import FeatureStore
@@ -59,7 +59,9 @@ class ChoiceScorer:
 
     def score_blocks(self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
         """One phase on block partitions of the items."""
-        plan = plan_blocks(self.store, self.y, design, positions, self.k)
+        # a task of TASK_ROWS rows of d features stays in cache: here a row is an item's K choices
+        rows = (1 << 18 if self.store.device.type == "cuda" else TASK_ROWS) // self.k
+        plan = plan_blocks(self.store, self.y, design, positions, self.k, task_rows=max(1, rows))
         fit = fit_choices(self.store, self.y, self.neg, self.model, plan=plan)
         correct, held = choice_heldout_counts(self.store, self.y, self.neg, fit, plan=plan)
         return PhaseCounts(correct, held, fit.report.to_dict())

@@ -80,23 +80,33 @@ class ChoiceFit:
 
 
 def _pass(x: torch.Tensor, y: torch.Tensor, neg: torch.Tensor, rw: torch.Tensor, w: torch.Tensor):
-    """Loss (G, s) float64 and gradient (G, d, s) of s models over G groups of n items.
+    """Loss (G, s) float64 and gradient (G, s, d) of s models over G groups of n items.
 
     ``x`` (G, n, K, d) choices, ``y`` (G, n) answers, ``neg`` (G, n, K) 0 for a real choice
     and NEG for padding, ``rw`` (G, n, s or 1) each item's weight in each model's loss,
-    ``w`` (G, d, s) the models' weights.
+    ``w`` (G, d, s) the models' weights, best the transpose of a contiguous (G, s, d).
+
+    Both products keep d as the contiguous axis of the small operand and of the result:
+    ``X (G, nK, d) @ W^T`` and ``R^T (G, s, nK) @ X`` ran 2.7x and 3x faster on one CPU core
+    than with (G, d, s) operands (s = 7, d = 384).
+
+    The scores are computed in float64. With float32 scores the line search stalled well
+    short of the tolerance (N=10,000 items, K=4, d=384, m=64: 25 of 64 models stalled near a
+    relative gradient of 5e-4 after up to 55 iterations; in float64 all converged within 13,
+    and the phase took half the time). The gradient's product stays in float32.
     """
     g, n, k, d = x.shape
     s = w.shape[2]
     flat = x.view(g, n * k, d)
-    logp = torch.log_softmax(torch.bmm(flat, w).view(g, n, k, s) + neg[..., None], dim=2)
+    scores = torch.bmm(flat.double(), w.double()).view(g, n, k, s)
+    logp = torch.log_softmax(scores + neg[..., None], dim=2)
     at = y[:, :, None, None].expand(g, n, 1, s)
     picked = torch.gather(logp, 2, at).squeeze(2)
-    loss = -(picked * rw).sum(dim=1, dtype=torch.float64)
-    resid = logp.exp_()
+    loss = -(picked * rw).sum(dim=1)
+    resid = logp.exp_().to(x.dtype)
     resid.scatter_add_(2, at, resid.new_full((1, 1, 1, 1), -1.0).expand(g, n, 1, s))
     resid.mul_(rw[:, :, None, :])
-    return loss, torch.bmm(flat.transpose(1, 2), resid.view(g, n * k, s))
+    return loss, torch.bmm(resid.view(g, n * k, s).transpose(1, 2), flat)
 
 
 class _Problem:
@@ -130,7 +140,7 @@ class _Problem:
                 idx = slot[task.members]
                 part_loss, part_grad = _pass(self.rows(task), task.y, neg, task.w[:, :, None],
                                              ext[idx].transpose(1, 2))
-                return idx.reshape(-1), part_loss.reshape(-1), part_grad.transpose(1, 2).reshape(-1, d)
+                return idx.reshape(-1), part_loss.reshape(-1), part_grad.reshape(-1, d)
 
             for idx, part_loss, part_grad in workers().map(run, self.tasks):
                 loss.index_add_(0, idx, part_loss)
@@ -145,7 +155,7 @@ class _Problem:
 
             for part_loss, part_grad in workers().map(run_range, self.store.ranges(_RANGE_ROWS)):
                 loss[:p] += part_loss[0]
-                grad[:p] += part_grad[0].T
+                grad[:p] += part_grad[0]
         loss, grad = loss[:p], grad[:p].mul_(reg_c).add_(theta)
         return reg_c * loss + 0.5 * (theta * theta).sum(dim=1, dtype=torch.float64), grad
 
