@@ -62,7 +62,7 @@ def torch_fit(xs, y, c: float, tol: float):
         opt.step(closure)
     except StopIteration:
         pass
-    return w.detach()
+    return w.detach(), opt.state[w]["n_iter"]
 
 
 def main() -> None:
@@ -131,10 +131,11 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     t0, c0 = time.perf_counter(), time.process_time()
     worst, differ, n_held = 0.0, 0, 0
-    refs = []
+    refs, iters = [], []
     for j in range(n_ref):
-        w = torch_fit(xs[train[:, j]], y_cpu[train[:, j]], model.C, model.tol)
+        w, its = torch_fit(xs[train[:, j]], y_cpu[train[:, j]], model.C, model.tol)
         refs.append(w)
+        iters.append(its)
         ours_w = fit.weights[:, j].cpu()
         worst = max(worst, float((ours_w - w).norm() / w.norm()))
     ref = (time.perf_counter() - t0) * m / n_ref
@@ -147,7 +148,8 @@ def main() -> None:
         differ += int((a != b).sum())
         n_held += int(held_j.sum())
     print(f"torch    : {ref:7.2f} s per phase, {ref_cpu:.2f} s CPU  ({n_ref} of {m} fits timed, "
-          f"scaled)  ratio {ref / ours:.1f}x wall, {ref_cpu / ours_cpu:.1f}x CPU")
+          f"scaled; iterations max {max(iters)})  ratio {ref / ours:.1f}x wall, "
+          f"{ref_cpu / ours_cpu:.1f}x CPU")
     print(f"           largest relative weight difference {worst:.1e}; held-out hits that differ "
           f"{differ} of {n_held}")
     if k == 2:

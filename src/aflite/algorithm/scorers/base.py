@@ -31,7 +31,13 @@ class PhaseCounts:
 
 @runtime_checkable
 class Scorer(Protocol):
-    """One phase's models. ``attach`` is called once and again after the store is compacted."""
+    """One phase's models. ``attach`` is called once and again after the store is compacted.
+
+    Optional: ``make_store(x, device, *, chunk_rows, in_place)`` builds the phase runner's
+    :class:`FeatureStore` for a scorer with its own row layout (the choice-wise scorer keeps
+    an item's K choices in one row), and ``chance(rows, labels)`` gives the chance level that
+    ``min_bias`` is measured against (default: the majority-class rate).
+    """
 
     def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
         ...
