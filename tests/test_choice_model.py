@@ -36,9 +36,11 @@ def items(n=300, k=4, d=8, signal=1.0, seed=0):
     return x, y
 
 
-def pooled_scale(x):
-    """1 / standard deviation of each feature over all real (non-NaN) choices."""
-    flat = x.reshape(-1, x.shape[2])
+def within_scale(x):
+    """1 / standard deviation of each feature among an item's choices: every real (non-NaN)
+    choice minus its item's mean, over all items."""
+    centred = x - np.nanmean(x, axis=1, keepdims=True)
+    flat = centred.reshape(-1, x.shape[2])
     return 1.0 / flat[~np.isnan(flat[:, 0])].std(axis=0)
 
 
@@ -56,7 +58,7 @@ def test_two_choices_are_a_logistic_regression_on_the_difference(c):
     rng = np.random.default_rng(2)
     train = rng.random((400, 3)) < 0.6
     _, _, _, out = fit(x, y, train, ChoiceEnsemble(C=c, tol=1e-6))
-    z = (x[:, 0] - x[:, 1]) * pooled_scale(x)
+    z = (x[:, 0] - x[:, 1]) * within_scale(x)
     for j in range(3):
         ref = LogisticRegression(C=c, fit_intercept=False, tol=1e-10, max_iter=10_000)
         ref.fit(z[train[:, j]], (y[train[:, j]] == 0).astype(int))
@@ -70,7 +72,7 @@ def torch_reference(x, y, c):
     """Full-batch float64 fit of C * sum CE + 0.5 ||w||^2 with torch's L-BFGS (strong
     Wolfe), padded choices masked out of the softmax."""
     valid = torch.as_tensor(~np.isnan(x[:, :, 0]))
-    xs = torch.as_tensor(np.nan_to_num(x * pooled_scale(x)))
+    xs = torch.as_tensor(np.nan_to_num(x * within_scale(x)))
     yt = torch.as_tensor(y)
     w = torch.zeros(x.shape[2], dtype=torch.float64, requires_grad=True)
     opt = torch.optim.LBFGS([w], lr=1, max_iter=200, tolerance_grad=1e-8,
@@ -135,6 +137,16 @@ def test_reordering_every_items_choices_changes_nothing():
     held = torch.as_tensor(~train, dtype=torch.float32)
     np.testing.assert_array_equal(choice_heldout_counts(s1, y1, n1, a, heldout=held)[0],
                                   choice_heldout_counts(s2, y2, n2, b, heldout=held)[0])
+
+
+def test_a_shift_shared_by_an_items_choices_changes_nothing():
+    # e.g. the context's share of a context-and-choice encoding: the same for every choice
+    x, y = items(n=200, k=3, d=6, seed=9)
+    shift = 1e3 * np.random.default_rng(10).normal(size=(200, 1, 6))
+    train = np.random.default_rng(11).random((200, 3)) < 0.5
+    _, _, _, a = fit(x, y, train, ChoiceEnsemble(tol=1e-6))
+    _, _, _, b = fit(x + shift, y, train, ChoiceEnsemble(tol=1e-6))
+    np.testing.assert_allclose(a.weights, b.weights, rtol=1e-4, atol=1e-5)
 
 
 def test_a_tie_for_the_top_is_never_a_hit():

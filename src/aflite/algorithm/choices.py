@@ -5,11 +5,15 @@ the representation decides) and ``labels[i]`` is the 0-based position of the rig
 Items with fewer choices are padded: a padded choice is a row of NaN (:func:`pad_choices`
 builds such an array), masked out of every softmax and never predicted.
 
-Features are standardised with one mean and one standard deviation per feature over all
-real choices of all items (not per answer position: a per-position shift would hand the
-model an offset per position, the answer-position artifact that a separate audit reports).
-Centring changes no fit, since a softmax over an item's choices ignores a shift they share;
-the scaling makes the L2 penalty treat features alike, as for the classifiers.
+Each item's choices are stored centred on their own mean (over its real choices): a softmax
+over an item's choices ignores a shift they share, so no fit or prediction changes, and the
+float32 rows keep only what tells the choices apart (with context-and-choice encodings, the
+shared context is most of each vector). Each feature is then scaled by its spread among an
+item's choices: the standard deviation of the centred choices of all items, so the L2 penalty
+treats features alike, as the classifiers' standardisation does, and a feature that varies
+only between items (which the model cannot use) does not set the scale. One scale for all
+answer positions: a transform per position would hand the model an offset per position, the
+answer-position artifact that a separate audit reports.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from aflite.algorithm.storage import FeatureStore, feature_moments
+from aflite.algorithm.storage import FeatureStore
 
 __all__ = [
     "check_choices",
@@ -119,21 +123,29 @@ def check_choices(features: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, n
 def choice_store(
     x: np.ndarray, device: torch.device, *, chunk_rows: int | None = None, in_place: bool = False
 ) -> FeatureStore:
-    """A store of N rows of K*d standardised features (see the module docstring); padded
-    choices become zeros. ``in_place`` is accepted for the runner's signature; the store is
+    """A store of N rows of K*d scaled, item-centred features (see the module docstring);
+    padded choices become zeros. ``in_place`` is accepted for the runner's signature; the store is
     always a new float32 array (the padding must not reach the caller's array)."""
     n, k, d = x.shape
     valid = valid_choices(x)
-    flat = x.reshape(n * k, d)
-    mean, std = feature_moments(flat[valid.reshape(-1)])
-    # the same rule as the classifiers' store: a constant feature scales to exactly zero
-    scale = np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), 1.0 / np.where(std > 0, std, 1), 0.0)
-    out = np.empty((n, k * d), dtype=np.float32)
     step = max(1, 2**22 // max(1, k * d))
+
+    def centred(s: int) -> tuple[np.ndarray, np.ndarray]:
+        real = valid[s : s + step, :, None]
+        block = np.where(real, np.asarray(x[s : s + step], dtype=np.float64), 0.0)
+        block -= block.sum(axis=1, keepdims=True) / real.sum(axis=1, keepdims=True)
+        return np.where(real, block, 0.0), real
+
+    sumsq = np.zeros(d)
     for s in range(0, n, step):
-        block = (np.asarray(x[s : s + step], dtype=np.float64) - mean) * scale
-        block[~valid[s : s + step]] = 0.0
-        out[s : s + step] = block.reshape(len(block), k * d)
+        sumsq += (centred(s)[0] ** 2).sum(axis=(0, 1))
+    std = np.sqrt(sumsq / max(1, int(valid.sum())))
+    # centred features have mean 0: the classifiers' rule for a constant feature, at mean 0
+    scale = np.where(std > 1e-12, 1.0 / np.where(std > 0, std, 1), 0.0)
+    out = np.empty((n, k * d), dtype=np.float32)
+    for s in range(0, n, step):
+        block, _ = centred(s)
+        out[s : s + step] = (block * scale).reshape(len(block), k * d)
     return FeatureStore.from_standardised(out, device, chunk_rows=chunk_rows)
 
 
