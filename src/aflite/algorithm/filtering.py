@@ -92,13 +92,11 @@ def adversarial_filter(
     Parameters
     ----------
     features:
-        (N, d) array of the representation Phi(X); a NumPy array or memory map. For
-        multiple-choice items, (N, K, d): one row per choice (a padded choice is a row of
-        NaN), scored by the choice-wise linear model (:class:`aflite.ChoiceEnsemble`), with
-        the chance level of the best answer-position-only guess (at least 1/K).
+        (N, d) array of the representation Phi(X); a NumPy array or memory map. (N, K, d) for
+        multiple-choice items (padded choices NaN): see :class:`aflite.ChoiceEnsemble`.
     labels:
-        (N,) class labels, strings or integers, at least two classes; for (N, K, d) features,
-        the 0-based position of each item's right choice.
+        (N,) class labels, strings or integers, at least two classes (0-based answer positions
+        for multiple choice).
     target_size:
         n: rows to keep at least; an int, or a fraction of N. Must exceed ``train_size``.
     n_partitions:

@@ -40,6 +40,13 @@ _RANGE_ROWS = 4096  # items per task of a pass over the stored rows (masks inste
 class ChoiceEnsemble:
     """The choice-wise linear model family for features of shape (N, K, d).
 
+    ``adversarial_filter(features, answers, ...)`` with (N, K, d) features (a padded choice is
+    a row of NaN, :func:`aflite.algorithm.choices.pad_choices`) and the 0-based position of
+    each item's right choice uses it by default (``model="choice"`` or an instance to set
+    its options); items are kept or removed whole, and a phase's chance level is the best
+    answer-position-only guess: the share of the most frequent answer position, at least 1/K
+    (per number of choices when K varies).
+
     Parameters
     ----------
     C:
