@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 
 from aflite.cli.app import experiment_app
-from aflite.cli.options import evaluator_names, parse_fields, with_filter_options
+from aflite.cli.options import config_options, evaluator_names, parse_fields
+from aflite.config import FilterConfig
 from aflite.errors import DataError
 
 
@@ -119,6 +120,10 @@ def _compare(
     mapping = parse_label_map(label_map)
     fields = parse_fields(text_fields)
     opts = dict(filter_options)
+    if opts.get("cache_dir") is None:
+        from aflite.features.cache import default_cache_dir
+
+        opts["cache_dir"] = str(default_cache_dir())
     group_field, id_field = opts.pop("group_field"), opts.pop("id_field")
     tr, g_tr = _labelled(train, label_field, fields, group_field, id_field)
     dv, g_dv = _labelled(dev, label_field, fields, group_field, id_field)
@@ -206,8 +211,22 @@ _MARKDOWN = typer.Option(None, help="Write the table as Markdown here.")
 _JSON = typer.Option(None, "--json", help="Write the results as JSON here.")
 
 
+# the filter's options that compare and ood take, with the filter's defaults
+COMPARE_FILTER_OPTIONS = (
+    "group_field", "id_field", "features", "target_size", "n_partitions", "train_size",
+    "slice_size", "threshold", "min_bias", "balance", "strategy", "warmup_fraction",
+    "warmup_finetune", "device", "cache_dir",
+)  # fmt: skip
+_with_filter_options = config_options(
+    FilterConfig,
+    only=COMPARE_FILTER_OPTIONS,
+    helps={"id_field": "Field with row ids (finds rows in a precomputed:FILE with ids)."},
+    into="filter_options",
+)
+
+
 @experiment_app.command("compare")
-@with_filter_options
+@_with_filter_options
 def compare_cmd(
     train: str = _TRAIN,
     dev: str = _DEV,
@@ -233,7 +252,7 @@ def compare_cmd(
 
 
 @experiment_app.command("ood")
-@with_filter_options
+@_with_filter_options
 def ood_cmd(
     train: str = _TRAIN,
     dev: str = _DEV,

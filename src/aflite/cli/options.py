@@ -1,4 +1,5 @@
-"""Parsing of option values shared by the commands; a bad value is a one-line DataError."""
+"""The commands' options, generated from the configs (:mod:`aflite.config`), and parsing of
+the values the configs do not hold; a bad value is a one-line DataError naming its flag."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from aflite.config.base import Config, ConfigError, config_fields
 from aflite.errors import DataError
 
 
@@ -46,127 +48,187 @@ def evaluator_names() -> list[str]:
     return default_evaluators()
 
 
-def parse_size(value: str, name: str) -> int | float:
-    """'5000' -> 5000 rows; '0.3' -> a fraction."""
-    try:
-        return int(value)
-    except ValueError:
-        pass
-    try:
-        return float(value)
-    except ValueError:
-        raise DataError(f"{name}: must be a row count or a fraction, got '{value}'") from None
-
-
-def parse_min_bias(value: str) -> float | None:
-    if value.strip().lower() in ("off", "none"):
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        raise DataError(
-            f"--min-bias: must be a margin such as 0.02, or 'off', got '{value}'"
-        ) from None
-
-
-def parse_balance(value: str) -> str | None:
-    if value not in ("none", "classes"):
-        raise DataError(f"--balance: must be none or classes, got '{value}'")
-    return None if value == "none" else value
-
-
 def parse_fields(value: str | None) -> list[str]:
     return [f.strip() for f in value.split(",") if f.strip()] if value else []
 
 
-# --- the filter's options, declared once for every command that runs the filter --------------
+def parse_size(value: str, name: str) -> int | float:
+    """'5000' -> 5000 rows; '0.3' -> a fraction (an option no config holds)."""
+    from aflite.config.checks import to_size
+
+    try:
+        return to_size(value, name.lstrip("-").replace("-", "_"))
+    except ConfigError as e:
+        raise DataError(e.render(cli=True)) from None
 
 
-def _filter_option_specs() -> list[tuple[str, Any, Any]]:
-    """(parameter, type, typer.Option) for every option of the filter, with the defaults of
-    :data:`aflite.defaults.FILTER_DEFAULTS`."""
+# --- options generated from a config ------------------------------------------------------------
+
+_PRESET_HELP = (
+    "Start from a named set of the filter's options: paper (Algorithm 1 as published: tau "
+    "0.75, k 500 rows, no chance stop, uniform parts) or practical (the defaults shown here); "
+    "options given explicitly override it."
+)
+_CONFIG_HELP = (
+    "Read options from a TOML file (keys as the options' names, e.g. train_size = 0.2) or from "
+    "a run's summary.json, to repeat that run; options given explicitly override it."
+)
+
+
+def _typer_param(f: Any, hints: dict[str, Any], default: Any, help_: str) -> inspect.Parameter:
+    """The typer parameter of config field ``f``."""
     import typer
 
-    from aflite.defaults import FILTER_DEFAULTS as D
+    from aflite.config.filter import help_text
 
-    return [
-        ("group_field", str | None, typer.Option(
-            None, help="Rows sharing this field never straddle a split (e.g. premise).")),
-        ("id_field", str | None, typer.Option(
-            None, help="Field with row ids (finds rows in a precomputed:FILE with ids).")),
-        ("features", str, typer.Option("ngrams", help=features_help())),
-        ("target_size", str, typer.Option(
-            str(D["target_size"]), help="n: rows to keep (count or fraction).")),
-        ("n_partitions", int, typer.Option(
-            D["n_partitions"], help="m: random partitions per phase.")),
-        ("train_size", str, typer.Option(
-            str(D["train_size"]), help="t: training rows per partition (count or fraction).")),
-        ("slice_size", str, typer.Option(
-            str(D["slice_size"]), help="k: rows removed per phase at most (count or fraction).")),
-        ("threshold", float, typer.Option(
-            D["threshold"], help="tau: minimum predictability for removal (the paper: 0.75).")),
-        ("min_bias", str, typer.Option(
-            str(D["min_bias"]), help="Stop when the representation bias is within this margin "
-            "of chance; 'off' for Algorithm 1 as published.")),
-        ("balance", str, typer.Option(
-            "none", help="none | classes: remove from every class in proportion to its size.")),
-        ("strategy", str, typer.Option(
-            D["strategy"], help="slicing | greedy | sampling | single_shot.")),
-        ("warmup_fraction", float | None, typer.Option(
-            None, help="Train a warm-up model on this fraction; it gives Phi for the rest.")),
-        ("warmup_finetune", bool, typer.Option(
-            False, help="With a sentence-transformers model: fine-tune the encoder itself in "
-            "warm-up.")),
-        ("device", str, typer.Option("auto", help="auto | cpu | cuda.")),
-        ("cache_dir", str | None, typer.Option(
-            None, help="Embedding cache folder (default ~/.cache/aflite).")),
-    ]  # fmt: skip
+    meta = f.metadata
+    kind = meta["cli_type"]
+    annotation = hints[f.name] if kind is None else (kind if default is not None else kind | None)
+    if kind is str and default is not None and not isinstance(default, str):
+        default = str(default)  # a size shown as it is typed: 0.5
+    help_ = help_text(help_)
+    if meta["argument"]:
+        info = typer.Argument(default, metavar=meta["metavar"], help=help_)
+    elif annotation is bool:
+        info = typer.Option(default, help=help_)
+    else:
+        info = typer.Option(default, metavar=meta["metavar"], help=help_)
+    return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=info,
+                             annotation=annotation)
 
 
-FILTER_OPTION_NAMES = tuple(name for name, _, _ in _filter_option_specs())
+def _explicit(ctx: Any, name: str) -> bool:
+    """Whether the user gave option ``name`` (not its default)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
-def parse_filter_options(raw: dict[str, Any]) -> dict[str, Any]:
-    """Command-line values of the filter options as the Python API takes them (sizes as counts
-    or fractions, ``min_bias`` None for 'off', the default cache folder); a bad value is a
-    one-line DataError naming its flag."""
-    from aflite.features.cache import default_cache_dir
-
-    out = dict(raw)
-    for key in ("target_size", "train_size", "slice_size"):
-        out[key] = parse_size(str(raw[key]), "--" + key.replace("_", "-"))
-    out["min_bias"] = parse_min_bias(str(raw["min_bias"]))
-    out["balance"] = parse_balance(raw["balance"])
-    if out.get("cache_dir") is None:
-        out["cache_dir"] = str(default_cache_dir())
-    return out
+def build_config(cls: type[Config], *layers: dict[str, Any] | None, source: str = "") -> Any:
+    """``cls.build(*layers)`` with every bad value named as its command-line flag."""
+    try:
+        return cls.build(*layers, source=source)
+    except ConfigError as e:
+        raise DataError(e.render(cli=True)) from None
 
 
-def with_filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the filter's options (:func:`_filter_option_specs`) to a typer command; the command
-    receives them parsed, as one dict ``filter_options``."""
-    specs = _filter_option_specs()
-    sig = inspect.signature(command)
-    own = [p for p in sig.parameters.values() if p.name != "filter_options"]
+def config_options(
+    cls: type[Config],
+    *,
+    only: tuple[str, ...] | None = None,
+    fixed: dict[str, Any] | None = None,
+    defaults: dict[str, Any] | None = None,
+    helps: dict[str, str] | None = None,
+    presets: bool = False,
+    config_file: bool = False,
+    into: str = "config",
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a typer command an option for every field of ``cls`` (or the fields in ``only``),
+    with the field's default, metavar and help (``defaults`` / ``helps`` change a command's
+    own); the command receives the checked config as keyword ``into``.
+
+    ``fixed`` values are set under the options (the demo's data). With ``presets``,
+    ``--preset NAME``; with ``config_file``, ``--config FILE``. Options the user gives
+    override the config file, which overrides the preset. Without ``only`` the command gets a
+    ``cls``; with it, a dict of the checked values of those fields.
+    """
+    import typing
+
+    import typer
+
+    hints = typing.get_type_hints(cls)
+    fields = [f for f in config_fields(cls) if only is None or f.name in only]
+    defaults, helps = defaults or {}, helps or {}
     added = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
-        for name, kind, info in specs
+        _typer_param(
+            f, hints, defaults.get(f.name, f.metadata["cli_default"]),
+            helps.get(f.name, f.metadata["help"]),
+        )
+        for f in fields
     ]
-    clash = [p.name for p in added if p.name in sig.parameters]
-    if clash:
-        raise TypeError(f"{command.__name__} declares filter options itself: {clash}")
+    if config_file and any(p.default.default is ... for p in added):
+        raise TypeError("a config file cannot give a required option")
+    extra = []
+    if presets:
+        extra.append(inspect.Parameter(
+            "preset", inspect.Parameter.KEYWORD_ONLY, annotation=str | None,
+            default=typer.Option(None, metavar="NAME", help=_PRESET_HELP),
+        ))  # fmt: skip
+    if config_file:
+        extra.append(inspect.Parameter(
+            "config_file", inspect.Parameter.KEYWORD_ONLY, annotation=str | None,
+            default=typer.Option(None, "--config", metavar="FILE", help=_CONFIG_HELP),
+        ))  # fmt: skip
+    ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
 
-    @functools.wraps(command)
-    def wrapper(**kwargs: Any) -> Any:
-        raw = {p.name: kwargs.pop(p.name) for p in added}
-        return command(**kwargs, filter_options=parse_filter_options(raw))
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(command)
+        own = [p for p in sig.parameters.values() if p.name != into]
+        clash = [p.name for p in added + extra if p.name in sig.parameters]
+        if clash:
+            raise TypeError(f"{command.__name__} declares config options itself: {clash}")
 
-    # typer reads the parameters from the signature and their types from the annotations
-    wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]
-        parameters=[p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + added
-    )
-    wrapper.__annotations__ = {
-        **{k: v for k, v in command.__annotations__.items() if k != "filter_options"},
-        **{p.name: p.annotation for p in added},
-    }
-    return wrapper
+        @functools.wraps(command)
+        def wrapper(ctx: Any, **kwargs: Any) -> Any:
+            given = {p.name: kwargs.pop(p.name) for p in added}
+            explicit = {k: v for k, v in given.items() if _explicit(ctx, k)}
+            preset_name = kwargs.pop("preset", None)
+            path = kwargs.pop("config_file", None)
+            from_file: dict[str, Any] = {}
+            if path is not None:
+                from aflite.config import read_config_file
+
+                from_file = read_config_file(path, cls.names())
+            preset_name = preset_name or from_file.pop("preset", None)
+            from aflite.config import preset
+
+            layers = [fixed, preset(preset_name, flag="--preset")]
+            if only is not None:
+                base = {k: v for k, v in given.items() if k not in explicit}
+                values = _check_each(cls, base, *layers, from_file, explicit)
+                return command(**kwargs, **{into: values})
+            if "input" in cls.names() and "input" not in explicit and "input" not in from_file:
+                if not (fixed and "input" in fixed):
+                    raise DataError(
+                        f"Missing argument 'INPUT' (or --config FILE); see {ctx.command_path} "
+                        "--help"
+                    )
+            cmd_defaults = {k: v for k, v in defaults.items() if k not in explicit}
+            config = build_config(cls, cmd_defaults, *layers, from_file, explicit, source=path or "")
+            return command(**kwargs, **{into: config})
+
+        # typer reads the parameters from the signature and their types from the annotations
+        wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]
+            parameters=[ctx_param]
+            + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
+            + added
+            + extra
+        )
+        wrapper.__annotations__ = {
+            **{k: v for k, v in command.__annotations__.items() if k != into},
+            "ctx": typer.Context,
+            **{p.name: p.annotation for p in added + extra},
+        }
+        return wrapper
+
+    return decorate
+
+
+def _check_each(cls: type[Config], *layers: dict[str, Any] | None) -> dict[str, Any]:
+    """Some fields of ``cls``, each coerced and checked on its own (for a command that takes
+    only part of a config)."""
+    fields = {f.name: f for f in config_fields(cls)}
+    values: dict[str, Any] = {}
+    for layer in layers:
+        values.update(layer or {})
+    out = {}
+    try:
+        for name, value in values.items():
+            meta = fields[name].metadata
+            if meta["coerce"] is not None:
+                value = meta["coerce"](value, name)
+            if meta["check"] is not None:
+                meta["check"](value, name)
+            out[name] = value
+    except ConfigError as e:
+        raise DataError(e.render(cli=True)) from None
+    return out

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
-from aflite.algorithm.filtering import check_filter_options
-from aflite.defaults import FILTER_DEFAULTS
+from aflite.config import FilterConfig, config_fields
 from aflite.errors import DataError
 from aflite.features.build import FeatureSpec, parse_feature_spec
-from aflite.features.cache import default_cache_dir
 from aflite.features.registry import FEATURE_KINDS
 from aflite.features.warmup import split_warmup
 from aflite.io.base import ImageTable
@@ -22,7 +20,6 @@ from aflite.io.decisions import Decisions, resolve_decisions
 from aflite.io.ids import read_ids
 from aflite.io.tables import Table, read_table
 from aflite.jobs.checks import resolve_job_sizes
-from aflite.types import Balance, DeviceLike, Size, Strategy
 
 __all__ = [
     "FilterJob",
@@ -36,49 +33,8 @@ __all__ = [
 ]
 
 
-@dataclass
-class FilterJob:
-    """Options of one filtering job (the ``aflite filter`` command line, as a dataclass).
-
-    The filter options start from :data:`aflite.defaults.FILTER_DEFAULTS`, which turn the
-    chance stop on (``min_bias``); :func:`aflite.filter` itself runs Algorithm 1 as published.
-    ``id_field=None`` uses a column named ``id`` where there is one (``"none"``: row numbers);
-    empty ``text_fields`` with text features use the only text column. A run fills both in.
-    """
-
-    input: str
-    label_field: str = "label"
-    text_fields: list[str] = field(default_factory=list)
-    id_field: str | None = None
-    group_field: str | None = None
-    features: str = "ngrams"
-    target_size: Size = FILTER_DEFAULTS["target_size"]
-    n_partitions: int = FILTER_DEFAULTS["n_partitions"]
-    train_size: Size = FILTER_DEFAULTS["train_size"]
-    slice_size: Size = FILTER_DEFAULTS["slice_size"]
-    threshold: float = FILTER_DEFAULTS["threshold"]
-    strategy: Strategy = FILTER_DEFAULTS["strategy"]
-    min_bias: float | None = FILTER_DEFAULTS["min_bias"]
-    balance: Balance = FILTER_DEFAULTS["balance"]
-    partitions: str = FILTER_DEFAULTS["partitions"]
-    threads: int | None = None
-    warmup_fraction: float | None = None
-    warmup_finetune: bool = False
-    seed: int = 0
-    device: DeviceLike = "auto"
-    out_dir: str = "aflite-out"
-    resume: bool = False
-    overwrite: bool = False
-    cache_dir: str | None = field(default_factory=lambda: str(default_cache_dir()))
-    input_format: str | None = None
-    split: str | None = None
-    report: bool = True
-    audits: list[str] = field(default_factory=list)
-    backend: Literal["local", "ray"] | None = None
-    ray_address: str | None = None
-    by: str | None = None
-    keep_ids: str | None = None
-    drop_ids: str | None = None
+# the job API's name for a filtering run's options: one frozen config, checked when made
+FilterJob = FilterConfig
 
 
 @dataclass
@@ -89,6 +45,8 @@ class JobInputs:
     texts: dict[str, list[str]] | None
     groups: np.ndarray | None
     picked: list[str] = field(default_factory=list)  # fields the job chose ("text", "id")
+    # the job's options with the picked fields filled in
+    config: FilterConfig | None = None
 
 
 @dataclass
@@ -99,6 +57,8 @@ class JobPlan:
     warm_rows: np.ndarray
     rest: np.ndarray
     target: int
+    # the warm-up fraction the run uses: the option's, or the feature kind's own (warmup-cnn)
+    warmup_fraction: float | None = None
     # a reviewer's decisions (--keep-ids / --drop-ids): masks over all input rows
     decisions: Decisions | None = None
 
@@ -144,7 +104,9 @@ def load_job_inputs(job: FilterJob, *, pick: bool = True) -> JobInputs:
     groups = None
     if job.group_field:
         groups = np.asarray([str(v) for v in table.column(job.group_field)])
-    picked = ["id"] if pick and pick_id_field(job, table) else []
+    picked: list[str] = []
+    if pick and (found := pick_id_field(job, table)) is not None:
+        job, picked = replace(job, id_field=found), ["id"]
     if job.id_field and job.id_field != NO_ID:
         try:
             ids = read_ids(table, job.id_field)  # lists, NaN, duplicates, 2 vs "2": one line
@@ -157,7 +119,8 @@ def load_job_inputs(job: FilterJob, *, pick: bool = True) -> JobInputs:
             ) from None
     else:
         ids = list(range(len(table)))
-    if pick and spec.needs_text and pick_text_field(job, table):
+    if pick and spec.needs_text and (names := pick_text_field(job, table)) is not None:
+        job = replace(job, text_fields=names)
         picked.insert(0, "text")
     if spec.needs_text and not job.text_fields:
         raise DataError("--text-fields is required for text features (e.g. premise,hypothesis)")
@@ -165,7 +128,7 @@ def load_job_inputs(job: FilterJob, *, pick: bool = True) -> JobInputs:
     if job.text_fields:
         # read for the report and the audits even where the features do not need text
         texts = {f: table.text_column(f) for f in job.text_fields}
-    return JobInputs(table, labels, ids, texts, groups, picked)
+    return JobInputs(table, labels, ids, texts, groups, picked, job)
 
 
 def read_labelled_texts(
@@ -193,17 +156,16 @@ def read_labelled_texts(
 
 def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
     """Check every size against the data (a one-line DataError naming its flag) and split off
-    the warm-up rows; nothing is computed or written yet. The options that need no data are
-    checked by :func:`aflite.jobs.checks.check_job_options`."""
+    the warm-up rows; nothing is computed or written yet. The options themselves were checked
+    when ``job`` was made."""
     spec = parse_feature_spec(job.features)
     labels = inputs.labels
     n_all = len(inputs.table)
-    if spec.kind == "warmup-cnn" and job.warmup_fraction is None:
-        job.warmup_fraction = 0.2  # the paper's ImageNet setting
-    if job.warmup_fraction is not None:
-        warm_rows, rest = split_warmup(
-            n_all, job.warmup_fraction, seed=job.seed, groups=inputs.groups
-        )
+    warmup = job.warmup_fraction
+    if spec.kind == "warmup-cnn" and warmup is None:
+        warmup = 0.2  # the paper's ImageNet setting
+    if warmup is not None:
+        warm_rows, rest = split_warmup(n_all, warmup, seed=job.seed, groups=inputs.groups)
         if len(np.unique(labels[warm_rows])) < 2:
             raise DataError(f"{job.input}: the warm-up fraction holds fewer than two classes")
     else:
@@ -224,13 +186,7 @@ def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
         raise DataError(f"{job.input}: fewer than two classes among the rows to filter")
     if job.audits and not inputs.texts:
         raise DataError("--audits: the audits read text; name the text fields with --text-fields")
-    # a backstop: the algorithm's own checks, in its parameters' names
-    check_filter_options(
-        len(rest), target_size=target, train_size=job.train_size, slice_size=job.slice_size,
-        threshold=job.threshold, strategy=job.strategy, min_bias=job.min_bias,
-        balance=job.balance,
-    )
-    return JobPlan(spec, warm_rows, rest, target, decisions)
+    return JobPlan(spec, warm_rows, rest, target, warmup, decisions)
 
 
 def check_representation(phi: Any, features: str) -> None:
@@ -246,10 +202,9 @@ def check_representation(phi: Any, features: str) -> None:
 
 def job_key(job: FilterJob) -> dict[str, Any]:
     """The options that decide a job's result (a checkpoint is only resumed under the same)."""
-    d = asdict(job)
-    for k in ("resume", "overwrite", "out_dir", "cache_dir", "device", "report", "backend",
-              "ray_address", "threads"):
-        d.pop(k)
+    d = {f.name: getattr(job, f.name) for f in config_fields(job) if f.metadata["result"]}
+    if d["model"] == "linear":
+        d.pop("model")  # so checkpoints written before there was a model option still resume
     if d["partitions"] == "uniform":
         d.pop("partitions")  # checkpoints written before block partitions were uniform
     if d["split"] is None:

@@ -53,25 +53,23 @@ def text_columns(table: Table, exclude: set[str]) -> list[str]:
     return out
 
 
-def pick_id_field(job: FilterJob, table: Table) -> bool:
-    """Use a column named ``id`` where ``job.id_field`` was left out; True if it did."""
+def pick_id_field(job: FilterJob, table: Table) -> str | None:
+    """A column named ``id`` where ``job.id_field`` was left out, else None."""
     if job.id_field is None and ID_COLUMN in table.columns and ID_COLUMN != job.label_field:
-        job.id_field = ID_COLUMN
-        return True
-    return False
+        return ID_COLUMN
+    return None
 
 
-def pick_text_field(job: FilterJob, table: Table) -> bool:
-    """Use the only text column outside the label, id and group fields where
-    ``job.text_fields`` was left out; True if it did. No such column, or several, is a
+def pick_text_field(job: FilterJob, table: Table) -> tuple[str, ...] | None:
+    """The only text column outside the label, id and group fields where
+    ``job.text_fields`` was left out, else None. No such column, or several, is a
     DataError listing them."""
     if job.text_fields:
-        return False
+        return None
     skip = {job.label_field, job.id_field, job.group_field, ID_COLUMN} - {None}
     found = text_columns(table, skip)  # type: ignore[arg-type]
     if len(found) == 1:
-        job.text_fields = found
-        return True
+        return tuple(found)
     if found:
         raise DataError(
             f"{job.input}: several text columns ({', '.join(found)}); name the ones to use "

@@ -15,7 +15,7 @@ from pathlib import Path
 from aflite.algorithm import FilterState, adversarial_filter
 from aflite.errors import DataError, MissingExtraError
 from aflite.io.checkpoint import Checkpoint
-from aflite.jobs.checks import check_job_options
+from aflite.jobs.checks import check_environment
 from aflite.jobs.config import (
     FilterJob,
     JobInputs,
@@ -58,12 +58,13 @@ def run_filter_job(
     """
     t_start = time.perf_counter()
     # Read and check everything before anything is computed or written.
-    check_job_options(job)
+    check_environment(job)  # the options were checked when ``job`` was made
     earlier = check_out_dir(
         job.out_dir, overwrite=job.overwrite, resume=job.resume, inputs=(job.input,)
     )
     stamp = input_stamp(job.input)
     inputs = load_job_inputs(job)
+    job = inputs.config or job  # with the fields the job picked
     plan = plan_job(job, inputs)
     with out_dir_lock(job.out_dir):
         return _locked_run(
@@ -160,16 +161,7 @@ def _filter(job, phi, inputs, plan, resume_state, checkpoint, *, progress):
             result = adversarial_filter(
                 phi,
                 labels[rest],
-                target_size=plan.target,
-                n_partitions=job.n_partitions,
-                train_size=job.train_size,
-                slice_size=job.slice_size,
-                threshold=job.threshold,
-                strategy=job.strategy,
-                min_bias=job.min_bias,
-                balance=job.balance,
-                partitions=job.partitions,
-                threads=job.threads,
+                **(job.algorithm_options() | {"target_size": plan.target}),
                 groups=None if inputs.groups is None else inputs.groups[rest],
                 seed=job.seed,
                 device=job.device,

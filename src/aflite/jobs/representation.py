@@ -37,6 +37,7 @@ def compute_representation(
     """Phi for the rows to filter (warm-up rows excluded)."""
     from aflite._internal.device import resolve_device
     from aflite._internal.progress import progress_bar
+    from aflite.features.cache import default_cache_dir
 
     device = str(resolve_device(job.device))
     codes = np.unique(inputs.labels, return_inverse=True)[1]
@@ -70,13 +71,13 @@ def compute_representation(
             n_rows=len(inputs.table),
             ids=inputs.ids,
             fingerprint=inputs.table.fingerprint(),
-            cache_dir=job.cache_dir,
+            cache_dir=job.cache_dir or str(default_cache_dir()),
             device=device,
             seed=job.seed,
             progress=bar,
             encode=encode,
         )
-    if job.warmup_fraction is None:
+    if len(warm_rows) == 0:  # no warm-up
         base = np.asarray(base)
         # rows a reviewer dropped are not filtered: Phi holds the rest only
         return base if len(rest) == len(base) else base[rest]

@@ -1,0 +1,156 @@
+"""The shape every config shares: frozen dataclasses whose fields carry their default, their
+check and their help, validated once when the object is made.
+
+A field is declared with :func:`option`; everything else (the command line's options, the
+presets, ``--config`` files, the defaults the API documents) is read from those declarations,
+so an option is added in one place. A bad value is a :class:`ConfigError` naming the field,
+``train_size: ...`` from Python and ``--train-size: ...`` from the command line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
+
+from aflite.errors import DataError
+
+__all__ = [
+    "ConfigError",
+    "Config",
+    "option",
+    "flag",
+    "config_fields",
+    "show",
+]
+
+C = TypeVar("C", bound="Config")
+
+# {other_field} in a message is another option, named in the caller's style
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+def flag(name: str) -> str:
+    """The command-line flag of a field: ``train_size`` -> ``--train-size``."""
+    return "--" + name.replace("_", "-")
+
+
+def show(value: Any) -> str:
+    """A value as the user most likely typed it: 75, not 75.0; strings quoted."""
+    if isinstance(value, float) and math.isfinite(value) and value == int(value):
+        return str(int(value))
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+class ConfigError(DataError):
+    """A bad option value: ``field: why``. ``why`` may name other options as ``{field}``, so
+    :meth:`render` can name every option as a flag for the command line."""
+
+    def __init__(self, field: str, why: str) -> None:
+        self.field, self.why = field, why
+        super().__init__(self.render(cli=False))
+
+    def render(self, *, cli: bool) -> str:
+        name = flag if cli else (lambda n: n)
+        why = _PLACEHOLDER.sub(lambda m: name(m.group(1)), self.why)
+        return f"{name(self.field)}: {why}"
+
+
+def option(
+    default: Any,
+    help: str,  # noqa: A002 -- the word the command line uses
+    *,
+    metavar: str | None = None,
+    coerce: Callable[[Any, str], Any] | None = None,
+    check: Callable[[Any, str], None] | None = None,
+    cli_type: Any = None,
+    cli_default: Any = dataclasses.MISSING,
+    argument: bool = False,
+    result: bool = True,
+    algorithm: bool = False,
+) -> Any:
+    """A config field.
+
+    ``coerce(value, name)`` turns what a file or the command line gives (``"0.3"``, ``"off"``,
+    ``"a,b"``) into the field's value; ``check(value, name)`` raises a :class:`ConfigError`
+    for a bad one. ``cli_type`` is the type the command line parses before ``coerce`` (str for
+    sizes), ``cli_default`` what its help shows; ``argument`` makes it positional. ``result``
+    False marks an option that cannot change a run's result (the output folder, the device):
+    a checkpoint resumes across it. ``algorithm`` marks an option of
+    :func:`aflite.adversarial_filter` itself.
+    """
+    meta = {
+        "help": help,
+        "metavar": metavar,
+        "coerce": coerce,
+        "check": check,
+        "cli_type": cli_type,
+        "cli_default": default if cli_default is dataclasses.MISSING else cli_default,
+        "argument": argument,
+        "result": result,
+        "algorithm": algorithm,
+    }
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("a config default must be immutable (a tuple, not a list)")
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def config_fields(cls: type[Config] | Config) -> Iterator[dataclasses.Field]:
+    """The declared options of a config class, in declaration order."""
+    return iter(dataclasses.fields(cls))  # type: ignore[arg-type]
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Base of every config: coerce and check each field once, at construction.
+
+    Use :meth:`build` to make one from loose values (a file, the command line, a preset);
+    ``dataclasses.replace`` makes a changed copy, checked again.
+    """
+
+    def __post_init__(self) -> None:
+        for f in config_fields(self):
+            value = getattr(self, f.name)
+            coerce = f.metadata.get("coerce")
+            if coerce is not None:
+                value = coerce(value, f.name)
+                object.__setattr__(self, f.name, value)
+            check = f.metadata.get("check")
+            if check is not None:
+                check(value, f.name)
+        self.check_together()
+
+    def check_together(self) -> None:
+        """Checks that involve several fields; a subclass adds its own."""
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in config_fields(cls)]
+
+    @classmethod
+    def build(cls: type[C], *layers: Mapping[str, Any] | None, source: str = "") -> C:
+        """A config from ``layers`` of values (a preset, a file, explicit options), the later
+        overriding the earlier; an unknown key is a ConfigError with a did-you-mean."""
+        values: dict[str, Any] = {}
+        known = cls.names()
+        for layer in layers:
+            for key, value in (layer or {}).items():
+                if key not in known:
+                    raise unknown_key(key, known, source)
+                values[key] = value
+        return cls(**values)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every field, as plain values (tuples as lists) for JSON and TOML."""
+        return {
+            k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()
+        }
+
+
+def unknown_key(key: str, known: list[str], source: str = "") -> DataError:
+    from aflite.io.base import did_you_mean
+
+    where = f"{source}: " if source else ""
+    return DataError(f"{where}unknown option '{key}'{did_you_mean(key, known)}")

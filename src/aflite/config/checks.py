@@ -1,0 +1,170 @@
+"""Coercions and checks shared by the config fields; each raises a ConfigError naming the
+field it is given."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from numbers import Integral, Real
+from typing import Any
+
+from aflite.config.base import ConfigError, show
+
+# scikit-learn's random_state (the audits' folds, the n-gram SVD) takes at most 2**32 - 1; a
+# larger seed would pass here and fail after the filter, with the outputs half written
+MAX_SEED = 2**32 - 1
+
+_OFF = ("off", "none")
+
+
+def to_size(value: Any, name: str) -> Any:
+    """'5000' -> 5000 rows; '0.3' -> a fraction; numbers pass through to :func:`size`."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        return float(value)
+    except ValueError:
+        raise ConfigError(name, f"must be a row count or a fraction, got '{value}'") from None
+
+
+def size(value: Any, name: str) -> None:
+    """A row count (an int >= 1) or a fraction in (0, 1)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ConfigError(name, f"must be a row count or a fraction in (0, 1), got {show(value)}")
+    if isinstance(value, Integral):
+        if value < 1:
+            raise ConfigError(name, f"must be at least 1 row, got {show(value)}")
+        return
+    if not 0.0 < float(value) < 1.0:
+        raise ConfigError(name, f"as a fraction must be in (0, 1), got {show(value)}")
+
+
+def to_margin(value: Any, name: str) -> Any:
+    """'off' (or 'none') -> None; '0.02' -> 0.02."""
+    if not isinstance(value, str):
+        return value
+    if value.strip().lower() in _OFF:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise ConfigError(
+            name, f"must be a margin such as 0.02, or 'off', got '{value}'"
+        ) from None
+
+
+def margin(value: Any, name: str) -> None:
+    if value is not None:
+        unit(value, name, what="must be a margin in [0, 1] or off")
+
+
+def unit(value: Any, name: str, *, what: str = "must be in [0, 1]") -> None:
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 <= float(value) <= 1.0:
+        raise ConfigError(name, f"{what}, got {show(value)}")  # NaN fails too
+
+
+def open_unit(value: Any, name: str) -> None:
+    """None, or a fraction in (0, 1)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 < value < 1.0:
+        raise ConfigError(name, f"must be in (0, 1), got {show(value)}")
+
+
+def positive_int(value: Any, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ConfigError(name, f"must be a positive whole number, got {show(value)}")
+
+
+def optional_positive_int(value: Any, name: str) -> None:
+    if value is not None:
+        positive_int(value, name)
+
+
+def seed(value: Any, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, Integral) or not 0 <= value <= MAX_SEED:
+        raise ConfigError(name, f"must be a whole number in [0, {MAX_SEED}], got {show(value)}")
+
+
+def boolean(value: Any, name: str) -> None:
+    if not isinstance(value, bool):
+        raise ConfigError(name, f"must be true or false, got {show(value)}")
+
+
+def text(value: Any, name: str) -> None:
+    if not isinstance(value, str):
+        raise ConfigError(name, f"must be a string, got {show(value)}")
+
+
+def optional_text(value: Any, name: str) -> None:
+    if value is not None:
+        text(value, name)
+
+
+def to_names(value: Any, name: str) -> tuple[str, ...]:
+    """'a, b' or ['a', 'b'] -> ('a', 'b'); None or '' -> ()."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(f.strip() for f in value.split(",") if f.strip())
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ConfigError(name, f"must be comma-separated names, got {show(value)}")
+
+
+def to_none(*words: str) -> Callable[[Any, str], Any]:
+    """A coercion that reads any of ``words`` (a string) as None."""
+
+    def coerce(value: Any, name: str) -> Any:
+        return None if isinstance(value, str) and value in words else value
+
+    return coerce
+
+
+def choice(choices: Sequence[Any] | Callable[[], Sequence[Any]]) -> Callable[[Any, str], None]:
+    """A check that the value is one of ``choices`` (a callable: read when checked)."""
+
+    def check(value: Any, name: str) -> None:
+        names = list(choices() if callable(choices) else choices)
+        if value in names:
+            return
+        from aflite.io.base import did_you_mean
+
+        shown = ", ".join(str(c) for c in names)
+        hint = did_you_mean(str(value), [str(c) for c in names])
+        raise ConfigError(name, f"unknown value {show(value)}: choose one of {shown}{hint}")
+
+    return check
+
+
+def all_of(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+    """``check`` applied to each item of a tuple."""
+
+    def each(values: Any, name: str) -> None:
+        for v in values:
+            check(v, name)
+
+    return each
+
+
+def device(value: Any, name: str) -> None:
+    if value in (None, "auto", "cpu"):
+        return  # no torch import for the common cases
+    from aflite._internal.device import resolve_device
+
+    try:
+        resolve_device(value)
+    except ValueError as e:
+        raise ConfigError(name, str(e)) from None
+
+
+def flagged(name: str, e: Exception) -> ConfigError:
+    """A ConfigError from a message that may already begin with ``--name: ``."""
+    msg = str(e)
+    from aflite.config.base import flag
+
+    prefix = flag(name) + ": "
+    return ConfigError(name, msg[len(prefix):] if msg.startswith(prefix) else msg)
