@@ -80,7 +80,8 @@ def _snli_rows(n=300):
 def test_the_only_text_column_and_a_column_named_id_are_picked():
     job = FilterJob(input=SNLI, group_field="premise")
     inputs = load_job_inputs(job)
-    assert job.text_fields == ["hypothesis"] and job.id_field == "id"
+    assert inputs.config.text_fields == ("hypothesis",) and inputs.config.id_field == "id"
+    assert job.text_fields == () and job.id_field is None  # the given options stay as given
     assert inputs.picked == ["text", "id"]
     assert (
         list(inputs.texts) == ["hypothesis"]
@@ -88,7 +89,8 @@ def test_the_only_text_column_and_a_column_named_id_are_picked():
     )
     # given fields are never replaced
     job = FilterJob(input=SNLI, text_fields=["premise", "hypothesis"], id_field="id")
-    assert load_job_inputs(job).picked == [] and job.text_fields == ["premise", "hypothesis"]
+    inputs = load_job_inputs(job)
+    assert inputs.picked == [] and inputs.config.text_fields == ("premise", "hypothesis")
 
 
 def test_several_or_no_text_columns_is_one_line_listing_them(tmp_path):
@@ -113,7 +115,7 @@ def test_csv_columns_of_numbers_are_not_text(tmp_path):
     )
     job = FilterJob(input=str(src))
     inputs = load_job_inputs(job)
-    assert job.text_fields == ["review"] and inputs.picked == ["text", "id"]
+    assert inputs.config.text_fields == ("review",) and inputs.picked == ["text", "id"]
 
 
 def test_a_picked_id_column_is_checked_and_none_numbers_the_rows(tmp_path):
@@ -125,7 +127,8 @@ def test_a_picked_id_column_is_checked_and_none_numbers_the_rows(tmp_path):
     assert "--id-field none numbers the rows" in str(e.value)
     job = FilterJob(input=src, id_field="none")
     inputs = load_job_inputs(job)
-    assert inputs.ids == [0, 1] and inputs.picked == ["text"] and job.text_fields == ["t"]
+    assert inputs.ids == [0, 1] and inputs.picked == ["text"]
+    assert inputs.config.text_fields == ("t",)
 
 
 def test_a_run_says_what_it_picked(tmp_path):

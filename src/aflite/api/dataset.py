@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 
 from aflite.api.adapters import DataView, as_view
+from aflite.config import FilterConfig, config_fields
+from aflite.config import preset as config_preset
 from aflite.defaults import FILTER_DEFAULTS
 from aflite.errors import DataError
 
@@ -111,6 +113,10 @@ def _features(view: DataView, text: list[str], features: str, **kw: Any) -> np.n
     return np.asarray(x)
 
 
+# the options of aflite.adversarial_filter that a filtering run's config holds
+_ALGORITHM_OPTIONS = [f.name for f in config_fields(FilterConfig) if f.metadata["algorithm"]]
+
+
 def filter_dataset(
     data: Any,
     *,
@@ -126,6 +132,7 @@ def filter_dataset(
     progress: bool | None = False,
     keep_ids: Any = None,
     drop_ids: Any = None,
+    preset: str | None = None,
     **filter_options: Any,
 ) -> DatasetFilterResult:
     """Filter ``data`` with AFLITE and return the kept and removed rows in its own type.
@@ -136,7 +143,9 @@ def filter_dataset(
     feature spec (``"ngrams"``, ``"sentence-transformers:MODEL"``, ...) or a precomputed
     (N, d) matrix. ``filter_options`` are those of :func:`aflite.adversarial_filter`
     (``target_size``, ``train_size``, ``threshold``, ``min_bias``, ...), starting from the
-    same defaults as ``aflite filter`` (:data:`aflite.defaults.FILTER_DEFAULTS`).
+    same defaults as ``aflite filter`` (:data:`aflite.defaults.FILTER_DEFAULTS`), or from
+    ``preset`` (``"paper"``: Algorithm 1 as published; ``"practical"``: those defaults; see
+    :data:`aflite.config.PRESETS`); a bad value is a DataError naming the option.
     ``keep_ids`` / ``drop_ids`` (ids, or a file with one id a line) apply a reviewer's
     decisions: kept ids are never removed, dropped ids are removed before filtering (phase -1,
     no score, ``review`` "drop" in ``scores``).
@@ -150,9 +159,11 @@ def filter_dataset(
     """
     from aflite.algorithm import adversarial_filter
 
-    unknown = set(filter_options) - set(FILTER_DEFAULTS) - {"model", "score_kept", "threads"}
+    unknown = set(filter_options) - set(_ALGORITHM_OPTIONS) - {"score_kept"}
     if unknown:
         raise TypeError(f"filter_dataset() got unexpected option(s): {', '.join(sorted(unknown))}")
+    given = {k: v for k, v in filter_options.items() if k != "score_kept"}
+    filter_options = filter_options | FilterConfig.check_fields(config_preset(preset) | given)
     view = as_view(data, split=split)
     fields = _pick_fields(view, label, text, id, group, need_text=isinstance(features, str))
     labels = np.asarray(view.column(label, "label field"), dtype=object)

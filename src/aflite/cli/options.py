@@ -144,7 +144,25 @@ def config_options(
             helps.get(f.name, f.metadata["help"]),
         )
         for f in fields
+        if f.metadata["entries"] is None
     ]
+    # a mapping field's keys, each an option of its own: {param: (field, key)}
+    entry_of: dict[str, tuple[str, str]] = {}
+    for f in fields:
+        if f.metadata["entries"] is None:
+            continue
+        for key, (default, help_) in f.metadata["entries"]().items():
+            param = f"{f.name}__{key}"
+            entry_of[param] = (f.name, key)
+            added.append(inspect.Parameter(
+                param, inspect.Parameter.KEYWORD_ONLY, annotation=str | None,
+                default=typer.Option(
+                    None, "--" + key.replace("_", "-"), metavar="VALUE", help=help_,
+                    show_default=False,
+                ),
+            ))  # fmt: skip
+    known = [n for n in cls.names() if n not in {f for f, _ in entry_of.values()}]
+    known += [k for _, k in entry_of.values()]
     if config_file and any(p.default.default is ... for p in added):
         raise TypeError("a config file cannot give a required option")
     extra = []
@@ -171,13 +189,23 @@ def config_options(
         def wrapper(ctx: Any, **kwargs: Any) -> Any:
             given = {p.name: kwargs.pop(p.name) for p in added}
             explicit = {k: v for k, v in given.items() if _explicit(ctx, k)}
+            for param, (field, key) in entry_of.items():
+                given.pop(param)
+                if param in explicit:
+                    explicit.setdefault(field, {})[key] = explicit.pop(param)
             preset_name = kwargs.pop("preset", None)
             path = kwargs.pop("config_file", None)
             from_file: dict[str, Any] = {}
             if path is not None:
                 from aflite.config import read_config_file
 
-                from_file = read_config_file(path, cls.names())
+                from_file = read_config_file(path, known)
+                for field, key in entry_of.values():
+                    if key in from_file:
+                        from_file.setdefault(field, {})[key] = from_file.pop(key)
+                for field in {f for f, _ in entry_of.values()}:
+                    if field in explicit and field in from_file:
+                        explicit[field] = {**from_file[field], **explicit[field]}
             preset_name = preset_name or from_file.pop("preset", None)
             from aflite.config import preset
 
@@ -214,21 +242,11 @@ def config_options(
 
 
 def _check_each(cls: type[Config], *layers: dict[str, Any] | None) -> dict[str, Any]:
-    """Some fields of ``cls``, each coerced and checked on its own (for a command that takes
-    only part of a config)."""
-    fields = {f.name: f for f in config_fields(cls)}
+    """Some fields of ``cls``, each checked on its own, bad values named as flags."""
     values: dict[str, Any] = {}
     for layer in layers:
         values.update(layer or {})
-    out = {}
     try:
-        for name, value in values.items():
-            meta = fields[name].metadata
-            if meta["coerce"] is not None:
-                value = meta["coerce"](value, name)
-            if meta["check"] is not None:
-                meta["check"](value, name)
-            out[name] = value
+        return cls.check_fields(values)
     except ConfigError as e:
         raise DataError(e.render(cli=True)) from None
-    return out

@@ -13,16 +13,19 @@ from aflite.config.base import Config, ConfigError, config_fields, flag, option
 from aflite.config.files import read_config_file
 from aflite.config.filter import FilterConfig
 from aflite.config.presets import PRESET_OPTIONS, PRESETS, preset
+from aflite.config.score import ScoreConfig, scorer_options
 
 __all__ = [
     "Config",
     "ConfigError",
     "FilterConfig",
     "PRESETS",
+    "ScoreConfig",
     "PRESET_OPTIONS",
     "config_fields",
     "flag",
     "option",
     "preset",
     "read_config_file",
+    "scorer_options",
 ]

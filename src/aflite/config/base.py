@@ -70,6 +70,7 @@ def option(
     argument: bool = False,
     result: bool = True,
     algorithm: bool = False,
+    entries: Callable[[], dict[str, tuple[Any, str]]] | None = None,
 ) -> Any:
     """A config field.
 
@@ -79,7 +80,9 @@ def option(
     sizes), ``cli_default`` what its help shows; ``argument`` makes it positional. ``result``
     False marks an option that cannot change a run's result (the output folder, the device):
     a checkpoint resumes across it. ``algorithm`` marks an option of
-    :func:`aflite.adversarial_filter` itself.
+    :func:`aflite.adversarial_filter` itself. ``entries`` makes a mapping field whose keys
+    are options of their own: ``entries()`` gives each key's default and help (the options
+    the registered scorers declare), and each becomes a command-line option.
     """
     meta = {
         "help": help,
@@ -91,6 +94,7 @@ def option(
         "argument": argument,
         "result": result,
         "algorithm": algorithm,
+        "entries": entries,
     }
     if isinstance(default, (list, dict, set)):
         raise TypeError("a config default must be immutable (a tuple, not a list)")
@@ -142,11 +146,30 @@ class Config:
                 values[key] = value
         return cls(**values)
 
+    @classmethod
+    def check_fields(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Some of the fields, each coerced and checked on its own (for a caller that takes
+        only part of a config); an unknown name is a ConfigError with a did-you-mean."""
+        fields = {f.name: f for f in config_fields(cls)}
+        out = {}
+        for name, value in values.items():
+            if name not in fields:
+                raise unknown_key(name, list(fields))
+            meta = fields[name].metadata
+            if meta["coerce"] is not None:
+                value = meta["coerce"](value, name)
+            if meta["check"] is not None:
+                meta["check"](value, name)
+            out[name] = value
+        return out
+
     def as_dict(self) -> dict[str, Any]:
         """Every field, as plain values (tuples as lists) for JSON and TOML."""
-        return {
-            k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()
-        }
+        out = {}
+        for f in config_fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, Mapping) else v
+        return out
 
 
 def unknown_key(key: str, known: list[str], source: str = "") -> DataError:

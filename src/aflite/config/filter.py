@@ -70,6 +70,13 @@ def _help(kind: str) -> str:
             + ", ".join(_audits())
             + "."
         )
+    if kind == "scorers":
+        from aflite.scoring import scorer_names
+
+        return (
+            "Comma-separated scorers, any of " + ", ".join(scorer_names())
+            + " (default: all but partial; partial too with --partial-text-fields)."
+        )
     if kind == "input":
         from aflite.io import formats_help
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from aflite._internal.atomic import atomic_path, clean_stale_parts
+from aflite.config import ScoreConfig
 from aflite.jobs.out_dir import check_out_dir, remove_previous_run
 
 __all__ = ["ScoreJob", "ScoreOutcome", "run_score_job", "region_examples"]
@@ -20,32 +21,8 @@ __all__ = ["ScoreJob", "ScoreOutcome", "run_score_job", "region_examples"]
 N_EXAMPLES = 8
 
 
-@dataclass
-class ScoreJob:
-    """Options of one scoring job (the ``aflite score`` command line, as a dataclass);
-    ``options`` are scorer options (``epochs``, ``C``, ...: see ``score_examples``)."""
-
-    input: str
-    label_field: str = "label"
-    text_fields: list[str] = field(default_factory=list)
-    id_field: str | None = None
-    group_field: str | None = None
-    features: str = "ngrams"
-    partial_text_fields: list[str] = field(default_factory=list)
-    dynamics: str | None = None
-    probs: str | None = None
-    partial_probs: str | None = None
-    scorers: list[str] | None = None
-    n_folds: int = 5
-    repeats: int = 1
-    seed: int = 0
-    device: str = "auto"
-    split: str | None = None
-    cache_dir: str | None = None
-    out_dir: str = "aflite-scores"
-    overwrite: bool = False
-    report: bool = True
-    options: dict[str, Any] = field(default_factory=dict)
+# the job API's name for a scoring run's options: one frozen config, checked when made
+ScoreJob = ScoreConfig
 
 
 @dataclass
@@ -170,6 +147,7 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
     """Run a scoring job end to end. An ``out_dir`` holding an earlier run is refused unless
     ``job.overwrite`` (its outputs are removed once the input has been read and scored)."""
     from aflite.api.scores import score_dataset
+    from aflite.features.cache import default_cache_dir
 
     t0 = time.perf_counter()
     given = (job.input, *(p for p in (job.dynamics, job.probs, job.partial_probs) if p))
@@ -177,12 +155,12 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
     ds = score_dataset(
         job.input,
         label=job.label_field,
-        text=job.text_fields or None,
+        text=list(job.text_fields) or None,
         id=job.id_field,
         group=job.group_field,
         features=job.features,
-        scorers=job.scorers,
-        partial_text=job.partial_text_fields or None,
+        scorers=None if job.scorers is None else list(job.scorers),
+        partial_text=list(job.partial_text_fields) or None,
         dynamics=job.dynamics,
         probs=job.probs,
         partial_probs=job.partial_probs,
@@ -190,7 +168,7 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
         seed=job.seed,
         n_folds=job.n_folds,
         repeats=job.repeats,
-        cache_dir=job.cache_dir,
+        cache_dir=job.cache_dir or str(default_cache_dir()),
         device=job.device,
         **job.options,
     )

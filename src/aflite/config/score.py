@@ -1,0 +1,181 @@
+"""The options of a scoring run (``aflite score``), declared once. The options each
+per-example scorer declares in the registry (``epochs``, ``C``, ...) are read from it, so
+every one reaches the command line and the API (:func:`scorer_options`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from aflite.config import checks as c
+from aflite.config.base import Config, ConfigError, option
+from aflite.config.filter import _Lazy
+
+__all__ = ["ScoreConfig", "scorer_options"]
+
+
+def scorer_options() -> dict[str, tuple[Any, str]]:
+    """Every option a registered per-example scorer declares: name -> (default, help naming
+    the scorers that read it), in registration order."""
+    from aflite.scoring import builtin as _builtin  # noqa: F401  (registers the built-ins)
+    from aflite.scoring.registry import EXAMPLE_SCORERS
+
+    readers: dict[str, tuple[Any, list[str]]] = {}
+    for s in EXAMPLE_SCORERS.values():
+        for k, v in s.options.items():
+            readers.setdefault(k, (v, []))[1].append(s.name)
+    return {
+        k: (v, f"{_WHAT.get(k, 'An option')} (read by {', '.join(names)}).  [default: "
+            f"{v if not isinstance(v, float) else format(v, '.4g')}]")
+        for k, (v, names) in readers.items()
+    }
+
+
+# what the built-in scorers' options mean; a plug-in's options are named by their scorers
+_WHAT = {
+    "n_partitions": "m: random partitions of the predictability score",
+    "train_size": "t: training rows per partition of the predictability score (count or "
+    "fraction)",
+    "epochs": "Epochs of the training dynamics",
+    "batch_size": "Mini-batch of the training dynamics' models (auto: a 32nd of the training "
+    "rows, within [8, 128])",
+    "lr": "Adam step of the training dynamics' models (auto: 0.05 / sqrt(d))",
+    "l2": "L2 penalty of the training dynamics' models",
+    "ambiguous_share": "Data map: the share of rows with the highest variability called "
+    "ambiguous",
+    "ambiguous_min": "Data map: the least variability an ambiguous row has",
+    "easy_confidence": "Data map: the least confidence of an easy row",
+    "C": "Inverse L2 strength of the PVI and partial-input models (auto: chosen by "
+    "cross-validation)",
+    "el2n_epoch": "The epoch whose error vector EL2N reads",
+}
+
+
+def _scorer_names() -> list[str]:
+    from aflite.scoring import scorer_names
+
+    return scorer_names()
+
+
+def _scorers(value: Any, name: str) -> Any:
+    if value is None:
+        return None
+    names = c.to_names(value, name)
+    if not names:
+        raise ConfigError(name, "name at least one scorer")
+    known = _scorer_names()
+    for n in names:
+        if n not in known:
+            raise ConfigError(name, f"unknown scorer '{n}' (use any of {', '.join(known)})")
+    return names
+
+
+def _scalar(value: Any, name: str) -> Any:
+    """A scorer option from a file or the command line: '10' -> 10, '1e-3' -> 0.001."""
+    if not isinstance(value, str):
+        return value
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _options(value: Any, name: str) -> Mapping[str, Any]:
+    if value is None:
+        return MappingProxyType({})
+    if not isinstance(value, Mapping):
+        raise ConfigError(name, f"must be a table of scorer options, got {value!r}")
+    known = scorer_options()
+    for k in value:
+        if k not in known:
+            from aflite.io.base import did_you_mean
+
+            raise ConfigError(k, f"not an option of any scorer{did_you_mean(k, list(known))}")
+    return MappingProxyType({k: _scalar(v, k) for k, v in value.items()})
+
+
+_FOLDS = "Folds of each cross-fit."
+
+
+def _folds(value: Any, name: str) -> None:
+    from numbers import Integral
+
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 2:
+        raise ConfigError(name, f"must be a whole number >= 2, got {c.show(value)}")
+
+
+@dataclass(frozen=True)
+class ScoreConfig(Config):
+    """Options of one scoring run (the ``aflite score`` command line, as a frozen dataclass);
+    ``options`` are scorer options (``epochs``, ``C``, ...: :func:`scorer_options`)."""
+
+    input: str = option(None, _Lazy("input"), metavar="INPUT", check=c.text, argument=True)
+    scorers: tuple[str, ...] | None = option(
+        None, _Lazy("scorers"), metavar="NAMES", coerce=_scorers, cli_type=str,
+    )
+    label_field: str = option("label", "Field holding the class label.", metavar="FIELD",
+                              check=c.text)
+    text_fields: tuple[str, ...] = option(
+        (), "Comma-separated text fields, e.g. premise,hypothesis.", metavar="FIELDS",
+        coerce=c.to_names, cli_type=str, cli_default=None,
+    )
+    partial_text_fields: tuple[str, ...] = option(
+        (), "Text fields of a partial input (e.g. hypothesis) for partial and pvi_partial.",
+        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
+    )
+    id_field: str | None = option(
+        None, "Field with unique row ids (default: a field named id).", metavar="FIELD",
+        check=c.optional_text,
+    )
+    group_field: str | None = option(
+        None, "Rows sharing this field never straddle a fold (e.g. premise).", metavar="FIELD",
+        check=c.optional_text,
+    )
+    features: str = option("ngrams", _Lazy("features"), metavar="KIND[:ARG]", check=c.text)
+    dynamics: str | None = option(
+        None, "Training dynamics logged elsewhere (allenai/cartography's "
+        "dynamics_epoch_N.jsonl, matched by id) instead of recording them.",
+        metavar="DIR", check=c.optional_text,
+    )
+    probs: str | None = option(
+        None, "Out-of-fold class probabilities of your own model, by id (a column per class "
+        "label, or one list column in sorted label order), for pvi instead of aflite's model.",
+        metavar="FILE", check=c.optional_text,
+    )
+    partial_probs: str | None = option(
+        None, "The same from your own partial-input model (e.g. hypothesis-only), for partial "
+        "and pvi_partial.", metavar="FILE", check=c.optional_text,
+    )
+    n_folds: int = option(5, _FOLDS, metavar="K", check=_folds)
+    repeats: int = option(1, "Cross-fits with fresh folds, averaged.", metavar="R",
+                          check=c.positive_int)
+    split: str | None = option(
+        None, "The split to score, for a Hugging Face DatasetDict folder (e.g. train).",
+        metavar="TEXT", check=c.optional_text,
+    )
+    out_dir: str = option("aflite-scores", "Output folder.", metavar="DIR", check=c.text)
+    seed: int = option(0, "Random seed.", metavar="N", check=c.seed)
+    device: str = option("auto", "auto | cpu | cuda.", metavar="DEVICE", check=c.device)
+    cache_dir: str | None = option(
+        None, "Embedding cache folder (default ~/.cache/aflite).", metavar="DIR",
+        check=c.optional_text,
+    )
+    overwrite: bool = option(
+        False, "Replace the outputs of an earlier run in --out-dir (other files stay).",
+        check=c.boolean,
+    )
+    report: bool = option(True, "Write report.html.", check=c.boolean)
+    # the scorers' own options: each is a command-line option of its own (see scorer_options)
+    options: Mapping[str, Any] = option(
+        None, "", coerce=_options, entries=scorer_options
+    )
+
+    def check_together(self) -> None:
+        if self.input is None:
+            raise ConfigError("input", "name the data file to score")
+        if not self.label_field:
+            raise ConfigError("label_field", "must name a field")
