@@ -13,7 +13,8 @@ from aflite.cli import main as cli_main
 from aflite.cli.app import app
 from aflite.jobs import FilterJob
 
-CLI_ONLY = {"quiet"}  # how the command line shows progress, not what the job computes
+CLI_ONLY = {"quiet", "ctx", "preset", "config_file"}  # how the command line runs, not what
+# the job computes (--preset and --config only give the fields values)
 RENAMED = {"input_path": "input"}
 
 

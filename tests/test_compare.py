@@ -135,7 +135,7 @@ def test_compare_and_ood_take_every_filter_option():
     from typer.testing import CliRunner
 
     from aflite.cli.main import app
-    from aflite.cli.options import FILTER_OPTION_NAMES
+    from aflite.cli.experiments import COMPARE_FILTER_OPTIONS as FILTER_OPTION_NAMES
 
     runner = CliRunner()
     for command in ("compare", "ood"):

@@ -106,7 +106,7 @@ def test_an_earlier_run_is_refused_then_replaced(score_run, snli_file):
         (["--scorers", "confidence"], "--scorers: unknown scorer 'confidence'"),
         (["--scorers", "partial"], "scorer 'partial' needs a partial input"),
         (["--label-field", "lable"], "did you mean 'label'?"),
-        (["--n-folds", "1"], "n_folds must be an int >= 2"),
+        (["--n-folds", "1"], "--n-folds: must be a whole number >= 2, got 1"),
         (["--dynamics", "nowhere"], "nowhere: not a folder of dynamics_epoch_N.jsonl files"),
     ],
 )

@@ -13,6 +13,7 @@ from typing import Any
 
 from aflite.config import checks as c
 from aflite.config.base import Config, ConfigError, option
+from aflite.types import Balance, Strategy
 
 __all__ = ["FilterConfig"]
 
@@ -160,14 +161,15 @@ class FilterConfig(Config):
         "Algorithm 1 as published.",
         metavar="MARGIN|off", coerce=c.to_margin, check=c.margin, cli_type=str, algorithm=True,
     )
-    balance: str | None = option(
+    balance: Balance = option(
         None, "none | classes: remove from every class in proportion to its size.",
         metavar="none|classes", coerce=c.to_none("none"), cli_type=str, cli_default="none",
         check=lambda v, n: None if v in (None, "classes") else _bad_balance(v, n),
         algorithm=True,
     )
-    strategy: str = option("slicing", "slicing | greedy | sampling | single_shot.",
-                           metavar="NAME", check=c.choice(_strategies), algorithm=True)
+    strategy: Strategy = option("slicing", "slicing | greedy | sampling | single_shot.",
+                                metavar="NAME", check=c.choice(_strategies), cli_type=str,
+                                algorithm=True)
     by: str | None = option(
         None, "Instead of AFLITE's phases, remove the easiest rows by one per-example score in "
         "a single pass (e.g. pvi, datamap:confidence; see aflite score); --threshold, "
