@@ -280,3 +280,28 @@ def test_a_run_repeats_from_its_summary(tmp_path):
     assert kept(a) == kept(b) and 0 < len(kept(a)) < len(rows)
     sa, sb = (json.loads((d / "summary.json").read_text())["options"] for d in (a, b))
     assert sa == sb
+
+
+def test_every_option_an_audit_reads_is_an_audit_option():
+    from aflite.audits import AuditContext
+    from aflite.config import AUDIT_CONTEXT_OPTIONS, AuditConfig
+
+    data = {"texts", "labels", "suffix", "tag", "_features"}  # the data and a run's tags
+    read = {f.name for f in dataclasses.fields(AuditContext)} - data
+    assert read == set(AUDIT_CONTEXT_OPTIONS)
+    assert set(AUDIT_CONTEXT_OPTIONS.values()) <= set(AuditConfig.names())
+    text = _help("audit")
+    for name in AuditConfig.names():
+        if name == "input":
+            continue
+        flag = {"json_out": "--json"}.get(name, "--" + name.replace("_", "-"))
+        assert flag + " " in text, name
+
+
+def test_a_bad_audit_option_is_one_line_before_any_work(tmp_path):
+    r = run_in_process("audit", "nowhere.jsonl", "--text-fields", "t", "--min-count", "0")
+    assert r.returncode == 2
+    assert r.stderr == "aflite: error: --min-count: must be a positive whole number, got 0\n"
+    r = run_in_process("audit", "nowhere.jsonl", "--text-fields", "t", "--tokenizer", "spacey")
+    assert "--tokenizer: unknown value 'spacey': choose one of regex, spacy; did you mean " \
+        "'spacy'?" in r.stderr

@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from aflite.cli.app import app
-from aflite.cli.options import audit_names
+from aflite.cli.options import audit_names, config_options
+from aflite.config import AuditConfig
 
 
 @app.command("report")
@@ -54,58 +55,15 @@ def export_cmd(
 
 
 @app.command("audit")
+@config_options(
+    AuditConfig,
+    defaults={"audits": ",".join(audit_names())},
+    helps={"audits": "Audits to run: any of " + ", ".join(audit_names()) + "."},
+)
 def audit_cmd(
-    input_path: str = typer.Argument(
-        ..., metavar="INPUT", help="Data file (any format `filter` reads)."
-    ),
-    label_field: str = typer.Option("label", help="Field holding the class label."),
-    text_fields: str = typer.Option(
-        ..., help="Comma-separated text fields, e.g. premise,hypothesis."
-    ),
-    field: str | None = typer.Option(
-        None,
-        help="Field for word audits and the partial-input baseline (default: last text field).",
-    ),
-    compare: str | None = typer.Option(
-        None,
-        help="A second file (e.g. kept.jsonl) or a filter run's folder (its kept rows), "
-        "audited the same way and shown side by side.",
-    ),
-    audits: str = typer.Option(
-        ",".join(audit_names()), help="Audits to run: any of " + ", ".join(audit_names()) + "."
-    ),
-    min_count: int = typer.Option(20, help="Minimum texts containing a word (PMI, z)."),
-    identity_min_count: str = typer.Option(
-        "10,100",
-        help="Minimum n-gram counts for the identity tables, e.g. 10,100 (saved at the lowest).",
-    ),
-    identity_words: str | None = typer.Option(
-        None, help="Replacement identity-word list (category<TAB>term per line)."
-    ),
-    dedupe_sentences: bool = typer.Option(
-        True,
-        "--dedupe-sentences/--no-dedupe-sentences",
-        help="Identity PMI: count a sentence repeated in a field (an SNLI premise) once.",
-    ),
-    tokenizer: str = typer.Option("regex", help="Identity PMI tokenizer: regex | spacy."),
-    features: str | None = typer.Option(
-        None,
-        help="Representation for knn/bias audits (as in `filter`); default: ngrams, or with "
-        "--compare against a filter run, the representation that run filtered with.",
-    ),
-    json_out: str | None = typer.Option(None, "--json", help="Write all results as JSON here."),
-    plot_dir: str | None = typer.Option(None, help="Write the z-statistics plot(s) here."),
-    save_counts: str | None = typer.Option(
-        None, help="Save identity co-occurrence counts (.npz) for `aflite pmi-query`."
-    ),
-    bias_train_size: str | None = typer.Option(
-        None,
-        help="t of the bias audit: a count, or a fraction of INPUT; with --compare both sets "
-        "are measured at this one t (default: min(N/2, max(N/10, 2000)) of INPUT, at most "
-        "half the smaller set).",
-    ),
-    seed: int = typer.Option(0, help="Random seed."),
     quiet: bool = typer.Option(False, help="No progress bars (ours, tqdm's and Hugging Face's)."),
+    *,
+    config: AuditConfig,
 ) -> None:
     """Measure dataset biases (before/after filtering with --compare)."""
     import json
@@ -114,6 +72,12 @@ def audit_cmd(
     from aflite._internal.progress import progress_bar, silence_third_party_progress
     from aflite.cli.audit_compare import compare_source, run_train_size
 
+    input_path, label_field, field = config.input, config.label_field, config.field
+    compare, features, seed = config.compare, config.features, config.seed
+    min_count, tokenizer, dedupe_sentences = (
+        config.min_count, config.tokenizer, config.dedupe_sentences,
+    )  # fmt: skip
+    plot_dir, save_counts, json_out = config.plot_dir, config.save_counts, config.json_out
     if quiet:
         silence_third_party_progress()
     # bars only on a terminal: the tables on stdout are what a pipe or a file gets
@@ -127,15 +91,14 @@ def audit_cmd(
     from aflite.audits import load_identity_words, parse_min_counts, run_audits
     from aflite.audits.baselines import bias_train_rows
     from aflite.audits.controls import random_control
-    from aflite.cli.options import parse_size
     from aflite.features.build import build_features, parse_feature_spec
     from aflite.jobs import read_labelled_texts
     from aflite.reports.terminal import print_audits
 
-    names = [a.strip() for a in audits.split(",") if a.strip()]
-    fields = [f.strip() for f in text_fields.split(",") if f.strip()]
-    words = load_identity_words(identity_words) if identity_words else None
-    min_counts = parse_min_counts(identity_min_count)
+    names = list(config.audits or ())
+    fields = list(config.text_fields)
+    words = load_identity_words(config.identity_words) if config.identity_words else None
+    min_counts = parse_min_counts(config.identity_min_count)
     spec = parse_feature_spec(features)
 
     def phi_of(inputs):
@@ -178,7 +141,7 @@ def audit_cmd(
     bias_t = None
     if "bias" in names:
         # before and after are measured at one t, resolved on INPUT
-        given = parse_size(bias_train_size, "--bias-train-size") if bias_train_size else None
+        given = config.bias_train_size
         bias_t = bias_train_rows([len(s.labels) for s in sets], given, flag="--bias-train-size")
     phis = [phi_of(s) for s in sets]
     if note:

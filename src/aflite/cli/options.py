@@ -87,12 +87,15 @@ def _typer_param(f: Any, hints: dict[str, Any], default: Any, help_: str) -> ins
     if kind is str and default is not None and not isinstance(default, str):
         default = str(default)  # a size shown as it is typed: 0.5
     help_ = help_text(help_)
+    if meta["required"]:
+        default = ...
+    decls = [meta["flag"]] if meta["flag"] else []
     if meta["argument"]:
         info = typer.Argument(default, metavar=meta["metavar"], help=help_)
     elif annotation is bool:
         info = typer.Option(default, help=help_)
     else:
-        info = typer.Option(default, metavar=meta["metavar"], help=help_)
+        info = typer.Option(default, *decls, metavar=meta["metavar"], help=help_)
     return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=info,
                              annotation=annotation)
 

@@ -9,6 +9,7 @@ Traceback (most recent call last):
 aflite.config.base.ConfigError: threshold: must be in [0, 1], got 75
 """
 
+from aflite.config.audit import AUDIT_CONTEXT_OPTIONS, AuditConfig
 from aflite.config.base import Config, ConfigError, config_fields, flag, option
 from aflite.config.files import read_config_file
 from aflite.config.filter import FilterConfig
@@ -16,6 +17,8 @@ from aflite.config.presets import PRESET_OPTIONS, PRESETS, preset
 from aflite.config.score import ScoreConfig, scorer_options
 
 __all__ = [
+    "AUDIT_CONTEXT_OPTIONS",
+    "AuditConfig",
     "Config",
     "ConfigError",
     "FilterConfig",

@@ -68,6 +68,8 @@ def option(
     cli_type: Any = None,
     cli_default: Any = dataclasses.MISSING,
     argument: bool = False,
+    required: bool = False,
+    flag: str | None = None,
     result: bool = True,
     algorithm: bool = False,
     entries: Callable[[], dict[str, tuple[Any, str]]] | None = None,
@@ -77,7 +79,8 @@ def option(
     ``coerce(value, name)`` turns what a file or the command line gives (``"0.3"``, ``"off"``,
     ``"a,b"``) into the field's value; ``check(value, name)`` raises a :class:`ConfigError`
     for a bad one. ``cli_type`` is the type the command line parses before ``coerce`` (str for
-    sizes), ``cli_default`` what its help shows; ``argument`` makes it positional. ``result``
+    sizes), ``cli_default`` what its help shows; ``argument`` makes it positional,
+    ``required`` required on the command line, ``flag`` its flag other than ``--field-name``. ``result``
     False marks an option that cannot change a run's result (the output folder, the device):
     a checkpoint resumes across it. ``algorithm`` marks an option of
     :func:`aflite.adversarial_filter` itself. ``entries`` makes a mapping field whose keys
@@ -92,6 +95,8 @@ def option(
         "cli_type": cli_type,
         "cli_default": default if cli_default is dataclasses.MISSING else cli_default,
         "argument": argument,
+        "required": required,
+        "flag": flag,
         "result": result,
         "algorithm": algorithm,
         "entries": entries,
