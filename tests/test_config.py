@@ -155,6 +155,17 @@ def test_every_scorer_option_reaches_the_score_job_and_the_api(monkeypatch, name
     assert resolve_scorers(None, has_partial=False, options={name: value})
 
 
+def test_a_config_file_gives_scorer_options_and_flags_override_it(monkeypatch, tmp_path):
+    import aflite.jobs.score_job as score_job
+
+    toml = tmp_path / "run.toml"
+    toml.write_text('epochs = 3\nC = 0.5\nscorers = "pvi,aum"\nn_folds = 4\n')
+    job = _captured(monkeypatch, score_job, "run_score_job",
+                    "score", "data.jsonl", "--config", str(toml), "--C", "2")  # fmt: skip
+    assert dict(job.options) == {"epochs": 3, "C": 2}
+    assert job.scorers == ("pvi", "aum") and job.n_folds == 4
+
+
 def test_a_misspelt_scorer_option_in_a_config_file_is_named(tmp_path):
     toml = tmp_path / "run.toml"
     toml.write_text("epoch = 3\n")
@@ -240,7 +251,7 @@ def test_a_toml_file_gives_options_and_flags_override_it(monkeypatch, tmp_path):
     "text, message",
     [
         ("treshold = 0.7\n", "run.toml: unknown option 'treshold'; did you mean 'threshold'?"),
-        ("threshold = 7\n", "--threshold: must be in [0, 1], got 7"),
+        ("threshold = 7\n", "run.toml: threshold: must be in [0, 1], got 7"),
         ("threshold = \n", "run.toml: not TOML"),
     ],
 )

@@ -22,7 +22,6 @@ from aflite.data import bundled_snli
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.errors import DataError, MissingExtraError
 
-
 _QUIET = typer.Option(False, help="No progress bars (ours, tqdm's and Hugging Face's).")
 
 

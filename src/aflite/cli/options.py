@@ -154,7 +154,7 @@ def config_options(
     for f in fields:
         if f.metadata["entries"] is None:
             continue
-        for key, (default, help_) in f.metadata["entries"]().items():
+        for key, (_default, help_) in f.metadata["entries"]().items():
             param = f"{f.name}__{key}"
             entry_of[param] = (f.name, key)
             added.append(inspect.Parameter(
@@ -206,6 +206,10 @@ def config_options(
                 for field, key in entry_of.values():
                     if key in from_file:
                         from_file.setdefault(field, {})[key] = from_file.pop(key)
+                try:  # a bad value in the file is named as the file names it
+                    cls.check_fields({k: v for k, v in from_file.items() if k != "preset"})
+                except ConfigError as e:
+                    raise DataError(f"{path}: {e.render(cli=False)}") from None
                 for field in {f for f, _ in entry_of.values()}:
                     if field in explicit and field in from_file:
                         explicit[field] = {**from_file[field], **explicit[field]}
