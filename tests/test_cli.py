@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -197,7 +198,7 @@ def test_resume_after_interruption_is_identical(tmp_path, small_snli):
     with pytest.raises(KeyboardInterrupt):
         run_filter_job(job_b, progress=False, stop_after_phases=2)
     assert not (tmp_path / "b" / "kept.jsonl").exists()  # nothing half-done
-    job_b.resume = True
+    job_b = dataclasses.replace(job_b, resume=True)
     resumed = run_filter_job(job_b, progress=False, log=lambda s: None)
     for name in ("kept.jsonl", "removed.jsonl"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
