@@ -134,8 +134,8 @@ def test_cli_label_map(tmp_path, rows, monkeypatch, capsys):
 def test_compare_and_ood_take_every_filter_option():
     from typer.testing import CliRunner
 
-    from aflite.cli.main import app
     from aflite.cli.experiments import COMPARE_FILTER_OPTIONS as FILTER_OPTION_NAMES
+    from aflite.cli.main import app
 
     runner = CliRunner()
     for command in ("compare", "ood"):
