@@ -17,9 +17,11 @@ class ConvergenceWarning(UserWarning):
     """Some classifiers of a phase stopped at the iteration cap before reaching ``tol``."""
 
 
-def warn_if_unconverged(info: dict[str, Any], phase: int, tol: float | None) -> None:
+def warn_if_unconverged(
+    info: dict[str, Any], phase: int, tol: float | None, *, stacklevel: int = 2
+) -> None:
     """Warn when a classifier ended unconverged: at the iteration cap, or stalled more than
-    ten times above the tolerance."""
+    ten times above the tolerance; ``stacklevel`` as for :func:`warnings.warn`."""
     residual = info.get("residual", 0.0)
     stalled_far = info.get("n_stalled") and tol is not None and residual > 10 * tol
     if info.get("n_capped") or stalled_far:
@@ -29,12 +31,11 @@ def warn_if_unconverged(info: dict[str, Any], phase: int, tol: float | None) -> 
             if info.get("n_capped")
             else f"{plural(info['n_stalled'], 'classifier')} stalled"
         )
-        # stacklevel: this function, _one_phase, _filter, adversarial_filter -> the caller
         warnings.warn(
             f"phase {phase}: {why} with relative gradient norm {residual:.1e}"
             f"{f' (tol {tol:g})' if tol else ''}; raise LinearEnsemble(max_iter=...) or loosen tol",
             ConvergenceWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
 
 

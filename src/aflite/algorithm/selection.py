@@ -11,13 +11,13 @@ import torch
 from aflite.algorithm._validation import threshold_fraction
 from aflite.types import STRATEGIES as _STRATEGIES
 
-__all__ = ["STRATEGIES", "BALANCE", "select_slice"]
+__all__ = ["STRATEGIES", "BALANCE", "class_quotas", "select_slice"]
 
 STRATEGIES = _STRATEGIES  # the values of aflite.types.Strategy
 BALANCE = (None, "classes")
 
 
-def _class_quotas(counts: np.ndarray, k: int) -> np.ndarray:
+def class_quotas(counts: np.ndarray, k: int) -> np.ndarray:
     """Split k over classes in proportion to their sizes (largest remainders)."""
     exact = k * counts / max(1, counts.sum())
     quota = np.floor(exact).astype(np.int64)
@@ -69,7 +69,7 @@ def select_slice(
     n_eligible = int(eligible.sum())
     if balance == "classes":
         counts = np.bincount(labels, minlength=int(labels.max()) + 1)
-        quota = _class_quotas(counts, k)
+        quota = class_quotas(counts, k)
         picks = []
         for c, q in enumerate(quota):
             in_c = np.flatnonzero((labels == c) & eligible)
