@@ -9,8 +9,9 @@ on random partitions of the data and remove the instances they predict too easil
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from aflite._internal.backends import register_backend
 from aflite._internal.lazy import lazy_exports
 
 __version__ = "0.1.0"
@@ -62,6 +63,17 @@ __getattr__, __dir__ = lazy_exports(
     | {name: "aflite.api" for name in _DATA_API}
     | {"filter": "aflite.algorithm:adversarial_filter"},
 )
+
+
+
+def _ray_backend() -> Any:
+    # imported on use: Ray is an optional extra, and the algorithm must not import this layer
+    from aflite.distributed import RayBackend
+
+    return RayBackend()
+
+
+register_backend("ray", _ray_backend)
 
 if TYPE_CHECKING:
     from aflite.algorithm import (

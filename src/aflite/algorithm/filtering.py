@@ -21,17 +21,17 @@ command line and :func:`aflite.filter_dataset` turn the chance stop on.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
-from aflite._internal.text import plural
+from aflite._internal.backends import make_backend
 from aflite.algorithm._validation import check_fraction, resolve_size, resolve_slice_size
-from aflite.algorithm.progress import ConvergenceWarning, Reporter, warn_if_unconverged
-from aflite.algorithm.result import STOP_REASONS, FilterResult, PhaseRecord
+from aflite.algorithm.loop import run_phases
+from aflite.algorithm.progress import ConvergenceWarning
+from aflite.algorithm.rankers import EnsembleRanker
+from aflite.algorithm.result import FilterResult, PhaseRecord
 from aflite.algorithm.scoring import prepare_runner
 from aflite.algorithm.selection import BALANCE, STRATEGIES, select_slice
 from aflite.algorithm.state import FilterState
@@ -47,9 +47,6 @@ from aflite.types import (
 )
 
 __all__ = ["adversarial_filter", "FilterState", "STRATEGIES", "ConvergenceWarning"]
-
-_HIST_BINS = 20
-
 
 
 
@@ -171,13 +168,9 @@ def adversarial_filter(
     >>> len(res.kept) >= 200
     True
     """
-    own_backend = False
-    if isinstance(backend, str):
-        if backend != "ray":
-            raise ValueError(f"unknown backend {backend!r}: use None, 'ray' or a RayBackend")
-        from aflite.distributed import RayBackend
-
-        backend, own_backend = RayBackend(), True
+    own_backend = isinstance(backend, str)
+    if own_backend:
+        backend = make_backend(backend)
     try:
         return _filter(
             features, labels, target_size=target_size, n_partitions=n_partitions,
@@ -192,12 +185,11 @@ def adversarial_filter(
             backend.close()
 
 
-def check_filter_options(
-    n_input: int, *, target_size: Any, train_size: Any, slice_size: Any, threshold: Any,
-    strategy: Any, min_bias: Any, balance: Any,
-) -> tuple[int, int, int, float]:
-    """Validate the options of :func:`adversarial_filter` for ``n_input`` rows before any
-    work; returns (target size n, train size t, slice size k, tau)."""
+def resolve_filter_sizes(
+    n_input: int, *, target_size: Any, train_size: Any, slice_size: Any
+) -> tuple[int, int, int]:
+    """(target size n, train size t, slice size k) as row counts for ``n_input`` rows, checked:
+    n < n_input, t < n (so the kept set can still be scored out of sample) and k >= 1."""
     n = resolve_size(target_size, n_input, "target_size")
     if n >= n_input:
         raise ValueError(f"target_size ({n}) must be smaller than the number of rows ({n_input})")
@@ -207,7 +199,18 @@ def check_filter_options(
             f"train_size ({t}) must be smaller than target_size ({n}): Algorithm 1 needs t < n "
             "so the kept set can still be scored out of sample"
         )
-    slice_size = resolve_slice_size(slice_size, n_input)
+    return n, t, int(resolve_slice_size(slice_size, n_input))
+
+
+def check_filter_options(
+    n_input: int, *, target_size: Any, train_size: Any, slice_size: Any, threshold: Any,
+    strategy: Any, min_bias: Any, balance: Any,
+) -> tuple[int, int, int, float]:
+    """Validate the options of :func:`adversarial_filter` for ``n_input`` rows before any
+    work; returns (target size n, train size t, slice size k, tau)."""
+    n, t, slice_size = resolve_filter_sizes(
+        n_input, target_size=target_size, train_size=train_size, slice_size=slice_size
+    )
     tau = check_fraction(threshold, "threshold")
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")
@@ -237,7 +240,6 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
         device=device, train_size=train_size, backend=backend, copy=copy,
         partitions=partitions, threads=threads,
     )
-    n_input = runner.n_input
     params = {
         "target_size": n,
         "n_partitions": n_partitions,
@@ -255,144 +257,11 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
         "partitions": partitions,
     }
 
+    ranker = EnsembleRanker(runner, tau=tau, strategy=strategy, balance=balance)
     if resume is not None:
-        state = resume
-        if state.generator_state is not None:
-            runner.generator.set_state(torch.as_tensor(state.generator_state, dtype=torch.uint8))
-        if state.storage_phase is not None:
-            runner.compact_to(state.rows_at_phase(state.storage_phase))
-
-    else:
-        state = FilterState(rows=np.arange(n_input, dtype=np.int64))
-
-    reporter = Reporter(progress, total=n_input - n, done=n_input - len(state.rows))
-    opts = dict(n=n, k=k, tau=tau, t=t, strategy=strategy, min_bias=min_bias, balance=balance,
-                protected=protected)
-    try:
-        while state.stop_reason is None:
-            if _one_phase(state, runner, classes, **opts):
-                reporter.update(state.history[-1], len(state.rows))
-            state.generator_state = runner.generator.get_state().numpy().copy()
-            if checkpoint is not None:
-                checkpoint(state)
-        kept = np.sort(state.rows)
-        kept_scores = np.full(len(kept), np.nan)
-        final_bias = float("nan")
-        if score_kept and len(kept) > t and state.last_scores is not None:
-            # the last phase scored exactly the kept set: its figure, not a second estimate
-            kept_scores = np.asarray(state.last_scores, dtype=np.float64)[np.argsort(state.rows)]
-            if (~np.isnan(kept_scores)).any():
-                final_bias = float(np.nanmean(kept_scores))
-        elif score_kept and len(kept) > t:
-            if runner.needs_compaction(len(kept)):
-                runner.compact_to(kept)
-            kept_scores = runner.run(kept).scores()
-            if (~np.isnan(kept_scores)).any():
-                final_bias = float(np.nanmean(kept_scores))
-        kept_counts = np.bincount(runner.labels_of(kept), minlength=len(classes))
-        # the bar ends on the kept set's bias, the figure the summary prints
-        reporter.finish(len(kept), final_bias, kept_counts.max() / max(1, kept_counts.sum()))
-    finally:
-        reporter.close()
-    params["kept_class_counts"] = kept_counts.tolist()
-    return FilterResult(
-        kept=kept,
-        removed=np.asarray(state.removed, dtype=np.int64),
-        removed_phase=np.asarray(state.removed_phase, dtype=np.int64),
-        removed_score=np.asarray(state.removed_score, dtype=np.float64),
-        kept_scores=kept_scores,
-        final_bias=final_bias,
-        history=state.history,
-        stop_reason=state.stop_reason or "target_size",
-        stop_message=state.stop_message or STOP_REASONS["target_size"],
-        classes=[c.item() if isinstance(c, np.generic) else c for c in classes],
-        n_input=n_input,
-        params=params,
+        ranker.resume(resume)
+    return run_phases(
+        ranker, runner.labels, classes, n=n, k=k, t=t, min_bias=min_bias,
+        single_shot=strategy == "single_shot", protected=protected, state=resume,
+        progress=progress, checkpoint=checkpoint, score_kept=score_kept, params=params,
     )
-
-
-def _one_phase(state: FilterState, runner: Any, classes: np.ndarray, *,
-               n: int, k: int, tau: float, t: int, strategy: str, min_bias: float | None,
-               balance: str | None, protected: np.ndarray | None = None) -> bool:
-    """Run one phase, remove its slice from ``state`` and set the stop reason when it fires.
-
-    Returns False when a stop rule fired before any work was done.
-    """
-    size = len(state.rows)
-    if size <= n:
-        state.stop_reason = "target_size"
-        state.stop_message = f"{STOP_REASONS['target_size']} ({size} <= {n})"
-        return False
-    start = time.perf_counter()
-    phase = len(state.history)
-    if runner.needs_compaction(size):
-        runner.compact_to(state.rows)
-        state.storage_phase = phase
-    out = runner.run(state.rows)
-    labels = runner.labels_of(state.rows)
-    counts = np.bincount(labels, minlength=len(classes))
-    chance = float(counts.max() / counts.sum())
-    if hasattr(runner.scorer, "chance"):  # multiple choice: position-only guess, >= 1/K
-        chance = runner.scorer.chance(state.rows, labels)
-    scores = out.scores()
-    valid = scores[~np.isnan(scores)]
-    bias = float(valid.mean()) if len(valid) else float("nan")
-    tol = getattr(getattr(runner.scorer, "model", None), "tol", None)
-    warn_if_unconverged(out.info, phase, tol)
-
-    budget = size - n  # never go below target_size
-    at_chance = min_bias is not None and strategy != "single_shot" and bias <= chance + min_bias
-    if at_chance:
-        picked, picked_scores, n_eligible = np.zeros(0, np.int64), np.zeros(0), 0
-        k_eff = 0
-    else:
-        k_eff = budget if strategy == "single_shot" else min(k, budget)
-        picked, picked_scores, n_eligible = select_slice(
-            out.correct, out.heldout, labels, k=k_eff, tau=tau, strategy=strategy,
-            balance=balance, generator=runner.generator, device=runner.device,
-            protected=None if protected is None else protected[state.rows],
-        )
-    removed_rows = state.rows[picked]
-    # Recorded in descending order, so 'removed' lists the most predictable first.
-    state.removed.extend(removed_rows.tolist())
-    state.removed_phase.extend([phase] * len(picked))
-    state.removed_score.extend(picked_scores.tolist())
-    keep_mask = np.ones(size, dtype=bool)
-    keep_mask[picked] = False
-    state.history.append(
-        PhaseRecord(
-            phase=phase,
-            size_before=size,
-            n_removed=len(picked),
-            n_eligible=n_eligible,
-            representation_bias=bias,
-            class_counts={str(c): int(v) for c, v in zip(classes, counts)},
-            seconds=0.0,
-            score_histogram=np.histogram(valid, bins=_HIST_BINS, range=(0.0, 1.0))[0].tolist(),
-            chance=chance,
-            solver=out.info,
-        )
-    )
-    state.rows = state.rows[keep_mask]
-    state.last_scores = None if len(picked) else scores.copy()
-
-    if at_chance:
-        state.stop_reason = "chance"
-        state.stop_message = (
-            f"{STOP_REASONS['chance']} ({bias:.3f} <= {chance:.3f} + {min_bias:g}); "
-            f"{plural(len(state.rows), 'row')} kept"
-        )
-    elif strategy == "single_shot":
-        state.stop_reason = "single_shot"
-        state.stop_message = STOP_REASONS["single_shot"]
-    elif len(picked) < k_eff:
-        state.stop_reason = "threshold"
-        state.stop_message = (
-            f"{STOP_REASONS['threshold']} ({len(picked)} < {k_eff} at tau={tau:g}); "
-            f"{plural(len(state.rows), 'row')} kept"
-        )
-    elif len(state.rows) <= n:
-        state.stop_reason = "target_size"
-        state.stop_message = f"{STOP_REASONS['target_size']} ({plural(len(state.rows), 'row')})"
-    state.history[-1].seconds = time.perf_counter() - start
-    return True

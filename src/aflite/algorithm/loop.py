@@ -112,7 +112,7 @@ def _one_phase(state: FilterState, ranker: Ranker, codes: np.ndarray, classes: n
     phase = len(state.history)
     ranked = ranker.phase(state)
     counts = np.bincount(codes[state.rows], minlength=len(classes))
-    chance = float(counts.max() / counts.sum())
+    chance = float(counts.max() / counts.sum()) if ranked.chance is None else ranked.chance
     scores = ranked.scores
     valid = scores[~np.isnan(scores)]
     bias = float(valid.mean()) if len(valid) else float("nan")

@@ -35,12 +35,14 @@ class RankedPhase:
     bias, histogram and, when nothing is removed, the kept set's final figure. ``pick(k,
     budget, protected)`` returns the positions to remove (at most ``k``, easiest first), their
     removal scores, and how many rows were eligible; ``budget`` is how many rows may still go
-    before the target size.
+    before the target size. ``chance`` is the score of a model that learned nothing, when it is
+    not the majority-class rate of the current rows (the loop's default).
     """
 
     scores: np.ndarray
     pick: Callable[[int, int, np.ndarray | None], tuple[np.ndarray, np.ndarray, int]]
     info: dict[str, Any] = field(default_factory=dict)
+    chance: float | None = None
 
 
 class Ranker(Protocol):
@@ -105,7 +107,10 @@ class EnsembleRanker:
                 device=runner.device, protected=protected,
             )
 
-        return RankedPhase(scores=out.scores(), pick=pick, info=out.info)
+        chance = None
+        if hasattr(runner.scorer, "chance"):  # multiple choice: position-only guess, >= 1/K
+            chance = runner.scorer.chance(state.rows, labels)
+        return RankedPhase(scores=out.scores(), pick=pick, info=out.info, chance=chance)
 
     def score_kept(self, kept: np.ndarray) -> np.ndarray:
         if self.runner.needs_compaction(len(kept)):
