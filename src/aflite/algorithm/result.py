@@ -20,7 +20,7 @@ STOP_REASONS = {
     "threshold": "fewer than slice_size instances at or above the threshold",
     "chance": "representation bias at the chance level plus min_bias",
     "single_shot": "single-shot baseline: one phase, most predictable removed down to the target",
-    "by_score": "single pass by a per-example score (aflite filter --by): easiest removed",
+    "by_score": "target size reached, the easiest rows by a given per-example score removed",
 }
 
 

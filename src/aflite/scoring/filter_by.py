@@ -1,15 +1,14 @@
-"""Remove rows by any per-example score in a single pass: ``aflite filter --by SCORER[:COLUMN]``.
+"""Remove rows by any per-example score: ``aflite filter --by SCORER[:COLUMN]``.
 
 Every row is scored once (out of sample, as by :func:`~aflite.scoring.score_examples`) and the
-easiest rows by that column are removed down to the target size; a :class:`FilterResult`
-with one phase comes back, so the filter job writes its usual outputs. The representation
-bias before and after is AFLITE's (mean predictability, at the same t), so runs by any score
-compare with the adversarial filter.
+filter's loop removes the easiest rows by that column (:func:`aflite.algorithm.by_scores.
+filter_by_scores`), so the filter job writes its usual outputs. The representation bias before
+and after is AFLITE's (mean predictability, at the same t), so runs by any score compare with
+the adversarial filter.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -18,8 +17,6 @@ from aflite.errors import DataError
 from aflite.scoring.registry import EXAMPLE_SCORERS
 
 __all__ = ["filter_by_score", "parse_by"]
-
-_HIST_BINS = 20  # as the filter's phases
 
 
 def parse_by(spec: str) -> tuple[str, str, bool]:
@@ -43,29 +40,6 @@ def parse_by(spec: str) -> tuple[str, str, bool]:
     return name, column, column in scorer.lower_is_easier
 
 
-def _pick(
-    ease: np.ndarray, codes: np.ndarray, n_remove: int, balance: str | None, rng: Any
-) -> np.ndarray:
-    """The ``n_remove`` easiest rows, easiest first; ties in random order, never row order."""
-    n = len(ease)
-    order = np.lexsort((rng.permutation(n), -np.nan_to_num(ease, nan=-np.inf)))
-    if balance is None:
-        return order[:n_remove]
-    # every class loses its share of n_remove (largest remainder), so the label mix stays
-    sizes = np.bincount(codes)
-    exact = n_remove * sizes / n
-    quota = np.floor(exact).astype(int)
-    rest = n_remove - quota.sum()
-    quota[np.argsort(-(exact - quota), kind="stable")[:rest]] += 1
-    taken = np.zeros(len(sizes), dtype=int)
-    out = []
-    for i in order:
-        if taken[codes[i]] < quota[codes[i]]:
-            taken[codes[i]] += 1
-            out.append(i)
-    return np.asarray(out, dtype=np.int64)
-
-
 def filter_by_score(
     features: Any,
     labels: Any,
@@ -86,34 +60,29 @@ def filter_by_score(
     ``pvi`` or ``datamap:confidence``): one scoring pass, no re-scoring between removals.
 
     With ``min_bias`` the rows go in slices of ``slice_size`` (easiest first) and the
-    representation bias of what remains is measured after each slice: the run stops once it
+    representation bias of what remains is measured before each slice: the run stops once it
     is within ``min_bias`` of the chance level, as AFLITE's chance stop does, so a score that
     keeps ranking rows after the artifact is gone does not push the set below chance.
 
     Returns a :class:`~aflite.FilterResult` with one phase per slice (one in all without
-    ``slice_size``): ``removed`` easiest first with
-    their score in ``removed_score``, ``kept_scores`` the kept rows' predictability on the
-    kept set, the bias before and after as AFLITE measures it (``n_partitions``, t =
-    ``train_size``). ``options`` go to the scorer (e.g. ``epochs=5``).
+    ``slice_size``): ``removed`` easiest first with their score in ``removed_score``,
+    ``kept_scores`` the kept rows' predictability on the kept set, the bias before and after as
+    AFLITE measures it (``n_partitions``, t = ``train_size``). ``options`` go to the scorer
+    (e.g. ``epochs=5``).
     """
-    from aflite.algorithm import FilterResult, PhaseRecord, predictability_scores
-    from aflite.algorithm._validation import encode_labels, resolve_size, resolve_slice_size
+    from aflite.algorithm._validation import encode_labels
+    from aflite.algorithm.by_scores import filter_by_scores
+    from aflite.algorithm.filtering import resolve_filter_sizes
     from aflite.scoring.run import score_examples
 
     name, column, lower = parse_by(by)
     shown = name if column == name else f"{name}:{column}"
-    start = time.perf_counter()
-    codes, classes = encode_labels(labels, np.asarray(features).shape[0])
-    n_input = len(codes)
-    n = resolve_size(target_size, n_input, "target_size")
-    t = resolve_size(train_size, n_input, "train_size")
-    if not 0 < n < n_input:
-        raise ValueError(f"target_size must be between 1 and {n_input - 1} rows, got {n}")
-    if balance not in (None, "classes"):
-        raise ValueError(f"balance must be None or 'classes', got {balance!r}")
-    # before any scoring: a bad slice size must not cost a scoring pass
-    k = n_input - n if slice_size is None else resolve_slice_size(slice_size, n_input)
-    phase = dict(n_partitions=n_partitions, train_size=t, groups=groups, seed=seed, device=device)
+    codes, _ = encode_labels(labels, np.asarray(features).shape[0])
+    # before any scoring: a bad size must not cost a scoring pass
+    _, t, _ = resolve_filter_sizes(
+        len(codes), target_size=target_size, train_size=train_size,
+        slice_size=1 if slice_size is None else slice_size,
+    )  # fmt: skip
     opts = dict(options) | (
         {"n_partitions": n_partitions, "train_size": t} if name == "predictability" else {}
     )
@@ -121,94 +90,13 @@ def filter_by_score(
         features, codes, scorers=[name], groups=groups, seed=seed, device=device, **opts
     )
     value = np.asarray(scored.columns[column], dtype=np.float64)
-    if name == "predictability":
-        pred = value  # the same phase: no need to run it twice
-    else:
-        pred = predictability_scores(features, codes, **phase).scores
-    order = _pick(
-        -value if lower else value, codes, n_input - n, balance, np.random.default_rng(seed)
-    )
-    kc = np.bincount(codes, minlength=len(classes))
-    valid = pred[~np.isnan(pred)]
-    bias = float(valid.mean()) if len(valid) else float("nan")
-    chance = float(kc.max() / kc.sum())
-    n_finite = int(np.isfinite(value).sum())
-    direction = "lowest" if lower else "highest"
-    history: list[Any] = []
-    n_picked, stop = 0, "by_score"
-    kept_scores = pred
-    kept = np.arange(n_input)
-    phase_of: list[int] = []
-    while n_picked < len(order):
-        step = min(k, len(order) - n_picked)
-        if min_bias is not None and bias <= chance + min_bias:
-            stop, step = "chance", 0
-        history.append(
-            PhaseRecord(
-                phase=len(history),
-                size_before=n_input - n_picked,
-                n_removed=step,
-                n_eligible=n_finite - n_picked,
-                representation_bias=bias,
-                class_counts={str(c): int(v) for c, v in zip(classes, kc)},
-                seconds=time.perf_counter() - start,
-                score_histogram=np.histogram(valid, bins=_HIST_BINS, range=(0.0, 1.0))[0].tolist(),
-                chance=chance,
-                solver={"by": shown, "seconds": scored.info["seconds"]},
-            )
-        )
-        if step == 0:
-            break
-        phase_of.extend([len(history) - 1] * step)
-        n_picked += step
-        kept = np.setdiff1d(np.arange(n_input), order[:n_picked])
-        kept_scores = np.full(len(kept), np.nan)
-        if len(kept) > t:
-            phase["groups"] = None if groups is None else np.asarray(groups)[kept]
-            kept_scores = predictability_scores(
-                np.asarray(features)[kept], codes[kept], **phase
-            ).scores
-        valid = kept_scores[~np.isnan(kept_scores)]
-        bias = float(valid.mean()) if len(valid) else float("nan")
-        kc = np.bincount(codes[kept], minlength=len(classes))
-        chance = float(kc.max() / kc.sum())
-    picked = order[:n_picked]
-    params = {
-        "target_size": n,
-        "n_partitions": n_partitions,
-        "train_size": t,
-        "slice_size": k,
-        "threshold": None,
-        "strategy": "by_score",
-        "by": shown,
-        "min_bias": min_bias,
-        "balance": balance,
-        "model": "linear",
-        "seed": seed,
-        "device": scored.info["device"],
-        "grouped": groups is not None,
-        "backend": "local",
-        "scorer_options": scored.info["options"],
-        "kept_class_counts": kc.tolist(),
-    }
-    return FilterResult(
-        kept=kept,
-        removed=picked.astype(np.int64),
-        removed_phase=np.asarray(phase_of, dtype=np.int64),
-        removed_score=value[picked],
-        kept_scores=kept_scores,
-        final_bias=bias,
-        history=history,
-        stop_reason=stop,
-        stop_message=(
-            f"representation bias at the chance level plus min_bias ({bias:.3f} <= "
-            f"{chance:.3f} + {min_bias}) after removing the {len(picked)} rows with the "
-            f"{direction} {column}; {len(kept)} rows kept"
-            if stop == "chance"
-            else f"by {shown}: the {len(picked)} rows with the {direction} {column} removed; "
-            f"{len(kept)} rows kept"
-        ),
-        classes=[c.item() if isinstance(c, np.generic) else c for c in classes],
-        n_input=n_input,
-        params=params,
-    )
+    return filter_by_scores(
+        features, labels, value, target_size=target_size, slice_size=slice_size,
+        lower_is_easier=lower, balance=balance, min_bias=min_bias, n_partitions=n_partitions,
+        train_size=t, groups=groups, seed=seed, device=device,
+        # the predictability scorer ran the loop's first measurement: no need to run it twice
+        initial_predictability=value if name == "predictability" else None,
+        info={"by": shown, "seconds": scored.info["seconds"]},
+        params={"by": shown, "device": scored.info["device"],
+                "scorer_options": scored.info["options"]},
+    )  # fmt: skip

@@ -1,0 +1,108 @@
+"""Filtering by a given per-example score: the loop of :func:`adversarial_filter` with a
+:class:`~aflite.algorithm.rankers.ScoreRanker` in place of the ensemble."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from aflite._internal.device import resolve_device
+from aflite.algorithm._validation import check_fraction, encode_labels
+from aflite.algorithm.filtering import resolve_filter_sizes
+from aflite.algorithm.loop import run_phases
+from aflite.algorithm.rankers import ScoreRanker
+from aflite.algorithm.result import FilterResult
+from aflite.algorithm.scoring import predictability_scores
+from aflite.algorithm.selection import BALANCE
+from aflite.types import ArrayLike, Balance, DeviceLike, Size
+
+__all__ = ["filter_by_scores"]
+
+
+def filter_by_scores(
+    features: ArrayLike,
+    labels: ArrayLike,
+    scores: ArrayLike | Callable[[np.ndarray], ArrayLike],
+    *,
+    target_size: Size,
+    slice_size: Size | None = None,
+    lower_is_easier: bool = False,
+    balance: Balance = None,
+    min_bias: float | None = None,
+    n_partitions: int = 64,
+    train_size: Size = 0.1,
+    groups: ArrayLike | None = None,
+    seed: int = 0,
+    device: DeviceLike = "auto",
+    initial_predictability: np.ndarray | None = None,
+    info: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+    progress: Any = False,
+) -> FilterResult:
+    """Remove the easiest rows by ``scores`` until ``target_size`` rows are left, or the set
+    is at chance.
+
+    ``scores`` is one score per row (higher is easier; lower with ``lower_is_easier``), read
+    down ``slice_size`` rows per phase (all at once without ``slice_size``); or a function of
+    the current rows (sorted input positions) returning their scores, called again every phase.
+    Each phase measures the representation bias of the current set as AFLITE does (``n_partitions``
+    models trained on ``train_size`` rows), so runs compare with :func:`adversarial_filter`;
+    with ``min_bias`` the run stops once that bias is within ``min_bias`` of the chance level.
+    ``initial_predictability``: the input's predictability at the same t, when already
+    measured. ``info`` goes into every phase's record, ``params`` into the result's.
+
+    Returns a :class:`FilterResult` whose stop reason is ``"by_score"`` when the target size
+    is reached; ``removed_score`` holds each removed row's score.
+    """
+    x = np.asarray(features)
+    codes, classes = encode_labels(labels, x.shape[0])
+    n_input = len(codes)
+    n, t, k = resolve_filter_sizes(
+        n_input, target_size=target_size, train_size=train_size,
+        slice_size=1 if slice_size is None else slice_size,
+    )  # fmt: skip
+    k = n_input - n if slice_size is None else k  # no slice size: one slice to the target
+    if min_bias is not None:
+        check_fraction(min_bias, "min_bias")
+    if balance not in BALANCE:
+        raise ValueError(f"balance must be None or 'classes', got {balance!r}")
+    g = None if groups is None else np.asarray(groups)
+
+    def measure(rows: np.ndarray) -> np.ndarray:
+        if initial_predictability is not None and len(rows) == n_input:
+            return np.asarray(initial_predictability, dtype=np.float64)
+        whole = len(rows) == n_input  # the input as given: no copy
+        return predictability_scores(
+            x if whole else x[rows], codes if whole else codes[rows],
+            n_partitions=n_partitions, train_size=t, seed=seed, device=device,
+            groups=None if g is None else (g if whole else g[rows]),
+        ).scores  # fmt: skip
+
+    given = scores if callable(scores) else np.asarray(scores, dtype=np.float64)
+    if not callable(given) and given.shape != (n_input,):
+        raise ValueError(f"scores must hold one value per row ({n_input}), got {given.shape}")
+    ranker = ScoreRanker(
+        given, measure=measure, codes=codes, lower_is_easier=lower_is_easier, balance=balance,
+        seed=seed, info=info,
+    )  # fmt: skip
+    defaults = {
+        "target_size": n,
+        "n_partitions": n_partitions,
+        "train_size": t,
+        "slice_size": k,
+        "threshold": None,
+        "strategy": "by_score",
+        "min_bias": min_bias,
+        "balance": balance,
+        "model": "linear",
+        "seed": seed,
+        "device": str(resolve_device(device)),
+        "grouped": groups is not None,
+        "backend": "local",
+    }
+    return run_phases(
+        ranker, codes, classes, n=n, k=min(k, n_input - n), t=t, min_bias=min_bias,
+        progress=progress, params=defaults | (params or {}),
+    )  # fmt: skip
