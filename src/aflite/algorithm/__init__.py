@@ -3,6 +3,7 @@
 Pure array code: nothing here reads or writes data files.
 """
 
+from aflite.algorithm.by_scores import filter_by_scores
 from aflite.algorithm.filtering import ConvergenceWarning, FilterState, adversarial_filter
 from aflite.algorithm.optimum import OptimumResult, optimum, subset_bias
 from aflite.algorithm.result import STOP_REASONS, FilterResult, PhaseRecord
@@ -28,6 +29,7 @@ __all__ = [
     "Scorer",
     "SolveReport",
     "adversarial_filter",
+    "filter_by_scores",
     "optimum",
     "predictability_scores",
     "register_scorer",

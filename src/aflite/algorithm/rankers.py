@@ -178,9 +178,11 @@ class ScoreRanker:
             return np.asarray(self._score(rows), dtype=np.float64)
         return np.asarray(self._score, dtype=np.float64)[rows]
 
-    def _rank(self, rows: np.ndarray, budget: int, protected: np.ndarray | None) -> np.ndarray:
-        """The ``budget`` easiest of ``rows`` (input positions), easiest first."""
-        ease = self.sign * self._values(rows)
+    def _rank(self, rows: np.ndarray, values: np.ndarray, budget: int,
+              protected: np.ndarray | None) -> np.ndarray:
+        """The ``budget`` easiest of ``rows`` (input positions, scored ``values``), easiest
+        first."""
+        ease = self.sign * values
         order = np.lexsort((self.rng.permutation(len(rows)), -np.nan_to_num(ease, nan=-np.inf)))
         if protected is not None:
             order = order[~protected[order]]
@@ -202,7 +204,7 @@ class ScoreRanker:
 
         def pick(k: int, budget: int, protected: np.ndarray | None):
             if self._order is None or self.rescore:
-                self._order, self._taken = self._rank(rows, budget, protected), 0
+                self._order, self._taken = self._rank(rows, values, budget, protected), 0
             ids = self._order[self._taken:self._taken + k]
             self._taken += len(ids)
             pos = np.searchsorted(rows, ids)
