@@ -95,7 +95,7 @@ def test_a_fixed_score_agrees_with_sorting_once_and_cutting_into_slices(seed):
     expected = np.argsort(-s)[: n_input - n]
     np.testing.assert_array_equal(r.removed, expected)
     np.testing.assert_array_equal(r.removed_phase, np.arange(n_input - n) // k)
-    np.testing.assert_array_equal(r.kept, np.sort(np.argsort(-s)[n_input - n:]))
+    np.testing.assert_array_equal(r.kept, np.sort(np.argsort(-s)[n_input - n :]))
 
 
 def test_a_score_function_is_asked_again_every_phase_on_the_rows_left():

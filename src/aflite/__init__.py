@@ -65,7 +65,6 @@ __getattr__, __dir__ = lazy_exports(
 )
 
 
-
 def _ray_backend() -> Any:
     # imported on use: Ray is an optional extra, and the algorithm must not import this layer
     from aflite.distributed import RayBackend

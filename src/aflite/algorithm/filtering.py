@@ -33,7 +33,7 @@ from aflite.algorithm.progress import ConvergenceWarning
 from aflite.algorithm.rankers import EnsembleRanker
 from aflite.algorithm.result import FilterResult, PhaseRecord
 from aflite.algorithm.scoring import prepare_runner
-from aflite.algorithm.selection import BALANCE, STRATEGIES, select_slice
+from aflite.algorithm.selection import BALANCE, STRATEGIES
 from aflite.algorithm.state import FilterState
 from aflite.types import (
     ArrayLike,

@@ -205,7 +205,7 @@ class ScoreRanker:
         def pick(k: int, budget: int, protected: np.ndarray | None):
             if self._order is None or self.rescore:
                 self._order, self._taken = self._rank(rows, values, budget, protected), 0
-            ids = self._order[self._taken:self._taken + k]
+            ids = self._order[self._taken : self._taken + k]
             self._taken += len(ids)
             pos = np.searchsorted(rows, ids)
             return pos.astype(np.int64), values[pos], int(np.isfinite(values).sum())
