@@ -183,7 +183,7 @@ def _filter(job, phi, inputs, plan, resume_state, checkpoint, *, progress):
 
 
 def _filter_by(job: FilterJob, phi, labels, target: int, groups, rest):
-    """``--by SCORER[:COLUMN]``: one pass of a per-example score instead of AFLITE's phases."""
+    """``--by SCORER[:COLUMN]``: the filter's loop, ranking rows by a score computed once."""
     from aflite.scoring.filter_by import filter_by_score
 
     return filter_by_score(
