@@ -174,3 +174,12 @@ def test_types_and_internal_import_the_algorithm_only_for_type_checking():
     assert found == []
     # the checker sees an import that is there
     assert any(m.startswith("aflite.algorithm") for _, m in _imports(SRC / "types.py"))
+
+
+def test_backends_are_looked_up_by_name_and_ray_is_registered_by_the_package():
+    import aflite
+    from aflite._internal.backends import BACKENDS
+
+    assert "ray" in BACKENDS
+    with pytest.raises(ValueError, match="unknown backend 'nope': use None, 'ray' or a"):
+        aflite.filter(np.zeros((10, 2)), np.arange(10) % 2, target_size=5, backend="nope")
