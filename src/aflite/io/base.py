@@ -169,6 +169,10 @@ class BaseTable:
         """The raw values of ``name``, one of ``fieldnames``."""
         raise NotImplementedError
 
+    def raw_values(self, name: str) -> list[Any]:
+        """The values of ``name`` with None where a row lacks it (subsets, hashes)."""
+        return self.values(name)
+
     def column(self, name: str) -> list[Any]:
         if name not in self.fieldnames:
             raise missing_field(self.missing_where(), name, self.fieldnames)
@@ -237,6 +241,9 @@ class RowsTable(BaseTable):
                 raise DataError(f"{self.where(i)}: field '{name}' is missing")
             out.append(row[name])
         return out
+
+    def raw_values(self, name: str) -> list[Any]:
+        return [row.get(name) for row in self._rows]
 
     def rows_with(
         self, indices: np.ndarray, extra: dict[str, Sequence[Any]]

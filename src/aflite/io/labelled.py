@@ -1,0 +1,264 @@
+"""One labelled data set, whatever it came from: :class:`LabelledData`, built by
+:func:`read_labelled` from a file (through the format registry), a pandas DataFrame, a
+Hugging Face ``Dataset`` / ``DatasetDict`` split or a list of dicts.
+
+Every entry point -- ``aflite filter`` / ``score`` / ``audit`` / ``experiment``,
+:func:`aflite.filter_dataset`, :func:`aflite.score_dataset`, :func:`aflite.audit`,
+:func:`aflite.featurize` -- reads its data here, so a bad input gives the same one-line
+:class:`~aflite.errors.DataError` through each of them, naming the file (or ``DataFrame``,
+``Dataset``, ``data``), the row and the field. Fields left out are picked here (the only text
+column, a column named ``id``) and returned in :attr:`LabelledData.fields`, never written back
+into the caller's options.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from aflite.errors import DataError
+from aflite.io.base import Table
+from aflite.io.ids import check_ids
+
+__all__ = [
+    "ID_COLUMN",
+    "NO_ID",
+    "LabelledData",
+    "LabelledFields",
+    "as_table",
+    "read_labelled",
+    "text_columns",
+]
+
+NO_ID = "none"  # id "none": number the rows, even where a column is named id
+ID_COLUMN = "id"
+TEXT_HINT = "name the text fields to use (--text-fields / text=)"
+_SAMPLE = 1000  # rows looked at per column; the picked column is read and checked in full
+
+
+@dataclass(frozen=True)
+class LabelledFields:
+    """The fields a data set was read with, as resolved: ``picked`` names those chosen
+    automatically (``"text"``: the only text column, ``"id"``: a column named ``id``)."""
+
+    label: str | None
+    text: tuple[str, ...] = ()
+    id: str | None = None
+    group: str | None = None
+    picked: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"label", "text", "id", "group", "auto"}``, as results and summaries show them."""
+        return {
+            "label": self.label,
+            "id": self.id,
+            "group": self.group,
+            "auto": list(self.picked),
+            "text": list(self.text),
+        }
+
+    def note(self) -> str:
+        """One line saying what was picked, or "" when nothing was."""
+        parts = []
+        if "text" in self.picked:
+            parts.append(f"text field {', '.join(self.text)} (the only text column)")
+        if "id" in self.picked:
+            parts.append(f"id field {self.id} (a column named {ID_COLUMN})")
+        if not parts:
+            return ""
+        return "picked " + " and ".join(parts) + "; name others with --text-fields / --id-field"
+
+
+@dataclass
+class LabelledData:
+    """A checked labelled data set: ``labels`` (the class labels as text), ``label_values``
+    (as given), ``ids`` (the id field's values, or row numbers), ``texts`` (field -> values;
+    None when no text field was read), ``groups`` (as text, or None) and the ``table`` they
+    were read from. ``subset(rows)`` gives rows back in the input's own type."""
+
+    source: Any
+    table: Table
+    fields: LabelledFields
+    labels: np.ndarray | None
+    label_values: np.ndarray | None
+    ids: list[Any]
+    texts: dict[str, list[str]] | None
+    groups: np.ndarray | None
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    @property
+    def where(self) -> str:
+        """The input, for messages: the file, ``DataFrame``, ``Dataset`` or ``data``."""
+        return self.table.path
+
+    @property
+    def picked(self) -> list[str]:
+        return list(self.fields.picked)
+
+    @property
+    def from_file(self) -> bool:
+        return isinstance(self.source, (str, os.PathLike))
+
+    def label_codes(self) -> np.ndarray:
+        """Labels for the algorithm: as given, or as text where their types are mixed (1 and
+        "1" cannot be sorted together)."""
+        values = self.label_values
+        if values is None:
+            raise DataError(f"{self.where}: no label field was read")
+        return np.asarray([str(v) for v in values]) if len({type(v) for v in values}) > 1 else values
+
+    def subset(self, rows: Sequence[int] | np.ndarray) -> Any:
+        """The rows at ``rows`` in the input's own type: DataFrame rows keep their index, a
+        Dataset is ``select``-ed, a list of dicts gives the same dicts, a file gives a list of
+        dicts, one per row."""
+        own = getattr(self.table, "subset", None)
+        if own is not None:
+            return own(rows)
+        names = self.table.fieldnames
+        cols = {c: _raw(self.table, c) for c in names}
+        return [{c: cols[c][i] for c in names} for i in np.asarray(rows, dtype=np.int64)]
+
+
+def _raw(table: Table, name: str) -> list[Any]:
+    """Values of a column, None where a row lacks it (a Table without ``raw_values``: its
+    checked column)."""
+    return list(getattr(table, "raw_values", table.column)(name))
+
+
+def as_table(data: Any, *, split: str | None = None, input_format: str | None = None) -> Table:
+    """``data`` as a :class:`Table`: a path through the format registry, a Table as it is,
+    in-memory data through :func:`aflite.io.memory.memory_table`."""
+    if isinstance(data, (str, os.PathLike)):
+        from aflite.io.registry import read_table
+
+        return read_table(data, input_format, split=split)
+    if isinstance(data, Table) and not isinstance(data, (list, tuple)):
+        return data
+    from aflite.io.memory import memory_table
+
+    return memory_table(data, split=split)
+
+
+def _is_number(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+def text_columns(table: Table, exclude: set[str]) -> list[str]:
+    """Columns (outside ``exclude``) of strings that are not all numbers: CSV keeps every value
+    as a string, so a column of digits there is not text, as numbers in a DataFrame are not."""
+    out = []
+    for name in table.columns:
+        if name in exclude:
+            continue
+        try:
+            values = list(getattr(table, "values", table.column)(name))
+        except DataError:
+            out.append(name)  # rows lack it: a candidate, so a pick is never a guess
+            continue
+        sample = [v for v in values[:_SAMPLE] if v is not None and v == v]
+        if sample and all(isinstance(v, str) for v in sample):
+            if not all(_is_number(v) for v in sample):
+                out.append(name)
+    return out
+
+
+def _pick_text(table: Table, skip: set[str]) -> list[str]:
+    found = text_columns(table, skip)
+    if len(found) == 1:
+        return found
+    if found:
+        raise DataError(
+            f"{table.path}: several text columns ({', '.join(found)}); {TEXT_HINT}, "
+            f"e.g. {','.join(found[:2])}"
+        )
+    raise DataError(
+        f"{table.path}: no text column besides the label, id and group fields (columns: "
+        f"{', '.join(map(str, table.columns))}); {TEXT_HINT}"
+    )
+
+
+def _labels(table: Table, field: str) -> tuple[np.ndarray, np.ndarray]:
+    values = table.column(field)
+    for i, v in enumerate(values):
+        if not isinstance(v, (str, int)) or isinstance(v, bool) or v == "":
+            raise DataError(f"{table.where(i)}: field '{field}' is not a class label ({v!r})")
+    text = np.asarray([str(v) for v in values])
+    if len(np.unique(text)) < 2:
+        raise DataError(f"{table.path}: field '{field}' has fewer than two classes")
+    return text, np.asarray(values, dtype=object)
+
+
+def _ids(table: Table, field: str | None, picked: bool) -> list[Any]:
+    if not field or field == NO_ID:
+        return list(range(len(table)))
+    try:
+        return check_ids(table.column(field), field, table.where)  # NaN, duplicates, 2 vs "2"
+    except DataError as e:
+        if not picked:
+            raise
+        raise DataError(
+            f"{e} (a column named id is used as the id field; id 'none' numbers the rows "
+            "instead: --id-field none / id='none')"
+        ) from None
+
+
+def read_labelled(
+    data: Any,
+    *,
+    label: str | None = "label",
+    text: str | Sequence[str] | None = None,
+    id: str | None = None,  # noqa: A002 -- the column, named as users name it
+    group: str | None = None,
+    split: str | None = None,
+    input_format: str | None = None,
+    need_text: bool = True,
+    pick: bool = True,
+) -> LabelledData:
+    """Read and check ``data`` (a path, a :class:`Table`, a DataFrame, a Dataset, a
+    DatasetDict with ``split``, a list of dicts); every problem is a one-line DataError.
+
+    ``label`` must hold at least two classes (``None``: no labels are read). ``text`` is read
+    when given; left out where ``need_text``, it is the only text column outside the label, id
+    and group fields (with ``pick``; without, naming it is required). ``id`` left out is a
+    column named ``id`` where there is one (with ``pick``); ``"none"`` numbers the rows. Ids
+    must be unique, including as text.
+
+    >>> d = read_labelled([{"t": "a b", "y": 0}, {"t": "c", "y": 1}], label="y")
+    >>> d.fields.text, d.labels.tolist(), d.subset([1])
+    (('t',), ['0', '1'], [{'t': 'c', 'y': 1}])
+    """
+    table = as_table(data, split=split, input_format=input_format)
+    labels = values = None
+    if label is not None:
+        labels, values = _labels(table, label)
+    groups = None
+    if group:
+        groups = np.asarray([str(v) for v in table.column(group)])
+    picked: list[str] = []
+    id_field = id
+    if id_field is None and pick and ID_COLUMN in table.columns and ID_COLUMN != label:
+        id_field, picked = ID_COLUMN, ["id"]
+    ids = _ids(table, id_field, "id" in picked)
+    names = [text] if isinstance(text, str) else list(text or [])
+    if need_text and not names:
+        if not pick:
+            raise DataError(f"{table.path}: text features need text fields; {TEXT_HINT}")
+        skip = {label, id_field, group, ID_COLUMN} - {None}
+        names = _pick_text(table, skip)  # type: ignore[arg-type]
+        picked.insert(0, "text")
+    # read for reports and audits even where the features do not need text
+    texts = {f: table.text_column(f) for f in names} if names else None
+    fields = LabelledFields(
+        label, tuple(names), None if id_field == NO_ID else id_field, group or None, tuple(picked)
+    )
+    return LabelledData(data, table, fields, labels, values, ids, texts, groups)
