@@ -282,7 +282,7 @@ def test_a_registered_format_is_read_like_a_builtin(tmp_path, lines_format):
     assert read_table(tmp_path / "kept.lines").column("text") == ["bad film"]
     with pytest.raises(DataError, match=r"field 'txt' is missing .*did you mean 'text'"):
         t.column("txt")
-    with pytest.raises(DataError, match=r"--split 'train' given, but labelled lines"):
+    with pytest.raises(DataError, match=r"split 'train' given \(--split / split=\), but labelled lines"):
         read_table(src, split="train")
 
 
@@ -402,7 +402,7 @@ def test_dataset_dict_needs_a_known_split(dataset_dict):
     with pytest.raises(DataError) as e:
         read_table(dataset_dict)
     assert str(e.value) == (
-        f"{dataset_dict}: a DatasetDict with splits train, test; choose one with --split"
+        f"{dataset_dict}: a DatasetDict with splits train, test; choose one (--split / split=)"
     )
     with pytest.raises(DataError) as e:
         read_table(dataset_dict, split="tset")
@@ -418,10 +418,14 @@ def test_dataset_dict_needs_a_known_split(dataset_dict):
 def test_split_is_refused_where_there_are_no_splits(tmp_path):
     datasets = pytest.importorskip("datasets")
     datasets.Dataset.from_list([{"a": 1}]).save_to_disk(str(tmp_path / "ds"))
-    with pytest.raises(DataError, match=r"ds: a single Dataset without splits; leave out --split"):
+    with pytest.raises(
+        DataError, match=r"ds: a single Dataset without splits; leave out the split \(--split"
+    ):
         read_table(tmp_path / "ds", split="train")
     (tmp_path / "d.csv").write_text("a\n1\n")
-    with pytest.raises(DataError, match=r"d.csv: --split 'train' given, but CSV \(.csv\) input"):
+    with pytest.raises(
+        DataError, match=r"d.csv: split 'train' given \(--split / split=\), but CSV \(.csv\) input"
+    ):
         read_table(tmp_path / "d.csv", split="train")
 
 
@@ -452,7 +456,7 @@ def test_filter_a_dataset_dict_split_from_the_command_line(
     code, _, err = _main(monkeypatch, capsys, *args)
     assert code == 2 and err == (
         f"aflite: error: {dataset_dict}: a DatasetDict with splits train, test; "
-        "choose one with --split\n"
+        "choose one (--split / split=)\n"
     )
     assert not (tmp_path / "out").exists()
     code, _, err = _main(monkeypatch, capsys, *args, "--split", "train")

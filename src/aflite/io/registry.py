@@ -166,7 +166,10 @@ def read_table(
     path = str(path)
     spec = detect_format(path, fmt)
     if split is not None and not spec.splits:
-        raise DataError(f"{path}: --split '{split}' given, but {spec.help()} input has no splits")
+        raise DataError(
+            f"{path}: split '{split}' given (--split / split=), but {spec.help()} input has no "
+            "splits"
+        )
     if not spec.claims(path) and not Path(path).exists():
         raise DataError(f"{path}: no such file")
     try:

@@ -63,7 +63,8 @@ def _load_folder(path: str, split: str | None) -> Any:
         names = list(ds)
         if split is None:
             raise DataError(
-                f"{path}: a DatasetDict with splits {', '.join(names)}; choose one with --split"
+                f"{path}: a DatasetDict with splits {', '.join(names)}; choose one "
+                "(--split / split=)"
             )
         if split not in ds:
             raise DataError(
@@ -72,7 +73,7 @@ def _load_folder(path: str, split: str | None) -> Any:
             )
         return ds[split]
     if split is not None:
-        raise DataError(f"{path}: a single Dataset without splits; leave out --split")
+        raise DataError(f"{path}: a single Dataset without splits; leave out the split (--split / split=)")
     return ds
 
 
