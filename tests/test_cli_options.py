@@ -80,7 +80,7 @@ def _snli_rows(n=300):
 def test_the_only_text_column_and_a_column_named_id_are_picked():
     job = FilterJob(input=SNLI, group_field="premise")
     inputs = load_job_inputs(job)
-    assert inputs.config.text_fields == ("hypothesis",) and inputs.config.id_field == "id"
+    assert inputs.fields.text == ("hypothesis",) and inputs.fields.id == "id"
     assert job.text_fields == () and job.id_field is None  # the given options stay as given
     assert inputs.picked == ["text", "id"]
     assert (
@@ -97,8 +97,8 @@ def test_several_or_no_text_columns_is_one_line_listing_them(tmp_path):
     with pytest.raises(DataError) as e:
         load_job_inputs(FilterJob(input=SNLI))
     assert str(e.value) == (
-        f"{SNLI}: several text columns (premise, hypothesis); name the ones to use with "
-        "--text-fields, e.g. --text-fields premise,hypothesis"
+        f"{SNLI}: several text columns (premise, hypothesis); name the text fields to use "
+        "(--text-fields / text=), e.g. premise,hypothesis"
     )
     src = _write(tmp_path / "n.jsonl", [{"x": i, "label": "ab"[i % 2]} for i in range(6)])
     with pytest.raises(DataError, match=r"no text column besides .*columns: x, label"):
@@ -115,7 +115,7 @@ def test_csv_columns_of_numbers_are_not_text(tmp_path):
     )
     job = FilterJob(input=str(src))
     inputs = load_job_inputs(job)
-    assert inputs.config.text_fields == ("review",) and inputs.picked == ["text", "id"]
+    assert inputs.fields.text == ("review",) and inputs.picked == ["text", "id"]
 
 
 def test_a_picked_id_column_is_checked_and_none_numbers_the_rows(tmp_path):
@@ -124,11 +124,10 @@ def test_a_picked_id_column_is_checked_and_none_numbers_the_rows(tmp_path):
     with pytest.raises(DataError) as e:
         load_job_inputs(FilterJob(input=src))
     assert "in.jsonl:2: field 'id' duplicates id 'a'" in str(e.value)
-    assert "--id-field none numbers the rows" in str(e.value)
+    assert "--id-field none / id='none'" in str(e.value)
     job = FilterJob(input=src, id_field="none")
     inputs = load_job_inputs(job)
-    assert inputs.ids == [0, 1] and inputs.picked == ["text"]
-    assert inputs.config.text_fields == ("t",)
+    assert inputs.ids == [0, 1] and inputs.picked == ["text"] and inputs.fields.text == ("t",)
 
 
 def test_a_run_says_what_it_picked(tmp_path):

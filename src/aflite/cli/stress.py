@@ -41,8 +41,7 @@ def stress_cmd(
     and its test in --category-field.
     Evaluate on them with: experiment ood --ood OUT/stress.jsonl --ood-group-field category."""
     from aflite.experiments.stress import STRESS_TESTS, make_stress_set
-    from aflite.io.ids import read_ids
-    from aflite.io.registry import read_table
+    from aflite.io.labelled import read_labelled
 
     names = parse_fields(tests) if tests is not None else None
     unknown = next((n for n in names or [] if n not in STRESS_TESTS), None)
@@ -51,15 +50,14 @@ def stress_cmd(
             f"--tests: {'unknown test ' + repr(unknown) if unknown else 'name at least one test'}"
             f" (use any of {', '.join(STRESS_TESTS)})"
         )
-    table = read_table(dev)
-    if id_field is None and "id" in table.columns:
-        id_field = "id"
-    ids = read_ids(table, id_field) if id_field else list(range(len(table)))
-    if category_field in (premise_field, hypothesis_field, id_field, "source_id", "stress_kind"):
+    data = read_labelled(dev, label=None, text=[premise_field, hypothesis_field], id=id_field)
+    table, ids, texts = data.table, data.ids, data.texts or {}
+    taken = (premise_field, hypothesis_field, data.fields.id, "source_id", "stress_kind")
+    if category_field in taken:
         raise DataError(f"--category-field: '{category_field}' is a field the set needs")
     stress = make_stress_set(
-        table.text_column(premise_field),
-        table.text_column(hypothesis_field),
+        texts[premise_field],
+        texts[hypothesis_field],
         tests=names,
         seed=seed,
     )
@@ -77,8 +75,8 @@ def stress_cmd(
         category_field: stress.category,
         "stress_kind": stress.kind,
     }
-    if id_field:
-        extra[id_field] = [f"{i}:{c}" for i, c in zip(source_ids, stress.category)]
+    if data.fields.id:
+        extra[data.fields.id] = [f"{i}:{c}" for i, c in zip(source_ids, stress.category)]
     table.write_subset(target, stress.source, extra)
     counts = {n: stress.category.count(n) for n in dict.fromkeys(stress.category)}
     summary = {

@@ -2,11 +2,11 @@
 
 from aflite.jobs.config import (
     FilterJob,
-    JobInputs,
     JobPlan,
     load_job_inputs,
     plan_job,
     read_labelled_texts,
+    with_fields,
 )
 from aflite.jobs.filter_job import run_filter_job
 from aflite.jobs.outputs import JobOutcome, stop_hint, write_outputs
@@ -14,7 +14,6 @@ from aflite.jobs.representation import compute_representation
 
 __all__ = [
     "FilterJob",
-    "JobInputs",
     "JobOutcome",
     "JobPlan",
     "compute_representation",
@@ -23,5 +22,6 @@ __all__ = [
     "read_labelled_texts",
     "run_filter_job",
     "stop_hint",
+    "with_fields",
     "write_outputs",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -17,36 +17,23 @@ from aflite.features.registry import FEATURE_KINDS
 from aflite.features.warmup import split_warmup
 from aflite.io.base import ImageTable
 from aflite.io.decisions import Decisions, resolve_decisions
-from aflite.io.ids import read_ids
-from aflite.io.tables import Table, read_table
+from aflite.io.labelled import LabelledData, as_table, read_labelled
 from aflite.jobs.checks import resolve_job_sizes
 
 __all__ = [
     "FilterJob",
-    "JobInputs",
     "JobPlan",
     "load_job_inputs",
     "plan_job",
     "check_representation",
     "read_labelled_texts",
+    "with_fields",
     "job_key",
 ]
 
 
 # the job API's name for a filtering run's options: one frozen config, checked when made
 FilterJob = FilterConfig
-
-
-@dataclass
-class JobInputs:
-    table: Table
-    labels: np.ndarray
-    ids: list[Any]
-    texts: dict[str, list[str]] | None
-    groups: np.ndarray | None
-    picked: list[str] = field(default_factory=list)  # fields the job chose ("text", "id")
-    # the job's options with the picked fields filled in
-    config: FilterConfig | None = None
 
 
 @dataclass
@@ -77,58 +64,40 @@ class JobPlan:
         return self.decisions.protected[self.rest]
 
 
-def load_job_inputs(job: FilterJob, *, pick: bool = True) -> JobInputs:
-    """Read and check the data file; every problem is a one-line DataError.
+def load_job_inputs(job: FilterJob, *, pick: bool = True) -> LabelledData:
+    """Read and check the data file (:func:`aflite.io.labelled.read_labelled`, as every entry
+    point does); every problem is a one-line DataError.
 
     With ``pick``, a missing ``--id-field`` becomes a column named ``id`` and missing
-    ``--text-fields`` (for text features) the only text column (:mod:`aflite.jobs.fields`).
+    ``--text-fields`` (for text features) the only text column; the data's ``fields`` say
+    which (:func:`with_fields` gives the job with them filled in).
     """
-    from aflite.jobs.fields import NO_ID, pick_id_field, pick_text_field
-
     spec = parse_feature_spec(job.features)
-    table = read_table(job.input, job.input_format, split=job.split)
+    table = as_table(job.input, split=job.split, input_format=job.input_format)
     if FEATURE_KINDS[spec.kind].needs_images and not isinstance(table, ImageTable):
         raise DataError(
             f"{job.input}: {spec.kind} needs images: a folder of class sub-folders or an .npz "
             "with 'images' and 'labels'"
         )
-    labels_raw = table.column(job.label_field)
-    for i, v in enumerate(labels_raw):
-        if not isinstance(v, (str, int)) or isinstance(v, bool) or v == "":
-            raise DataError(
-                f"{table.where(i)}: field '{job.label_field}' is not a class label ({v!r})"
-            )
-    labels = np.asarray([str(v) for v in labels_raw])
-    if len(np.unique(labels)) < 2:
-        raise DataError(f"{job.input}: field '{job.label_field}' has fewer than two classes")
-    groups = None
-    if job.group_field:
-        groups = np.asarray([str(v) for v in table.column(job.group_field)])
-    picked: list[str] = []
-    if pick and (found := pick_id_field(job, table)) is not None:
-        job, picked = replace(job, id_field=found), ["id"]
-    if job.id_field and job.id_field != NO_ID:
-        try:
-            ids = read_ids(table, job.id_field)  # lists, NaN, duplicates, 2 vs "2": one line
-        except DataError as e:
-            if "id" not in picked:
-                raise
-            raise DataError(
-                f"{e} (a column named id is used as --id-field; --id-field none numbers the "
-                "rows instead)"
-            ) from None
-    else:
-        ids = list(range(len(table)))
-    if pick and spec.needs_text and (names := pick_text_field(job, table)) is not None:
-        job = replace(job, text_fields=names)
-        picked.insert(0, "text")
-    if spec.needs_text and not job.text_fields:
-        raise DataError("--text-fields is required for text features (e.g. premise,hypothesis)")
-    texts = None
-    if job.text_fields:
-        # read for the report and the audits even where the features do not need text
-        texts = {f: table.text_column(f) for f in job.text_fields}
-    return JobInputs(table, labels, ids, texts, groups, picked, job)
+    return read_labelled(
+        table,
+        label=job.label_field,
+        text=job.text_fields,
+        id=job.id_field,
+        group=job.group_field,
+        need_text=spec.needs_text,
+        pick=pick,
+    )
+
+
+def with_fields(job: FilterJob, data: LabelledData) -> FilterJob:
+    """A copy of ``job`` with the fields ``data`` was read with (those picked filled in)."""
+    picked = data.fields.picked
+    return replace(
+        job,
+        text_fields=tuple(data.fields.text) if "text" in picked else job.text_fields,
+        id_field=data.fields.id if "id" in picked else job.id_field,
+    )
 
 
 def read_labelled_texts(
@@ -138,23 +107,21 @@ def read_labelled_texts(
     label_field: str = "label",
     group_field: str | None = None,
     id_field: str | None = None,
-) -> JobInputs:
+) -> LabelledData:
     """Read a labelled text file (any format ``aflite filter`` reads) with the same checks as
     a filtering job: text fields, string labels, groups when ``group_field`` is given and
     unique ids when ``id_field`` is."""
-    return load_job_inputs(
-        FilterJob(
-            input=path,
-            label_field=label_field,
-            text_fields=list(text_fields),
-            group_field=group_field,
-            id_field=id_field,
-        ),
+    return read_labelled(
+        path,
+        label=label_field,
+        text=list(text_fields),
+        id=id_field,
+        group=group_field,
         pick=False,
     )
 
 
-def plan_job(job: FilterJob, inputs: JobInputs) -> JobPlan:
+def plan_job(job: FilterJob, inputs: LabelledData) -> JobPlan:
     """Check every size against the data (a one-line DataError naming its flag) and split off
     the warm-up rows; nothing is computed or written yet. The options themselves were checked
     when ``job`` was made."""

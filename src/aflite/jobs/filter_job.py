@@ -15,15 +15,16 @@ from pathlib import Path
 from aflite.algorithm import FilterState, adversarial_filter
 from aflite.errors import DataError, MissingExtraError
 from aflite.io.checkpoint import Checkpoint
+from aflite.io.labelled import LabelledData
 from aflite.jobs.checks import check_environment
 from aflite.jobs.config import (
     FilterJob,
-    JobInputs,
     JobPlan,
     check_representation,
     job_key,
     load_job_inputs,
     plan_job,
+    with_fields,
 )
 from aflite.jobs.guards import check_input_unchanged, input_stamp, out_dir_lock
 from aflite.jobs.out_dir import check_out_dir, remove_previous_run
@@ -33,7 +34,6 @@ from aflite.reports.content import report_extra
 
 __all__ = [
     "FilterJob",
-    "JobInputs",
     "JobOutcome",
     "run_filter_job",
     "load_job_inputs",
@@ -64,7 +64,7 @@ def run_filter_job(
     )
     stamp = input_stamp(job.input)
     inputs = load_job_inputs(job)
-    job = inputs.config or job  # with the fields the job picked
+    job = with_fields(job, inputs)  # the picked fields, for the checkpoint and the summary
     plan = plan_job(job, inputs)
     with out_dir_lock(job.out_dir):
         return _locked_run(
@@ -75,7 +75,7 @@ def run_filter_job(
 
 def _locked_run(
     job: FilterJob,
-    inputs: JobInputs,
+    inputs: LabelledData,
     plan: JobPlan,
     earlier: list[Path],
     stamp: list,

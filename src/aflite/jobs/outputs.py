@@ -20,8 +20,8 @@ from aflite._internal.labels import label_counts
 from aflite.algorithm import FilterResult, PhaseRecord
 from aflite.defaults import FILTER_DEFAULTS
 from aflite.io.decisions import Decisions
-from aflite.jobs.config import FilterJob, JobInputs, job_key
-from aflite.jobs.fields import NO_ID, picked_note
+from aflite.io.labelled import LabelledData
+from aflite.jobs.config import FilterJob, job_key
 from aflite.jobs.out_dir import STAGING, publish
 from aflite.reports.content import report_extra
 
@@ -39,7 +39,7 @@ class JobOutcome:
 
 def write_outputs(
     job: FilterJob,
-    inputs: JobInputs,
+    inputs: LabelledData,
     result: FilterResult,
     warm_rows: np.ndarray,
     rest: np.ndarray,
@@ -79,7 +79,7 @@ def write_outputs(
     text = f"{result.summary()}\nwarm-up rows: {len(warm_rows)}\noutputs in {out}/: " + ", ".join(
         shown
     )
-    note = picked_note(job, inputs.picked)
+    note = inputs.fields.note()
     if note:
         text += "\n" + note
     hint = stop_hint(result, job.threshold)
@@ -205,13 +205,14 @@ def _write_set(job, inputs, result, warm_rows, rest, t_start, phi, out, decision
     return {k: Path(v).name for k, v in outputs.items()}, summary, extra
 
 
-def job_fields(job: FilterJob, inputs: JobInputs) -> dict[str, Any]:
+def job_fields(job: FilterJob, inputs: LabelledData) -> dict[str, Any]:
     """The fields a run read, and which of them it picked itself (``"text"``, ``"id"``)."""
+    read = inputs.fields
     fields: dict[str, Any] = {
-        "label": job.label_field,
-        "text": list(job.text_fields),
-        "id": job.id_field if job.id_field != NO_ID else None,
-        "group": job.group_field,
+        "label": read.label,
+        "text": list(read.text),
+        "id": read.id,
+        "group": read.group,
     }
     if job.split is not None:
         fields["split"] = job.split
@@ -221,7 +222,7 @@ def job_fields(job: FilterJob, inputs: JobInputs) -> dict[str, Any]:
 
 def write_scores(
     path: Path,
-    inputs: JobInputs,
+    inputs: LabelledData,
     result: FilterResult,
     rest: np.ndarray,
     kept: np.ndarray,

@@ -9,7 +9,8 @@ import numpy as np
 
 from aflite.features.build import FeatureSpec, build_features
 from aflite.features.warmup import warmup_representation
-from aflite.jobs.config import FilterJob, JobInputs
+from aflite.io.labelled import LabelledData
+from aflite.jobs.config import FilterJob
 
 __all__ = ["compute_representation", "ray_encoder"]
 
@@ -28,7 +29,7 @@ def ray_encoder(address: str | None) -> Callable[..., np.ndarray]:
 def compute_representation(
     job: FilterJob,
     spec: FeatureSpec,
-    inputs: JobInputs,
+    inputs: LabelledData,
     warm_rows: np.ndarray,
     rest: np.ndarray,
     *,

@@ -14,7 +14,7 @@ from aflite.audits.controls import bias_with_control, random_control
 from aflite.reports.why import nearest_removed, ngram_log_odds, unit_rows
 
 if TYPE_CHECKING:
-    from aflite.jobs.config import JobInputs
+    from aflite.io.labelled import LabelledData
 
 __all__ = ["report_extra", "image_grid", "knn_with_control"]
 
@@ -23,7 +23,7 @@ def report_extra(
     result: FilterResult,
     phi: np.ndarray,
     labels: np.ndarray,
-    inputs: JobInputs | None,
+    inputs: LabelledData | None,
     rest: np.ndarray,
     *,
     seed: int = 0,
