@@ -73,16 +73,16 @@ def _fuzz_root(tmp_path_factory):
 
 def _check_api(path: Path, job: dict) -> None:
     """The data API's reader path (``aflite.filter_dataset(path, ...)`` starts here)."""
-    from aflite.api.adapters import as_view
+    from aflite.io.labelled import read_labelled
 
     try:
-        view = as_view(str(path))
-        labels = view.column("label", "label field")
-        texts = [view.text_column(f) for f in job.get("text_fields", [])]
+        data = read_labelled(
+            str(path), label="label", text=job.get("text_fields"), id=job.get("id_field")
+        )
     except ALLOWED as e:
         _one_line(e)
         return
-    assert len(labels) == len(view) and all(len(t) == len(view) for t in texts)
+    assert len(data.labels) == len(data) and all(len(t) == len(data) for t in data.texts.values())
 
 
 def _tmp(suffix: str) -> Path:

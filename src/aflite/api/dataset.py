@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from aflite.api.adapters import DataView, as_view
 from aflite.config import FilterConfig, config_fields
 from aflite.config import preset as config_preset
 from aflite.defaults import FILTER_DEFAULTS
 from aflite.errors import DataError
+from aflite.io.labelled import NO_ID, LabelledData, read_labelled
 
-__all__ = ["DatasetFilterResult", "featurize", "filter_dataset", "audit"]
+__all__ = ["DatasetFilterResult", "featurize", "filter_dataset", "audit", "needs_text", "text_features"]
 
 
 @dataclass(repr=False)
@@ -41,32 +41,14 @@ class DatasetFilterResult:
         )
 
 
-def _pick_fields(
-    view: DataView,
-    label: str,
-    text: str | list[str] | None,
-    id: str | None,  # noqa: A002
-    group: str | None,
-    need_text: bool = True,
-) -> dict[str, Any]:
-    view.column(label, "label field")
-    fields: dict[str, Any] = {"label": label, "id": id, "group": group, "auto": []}
-    if id is None and "id" in view.columns and label != "id":
-        fields["id"], fields["auto"] = "id", ["id"]
-    if text is None and not need_text:
-        fields["text"] = []
-        return fields
-    if text is None:
-        taken = {label, fields["id"], group}
-        candidates = [c for c in view.string_columns() if c not in taken]
-        if len(candidates) != 1:
-            raise DataError(
-                f"{view.where}: say which text field(s) to use with text= "
-                f"(string columns: {', '.join(candidates) or 'none'})"
-            )
-        text, fields["auto"] = candidates, [*fields["auto"], "text"]
-    fields["text"] = [text] if isinstance(text, str) else list(text)
-    return fields
+def needs_text(features: Any) -> bool:
+    """Whether ``features`` (a spec or a matrix) is computed from text; a bad spec is a
+    one-line error before any data is read."""
+    if not isinstance(features, str):
+        return False
+    from aflite.features.build import parse_feature_spec
+
+    return parse_feature_spec(features).needs_text
 
 
 def featurize(
@@ -82,34 +64,25 @@ def featurize(
 ) -> np.ndarray:
     """The feature matrix Phi of ``data``'s text field(s): ``"ngrams"`` (TF-IDF uni+bigrams,
     one vocabulary per field), ``"sentence-transformers:MODEL"`` (pairs as [u, v, |u-v|, u*v])
-    or any other registered feature kind (see ``aflite filter --help``).
+    or any other registered feature kind (see ``aflite filter --help``). ``text`` left out is
+    the only text column besides ``label``.
 
     >>> import aflite
     >>> rows = [{"text": t, "label": i % 2} for i, t in enumerate(["a cat", "a dog"] * 20)]
     >>> aflite.featurize(rows, text="text").shape  # a, cat, dog, a cat, a dog
     (40, 5)
     """
-    view = as_view(data, split=split)
-    if text is None:
-        text = _pick_fields(view, label or "", None, None, None)["text"] if label else None
-    if text is None:
-        raise DataError(f"{view.where}: say which text field(s) to featurize with text=")
-    return _features(
-        view,
-        [text] if isinstance(text, str) else list(text),
-        features,
-        cache_dir=cache_dir,
-        device=device,
-        seed=seed,
-    )
+    needs_text(features)  # a bad spec or a missing extra, before the data is read
+    data_ = read_labelled(data, label=label, text=text, id=NO_ID, split=split)
+    return text_features(data_, features, cache_dir=cache_dir, device=device, seed=seed)
 
 
-def _features(view: DataView, text: list[str], features: str, **kw: Any) -> np.ndarray:
+def text_features(data: LabelledData, features: str, **kw: Any) -> np.ndarray:
+    """Phi of ``data``'s text fields for the feature spec ``features``."""
     from aflite.features.build import build_features, parse_feature_spec
 
     spec = parse_feature_spec(features)
-    texts = {f: view.text_column(f) for f in text}
-    x, _ = build_features(spec, texts, n_rows=len(view), **kw)
+    x, _ = build_features(spec, data.texts or {}, n_rows=len(data), **kw)
     return np.asarray(x)
 
 
@@ -164,37 +137,30 @@ def filter_dataset(
         raise TypeError(f"filter_dataset() got unexpected option(s): {', '.join(sorted(unknown))}")
     given = {k: v for k, v in filter_options.items() if k != "score_kept"}
     filter_options = filter_options | FilterConfig.check_fields(config_preset(preset) | given)
-    view = as_view(data, split=split)
-    fields = _pick_fields(view, label, text, id, group, need_text=isinstance(features, str))
-    labels = np.asarray(view.column(label, "label field"), dtype=object)
-    _check_classes(view, label, labels)
     options = FILTER_DEFAULTS | filter_options
-    _check_sizes(view, options)
+    data_ = read_labelled(
+        data, label=label, text=text, id=id, group=group, split=split,
+        need_text=needs_text(features),
+    )  # fmt: skip
+    _check_sizes(data_, options)
     if isinstance(features, str):
-        x = _features(
-            view,
-            fields["text"],
-            features,
-            cache_dir=cache_dir,
-            device="cpu" if device == "auto" else device,
-            seed=seed,
-        )
+        device_ = "cpu" if device == "auto" else device
+        x = text_features(data_, features, cache_dir=cache_dir, device=device_, seed=seed)
     else:
         x = np.asarray(features)
-        if x.ndim != 2 or x.shape[0] != len(view):
-            raise DataError(f"features: expected an ({len(view)}, d) matrix, got shape {x.shape}")
-    groups = None if group is None else view.column(group, "group field")
-    ids = view.column(fields["id"], "id field") if fields["id"] else list(range(len(view)))
+        if x.ndim != 2 or x.shape[0] != len(data_):
+            raise DataError(f"features: expected an ({len(data_)}, d) matrix, got shape {x.shape}")
+    groups, ids, labels = data_.groups, data_.ids, data_.label_values
     decisions = None
     if keep_ids is not None or drop_ids is not None:
         from aflite.io.decisions import resolve_decisions
 
         decisions = resolve_decisions(ids, keep=keep_ids, drop=drop_ids)
-    rest = np.arange(len(view)) if decisions is None else np.flatnonzero(~decisions.dropped)
+    rest = np.arange(len(data_)) if decisions is None else np.flatnonzero(~decisions.dropped)
     result = adversarial_filter(
         x[rest] if decisions is not None else x,
-        _label_codes(labels)[rest],
-        groups=None if groups is None else np.asarray(groups, dtype=object)[rest],
+        data_.label_codes()[rest],
+        groups=None if groups is None else groups[rest],
         seed=seed,
         device=device,
         progress=progress,
@@ -205,15 +171,15 @@ def filter_dataset(
         result = _with_dropped(result, rest, np.flatnonzero(decisions.dropped))
     frame = _scores_frame(result, ids, labels)
     if decisions is not None:
-        review = np.full(len(view), None, dtype=object)
+        review = np.full(len(data_), None, dtype=object)
         review[decisions.protected], review[decisions.dropped] = "keep", "drop"
         frame["review"] = review
     return DatasetFilterResult(
-        kept=view.subset(result.kept),
-        removed=view.subset(result.removed),
+        kept=data_.subset(result.kept),
+        removed=data_.subset(result.removed),
         scores=frame,
         result=result,
-        fields=fields,
+        fields=data_.fields.as_dict(),
     )
 
 
@@ -232,30 +198,19 @@ def _with_dropped(result: Any, rest: np.ndarray, dropped: np.ndarray) -> Any:
     )
 
 
-def _check_classes(view: DataView, label: str, labels: np.ndarray) -> None:
-    """The command line's check, in the same words: filtering and the audits compare classes."""
-    if len({str(v) for v in labels}) < 2:
-        raise DataError(f"{view.where}: field '{label}' has fewer than two classes")
-
-
-def _check_sizes(view: DataView, options: dict[str, Any]) -> None:
+def _check_sizes(data: LabelledData, options: dict[str, Any]) -> None:
     """The algorithm's size and option checks on this data, as a DataError naming the data
     (a 3-row set cannot train a classifier on 0.1 of its rows), before any features."""
     from aflite.algorithm.filtering import check_filter_options
 
     try:
         check_filter_options(
-            len(view),
+            len(data),
             **{k: options[k] for k in ("target_size", "train_size", "slice_size", "threshold",
                                        "strategy", "min_bias", "balance")},
         )  # fmt: skip
     except ValueError as e:
-        raise DataError(f"{view.where}: {e}") from None
-
-
-def _label_codes(labels: np.ndarray) -> np.ndarray:
-    # mixed types (1 and "1") cannot be sorted; their text decides, as in the job
-    return np.asarray([str(v) for v in labels]) if len({type(v) for v in labels}) > 1 else labels
+        raise DataError(f"{data.where}: {e}") from None
 
 
 def _scores_frame(result: Any, ids: list[Any], labels: np.ndarray) -> Any:
@@ -300,9 +255,5 @@ def audit(
     """
     from aflite.audits import run_audits
 
-    view = as_view(data, split=split)
-    fields = _pick_fields(view, label, text, None, None)
-    texts = {f: view.text_column(f) for f in fields["text"]}
-    labels = np.asarray(view.column(label, "label field"), dtype=object)
-    _check_classes(view, label, labels)
-    return run_audits(texts, _label_codes(labels), audits=audits, seed=seed, **options)
+    data_ = read_labelled(data, label=label, text=text, id=NO_ID, split=split)
+    return run_audits(data_.texts, data_.label_codes(), audits=audits, seed=seed, **options)

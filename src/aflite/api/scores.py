@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from aflite.api.adapters import DataView, as_view
-from aflite.api.dataset import _features, _label_codes, _pick_fields
+from aflite.api.dataset import needs_text, text_features
 from aflite.errors import DataError
+from aflite.io.labelled import LabelledData, read_labelled
 
 __all__ = ["DatasetScores", "score_dataset"]
 
@@ -42,32 +42,17 @@ class DatasetScores:
         return f"DatasetScores(rows={len(self.scores)}, scores={cols})"
 
 
-def _checked_labels(view: DataView, label: str) -> np.ndarray:
-    values = view.column(label, "label field")
-    for i, v in enumerate(values):
-        if not isinstance(v, (str, int, np.integer)) or isinstance(v, bool) or v == "":
-            raise DataError(
-                f"{view.where}: row {i + 1}: field '{label}' is not a class label ({v!r})"
-            )
-    return np.asarray(values, dtype=object)
-
-
-def _ids(view: DataView, field: str | None) -> list[Any]:
-    from aflite.io.ids import check_ids
-
-    if not field:
-        return list(range(len(view)))
-    return check_ids(view.column(field, "id field"), field, lambda i: f"{view.where}: row {i + 1}")
-
-
-def _matrix(view: DataView, fields: list[str], features: Any, name: str, **kw: Any) -> np.ndarray:
+def _matrix(data: LabelledData, fields: list[str], features: Any, name: str, **kw: Any) -> np.ndarray:
+    """Phi of ``fields`` (a feature spec) or a given (N, d) matrix."""
     if isinstance(features, str):
-        if view.kind == "table":
-            kw["fingerprint"] = view.data.fingerprint()
-        return _features(view, fields, features, **kw)
+        if data.from_file:
+            kw["fingerprint"] = data.table.fingerprint()
+        read = data.texts or {}
+        texts = {f: read[f] if f in read else data.table.text_column(f) for f in fields}
+        return text_features(replace(data, texts=texts), features, **kw)
     x = np.asarray(features)
-    if x.ndim != 2 or x.shape[0] != len(view):
-        raise DataError(f"{name}: expected an ({len(view)}, d) matrix, got shape {x.shape}")
+    if x.ndim != 2 or x.shape[0] != len(data):
+        raise DataError(f"{name}: expected an ({len(data)}, d) matrix, got shape {x.shape}")
     return x
 
 
@@ -83,13 +68,13 @@ def _dynamics(dynamics: Any, ids: list[Any]) -> Any:
     return align_dynamics(dynamics, ids, where)
 
 
-def _probs(given: Any, ids: list[Any], labels: np.ndarray, flag: str) -> Any:
+def _probs(given: Any, ids: list[Any], codes: np.ndarray, flag: str) -> Any:
     """A file of probabilities by id, read in the order of ``ids``; an array as given."""
     if not isinstance(given, (str, Path)):
         return given
     from aflite.scoring.probs import load_probabilities
 
-    return load_probabilities(given, ids, np.unique(_label_codes(labels)), flag=flag)
+    return load_probabilities(given, ids, np.unique(codes), flag=flag)
 
 
 def score_dataset(
@@ -147,30 +132,32 @@ def score_dataset(
         repeats=repeats,
         options=options,
     )
-    view = as_view(data, split=split)
-    fields = _pick_fields(view, label, text, id, group, need_text=isinstance(features, str))
-    labels = _checked_labels(view, label)
-    ids = _ids(view, fields["id"])
+    data_ = read_labelled(
+        data, label=label, text=text, id=id, group=group, split=split,
+        need_text=needs_text(features),
+    )  # fmt: skip
+    ids, labels, codes = data_.ids, data_.label_values, data_.label_codes()
+    fields = data_.fields.as_dict()
     td = _dynamics(dynamics, ids)
     if partial_probs is not None and (partial_text is not None or partial_features is not None):
         raise DataError("give partial_probs or a partial input (partial_text, partial_features)")
-    p_x = _probs(probs, ids, labels, "--probs")
-    p_partial = _probs(partial_probs, ids, labels, "--partial-probs")
+    p_x = _probs(probs, ids, codes, "--probs")
+    p_partial = _probs(partial_probs, ids, codes, "--partial-probs")
     kw = {"cache_dir": cache_dir, "device": "cpu" if device == "auto" else device, "seed": seed}
-    x = _matrix(view, fields["text"], features, "features", ids=ids, **kw)
+    x = _matrix(data_, fields["text"], features, "features", ids=ids, **kw)
     partial = partial_features
     if partial_text is not None:
         if partial_features is not None:
             raise DataError("give partial_text or partial_features, not both")
         fields["partial"] = [partial_text] if isinstance(partial_text, str) else list(partial_text)
         spec = features if isinstance(features, str) else "ngrams"
-        partial = _matrix(view, fields["partial"], spec, "partial_text", ids=ids, **kw)
+        partial = _matrix(data_, fields["partial"], spec, "partial_text", ids=ids, **kw)
     elif partial is not None:
-        partial = _matrix(view, [], partial, "partial_features")
-    groups = None if group is None else [str(v) for v in view.column(group, "group field")]
+        partial = _matrix(data_, [], partial, "partial_features")
+    groups = None if data_.groups is None else data_.groups.tolist()
     result = score_examples(
         x,
-        _label_codes(labels),
+        codes,
         scorers=scorers,
         partial=partial,
         groups=groups,
@@ -185,7 +172,7 @@ def score_dataset(
     )
     frame = result.frame(ids=ids, labels=labels.tolist())
     shown = sorted({f for k in ("text", "partial") for f in fields.get(k, [])})
-    texts = {f: view.text_column(f) for f in shown}
+    texts = {f: data_.table.text_column(f) for f in shown}
     return DatasetScores(
         frame, spearman(frame.drop(columns=["id", "label"])), result, fields, texts
     )

@@ -20,6 +20,7 @@ __all__ = [
     "resolve_model_path",
     "model_fingerprint",
     "load_encoder",
+    "check_encoder_installed",
     "pair_features",
     "combine_fields",
     "embedding_dim",
@@ -109,15 +110,25 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
+_INSTALL_TEXT = "sentence-transformers features need: pip install 'aflite[text]'"
+
+
+def check_encoder_installed(spec: str = "", arg: str = "") -> None:
+    """A MissingExtraError with the install line where sentence-transformers is not
+    installed: checked when the feature spec is parsed, before any data is read."""
+    import importlib.util
+
+    if importlib.util.find_spec("sentence_transformers") is None:
+        raise MissingExtraError(_INSTALL_TEXT)
+
+
 def load_encoder(name: str, device: str = "cpu") -> Any:
     """Load a sentence-transformers model by path or name (see :func:`resolve_model_path`);
     a name found nowhere locally fails at once when the hub cannot be reached."""
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
-        raise MissingExtraError(
-            "sentence-transformers features need: pip install 'aflite[text]'"
-        ) from None
+        raise MissingExtraError(_INSTALL_TEXT) from None
     folder = _model_folder(name)
     if folder is None and name.startswith(("/", ".", "~")):
         raise DataError(f"sentence-transformers model folder '{name}' does not exist")

@@ -10,7 +10,7 @@ import numpy as np
 
 from aflite.errors import DataError
 from aflite.features.cache import cached
-from aflite.features.encoders import combine_fields, encode_texts
+from aflite.features.encoders import check_encoder_installed, combine_fields, encode_texts
 from aflite.features.ngrams import ngram_features
 from aflite.features.precomputed import load_precomputed
 from aflite.features.registry import register_feature_kind
@@ -62,6 +62,7 @@ def _ngrams(spec: Any, texts: dict[str, Sequence[str]], *, seed: int = 0, **_: A
     needs_text=True,
     needs_arg=True,
     usage="sentence-transformers:MODEL",
+    check_arg=check_encoder_installed,
     aliases=("st",),
 )
 def _sentence_transformers(
