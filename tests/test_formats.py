@@ -282,7 +282,9 @@ def test_a_registered_format_is_read_like_a_builtin(tmp_path, lines_format):
     assert read_table(tmp_path / "kept.lines").column("text") == ["bad film"]
     with pytest.raises(DataError, match=r"field 'txt' is missing .*did you mean 'text'"):
         t.column("txt")
-    with pytest.raises(DataError, match=r"split 'train' given \(--split / split=\), but labelled lines"):
+    with pytest.raises(
+        DataError, match=r"split 'train' given \(--split / split=\), but labelled lines"
+    ):
         read_table(src, split="train")
 
 

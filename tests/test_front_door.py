@@ -9,11 +9,11 @@ import json
 import math
 
 import pytest
+from conftest import run_in_process
 
 import aflite
 from aflite.errors import DataError
 from aflite.io.labelled import read_labelled
-from conftest import run_in_process
 
 pd = pytest.importorskip("pandas")
 
@@ -23,8 +23,7 @@ FIRST = 1  # 0-based: the row a duplicate id first appears at
 
 def _rows(n: int = 8) -> list[dict]:
     return [
-        {"id": f"r{i}", "text": f"word{i % 3} other{i % 2}", "label": "ab"[i % 2]}
-        for i in range(n)
+        {"id": f"r{i}", "text": f"word{i % 3} other{i % 2}", "label": "ab"[i % 2]} for i in range(n)
     ]
 
 
@@ -67,12 +66,12 @@ CASES = {
     "empty label": (_spoil(label=None), {}, "{at}: field 'label' is empty"),
     "NaN label": (_spoil(label=math.nan), {}, "{at}: field 'label' is empty"),
     "blank label": (_spoil(label=""), {}, "{at}: field 'label' is not a class label ('')"),
-    "list label": (
-        _spoil(label=["a"]), {}, "{at}: field 'label' is not a class label (['a'])"
-    ),
+    "list label": (_spoil(label=["a"]), {}, "{at}: field 'label' is not a class label (['a'])"),
     "one class": (_one_class, {}, "{data}: field 'label' has fewer than two classes"),
     "duplicate id": (
-        _duplicate_id, {}, "{at}: field 'id' duplicates id 'r1' (first at {first})" + ID_NOTE
+        _duplicate_id,
+        {},
+        "{at}: field 'id' duplicates id 'r1' (first at {first})" + ID_NOTE,
     ),
     "NaN id": (_spoil(id=math.nan), {}, "{at}: field 'id' is empty" + ID_NOTE),
     "duplicate named id": (
@@ -80,12 +79,12 @@ CASES = {
         {"id": "id"},
         "{at}: field 'id' duplicates id 'r1' (first at {first})",
     ),
-    "numbers as text": (
-        _numbers_as_text, {"text": "text"}, "{at0}: field 'text' is not text (0)"
-    ),
+    "numbers as text": (_numbers_as_text, {"text": "text"}, "{at0}: field 'text' is not text (0)"),
     "a number in text": (_spoil(text=5), {"text": "text"}, "{at}: field 'text' is not text (5)"),
     "a list in text": (
-        _spoil(text=["a b"]), {"text": "text"}, "{at}: field 'text' is not text (['a b'])"
+        _spoil(text=["a b"]),
+        {"text": "text"},
+        "{at}: field 'text' is not text (['a b'])",
     ),
     "blank text": (_spoil(text="  "), {"text": "text"}, "{at}: field 'text' is empty"),
     "missing label field": (
@@ -99,7 +98,9 @@ CASES = {
         "{missing}: field 'txt' is missing (" + COLUMNS + "; did you mean 'text'?)",
     ),
     "missing id field": (
-        _rows, {"id": "ident"}, "{missing}: field 'ident' is missing (" + COLUMNS + ")"
+        _rows,
+        {"id": "ident"},
+        "{missing}: field 'ident' is missing (" + COLUMNS + ")",
     ),
     "missing group field": (
         _rows,
@@ -114,8 +115,7 @@ CASES = {
     "no text column": (
         _numbers_as_text,
         {},
-        "{data}: no text column besides the label, id and group fields (" + COLUMNS + "); "
-        + HINT,
+        "{data}: no text column besides the label, id and group fields (" + COLUMNS + "); " + HINT,
     ),
 }
 

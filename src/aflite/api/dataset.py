@@ -14,7 +14,14 @@ from aflite.defaults import FILTER_DEFAULTS
 from aflite.errors import DataError
 from aflite.io.labelled import NO_ID, LabelledData, read_labelled
 
-__all__ = ["DatasetFilterResult", "featurize", "filter_dataset", "audit", "needs_text", "text_features"]
+__all__ = [
+    "DatasetFilterResult",
+    "audit",
+    "featurize",
+    "filter_dataset",
+    "needs_text",
+    "text_features",
+]
 
 
 @dataclass(repr=False)

@@ -42,7 +42,9 @@ class DatasetScores:
         return f"DatasetScores(rows={len(self.scores)}, scores={cols})"
 
 
-def _matrix(data: LabelledData, fields: list[str], features: Any, name: str, **kw: Any) -> np.ndarray:
+def _matrix(
+    data: LabelledData, fields: list[str], features: Any, name: str, **kw: Any
+) -> np.ndarray:
     """Phi of ``fields`` (a feature spec) or a given (N, d) matrix."""
     if isinstance(features, str):
         if data.from_file:

@@ -111,7 +111,9 @@ class LabelledData:
         values = self.label_values
         if values is None:
             raise DataError(f"{self.where}: no label field was read")
-        return np.asarray([str(v) for v in values]) if len({type(v) for v in values}) > 1 else values
+        return (
+            np.asarray([str(v) for v in values]) if len({type(v) for v in values}) > 1 else values
+        )
 
     def subset(self, rows: Sequence[int] | np.ndarray) -> Any:
         """The rows at ``rows`` in the input's own type: DataFrame rows keep their index, a
