@@ -118,8 +118,10 @@ def filter_dataset(
     """Filter ``data`` with AFLITE and return the kept and removed rows in its own type.
 
     ``data`` is a pandas DataFrame, a Hugging Face ``Dataset`` (or ``DatasetDict`` with
-    ``split``), a list of dicts or a path. ``text`` defaults to the one string column
-    besides ``label``/``id``/``group``; ``id`` to a column named ``id``. ``features`` is a
+    ``split``), a list of dicts or a path. The data is read and checked as ``aflite filter``
+    reads a file (:func:`aflite.io.labelled.read_labelled`), with the same errors. ``text``
+    defaults to the only text column besides ``label``/``id``/``group``; ``id`` to a column
+    named ``id`` (``"none"``: row numbers). ``features`` is a
     feature spec (``"ngrams"``, ``"sentence-transformers:MODEL"``, ...) or a precomputed
     (N, d) matrix. ``filter_options`` are those of :func:`aflite.adversarial_filter`
     (``target_size``, ``train_size``, ``threshold``, ``min_bias``, ...), starting from the

@@ -1,5 +1,6 @@
-"""Data IO: reading labelled data sets in any registered format, writing row subsets in the
-same format, checkpoints.
+"""Data IO: reading labelled data sets in any registered format or from memory
+(:func:`read_labelled` -> :class:`LabelledData`), writing row subsets in the same format,
+checkpoints.
 
 Each format is one module in :mod:`aflite.io.formats`, registered with
 :func:`register_format`; :data:`FORMATS` lists them and :func:`read_table` reads any of them.
@@ -9,6 +10,7 @@ from aflite.errors import DataError
 from aflite.io import formats as _builtin_formats  # noqa: F401  (registers the built-ins)
 from aflite.io.base import BaseTable, ImageTable, RowsTable, Table
 from aflite.io.images import is_image_input, read_images
+from aflite.io.labelled import LabelledData, read_labelled
 from aflite.io.registry import (
     FORMATS,
     FormatSpec,
@@ -25,6 +27,7 @@ __all__ = [
     "DataError",
     "FormatSpec",
     "ImageTable",
+    "LabelledData",
     "ReadOptions",
     "RowsTable",
     "Table",
@@ -32,6 +35,7 @@ __all__ = [
     "formats_help",
     "is_image_input",
     "read_images",
+    "read_labelled",
     "read_table",
     "register_format",
 ]
