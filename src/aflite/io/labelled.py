@@ -103,7 +103,10 @@ class LabelledData:
 
     @property
     def from_file(self) -> bool:
-        return isinstance(self.source, (str, os.PathLike))
+        """Whether the rows were read from a file (whose fingerprint can key a cache)."""
+        from aflite.io.memory import MemoryTable
+
+        return not isinstance(self.table, MemoryTable)
 
     def label_codes(self) -> np.ndarray:
         """Labels for the algorithm: as given, or as text where their types are mixed (1 and

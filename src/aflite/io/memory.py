@@ -21,7 +21,7 @@ import numpy as np
 from aflite.errors import DataError
 from aflite.io.base import BaseTable, RowsTable, did_you_mean
 
-__all__ = ["FrameTable", "DatasetTable", "DictRowsTable", "memory_table"]
+__all__ = ["MemoryTable", "FrameTable", "DatasetTable", "DictRowsTable", "memory_table"]
 
 
 def _hash_values(table: BaseTable) -> str:
@@ -34,7 +34,7 @@ def _hash_values(table: BaseTable) -> str:
     return h.hexdigest()[:16]
 
 
-class _MemoryTable(BaseTable):
+class MemoryTable(BaseTable):
     """What the in-memory tables share: no file to write to or to hash."""
 
     def content_hash(self) -> str:
@@ -52,7 +52,7 @@ class _MemoryTable(BaseTable):
         raise NotImplementedError
 
 
-class FrameTable(_MemoryTable):
+class FrameTable(MemoryTable):
     """A pandas DataFrame; ``pd.NA`` / ``NaT`` / NaN are empty values."""
 
     def __init__(self, frame: Any, path: str = "DataFrame") -> None:
@@ -77,7 +77,7 @@ class FrameTable(_MemoryTable):
         return self._frame.iloc[np.asarray(rows, dtype=np.int64)]
 
 
-class DatasetTable(_MemoryTable):
+class DatasetTable(MemoryTable):
     """A Hugging Face ``datasets.Dataset`` held in memory (a split chosen by the caller)."""
 
     def __init__(self, dataset: Any, path: str = "Dataset", split: str | None = None) -> None:
@@ -106,7 +106,7 @@ class DatasetTable(_MemoryTable):
         return self._ds.select(np.asarray(rows, dtype=np.int64).tolist())
 
 
-class DictRowsTable(RowsTable, _MemoryTable):
+class DictRowsTable(RowsTable, MemoryTable):
     """A list of dicts, one per row; a row may lack a field another row has."""
 
     def __init__(self, rows: list[dict[str, Any]], path: str = "data") -> None:
@@ -137,12 +137,12 @@ def _split_of(data: Any, split: str | None) -> Any:
     return data[split]
 
 
-def memory_table(data: Any, *, split: str | None = None) -> _MemoryTable:
+def memory_table(data: Any, *, split: str | None = None) -> MemoryTable:
     """``data`` (a DataFrame, a Dataset, a DatasetDict with ``split``, a list of dicts) as a
     table; anything else is a one-line DataError naming what can be passed."""
     mod = type(data).__module__.split(".")[0]
     if mod == "pandas" and hasattr(data, "iloc") and hasattr(data, "columns"):
-        table: _MemoryTable = FrameTable(data)
+        table: MemoryTable = FrameTable(data)
     elif mod == "datasets" and hasattr(data, "column_names"):
         if hasattr(data, "select"):
             if split is not None:
