@@ -209,3 +209,14 @@ def test_a_missing_extra_fails_before_the_data_is_read(monkeypatch):
     for data in (3, _rows()):  # 3 is not data: the extra is named first all the same
         with pytest.raises(aflite.errors.MissingExtraError, match=r"pip install 'aflite\[text\]'"):
             aflite.filter_dataset(data, label="label", features="sentence-transformers:m")
+
+
+def test_a_column_of_numbers_is_not_text_in_a_csv_a_dataframe_or_a_list(tmp_path):
+    rows = [{"id": i, "score": i * 0.5, "review": f"good film {i}", "label": "ab"[i % 2]}
+            for i in range(6)]  # fmt: skip
+    csv = tmp_path / "in.csv"
+    csv.write_text("id,score,review,label\n" + "".join(
+        f"{r['id']},{r['score']},{r['review']},{r['label']}\n" for r in rows))  # fmt: skip
+    for data in (str(csv), pd.DataFrame(rows), rows):
+        got = read_labelled(data)
+        assert got.fields.text == ("review",) and got.picked == ["text", "id"], data
