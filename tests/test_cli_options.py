@@ -90,7 +90,7 @@ def test_the_only_text_column_and_a_column_named_id_are_picked():
     # given fields are never replaced
     job = FilterJob(input=SNLI, text_fields=["premise", "hypothesis"], id_field="id")
     inputs = load_job_inputs(job)
-    assert inputs.picked == [] and inputs.config.text_fields == ("premise", "hypothesis")
+    assert inputs.picked == [] and inputs.fields.text == ("premise", "hypothesis")
 
 
 def test_several_or_no_text_columns_is_one_line_listing_them(tmp_path):
