@@ -43,7 +43,7 @@ class ReviewRow:
 def ngrams_in(texts: dict[str, str], grams: list[str], fields: list[str]) -> list[str]:
     """The n-grams of ``grams`` (names as the report writes them: ``field: n-gram`` with
     several fields) that occur in a row, tokenised as the report counted them."""
-    from aflite.audits._text import get_tokenizer
+    from aflite.audits.text import get_tokenizer
 
     tok = get_tokenizer("regex")
     seqs = {f: " " + " ".join(tok(str(texts.get(f, "")).lower())) + " " for f in fields}

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from aflite.audits._text import get_tokenizer
+from aflite.audits.text import get_tokenizer
 
 __all__ = ["ngram_log_odds", "nearest_removed", "unit_rows"]
 
