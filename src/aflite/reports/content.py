@@ -10,7 +10,7 @@ import numpy as np
 
 from aflite._internal.text import plot_text
 from aflite.algorithm import FilterResult
-from aflite.audits.controls import bias_with_control, random_control
+from aflite.audits.before_after import bias_with_control, random_control
 from aflite.reports.why import nearest_removed, ngram_log_odds, unit_rows
 
 if TYPE_CHECKING:
