@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aflite.errors import DataError
+from aflite.reports.data import ReportData
 
 __all__ = ["ReviewRow", "load_review_rows", "ROW_SETS", "ngrams_in"]
 
@@ -84,13 +85,10 @@ def load_review_rows(
     texts_path = d / "result" / "texts.parquet"
     texts = pq.read_table(texts_path).to_pydict() if texts_path.exists() else {}
     fields = list(texts)
-    extra_path = d / "result" / "report_extra.json"
-    extra = json.loads(extra_path.read_text()) if extra_path.exists() else {}
-    why = extra.get("why_removed") or {}
+    why = ReportData.load(d).why_removed
     grams = {
-        cls: [str(r[0]) for r in table.get("rows", [])]
-        for cls, table in (why.get("classes") or {}).items()
-    } if why.get("kind") == "ngrams" else {}  # fmt: skip
+        cls: [str(r[0]) for r in table.rows] for cls, table in why.classes.items()
+    } if why is not None and why.kind == "ngrams" else {}  # fmt: skip
     out = []
     review = t.get("review") or [None] * len(t["id"])
     for i, split in enumerate(t["split"]):

@@ -16,7 +16,6 @@ from aflite.audits.text import get_tokenizer
 __all__ = ["ngram_log_odds", "nearest_removed", "unit_rows"]
 
 
-
 def ngram_log_odds(
     texts: dict[str, list[str]],
     labels: np.ndarray,
