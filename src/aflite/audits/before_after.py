@@ -127,14 +127,18 @@ def bias_with_control(
     x: np.ndarray,
     labels: np.ndarray,
     result: FilterResult,
-    control: np.ndarray,
+    control: np.ndarray | None = None,
     *,
     groups: np.ndarray | None = None,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """The representation bias of a random subset of the kept size, scored like the kept rows:
-    the same t (a count), the same number of partitions."""
+    """The representation bias before, of the kept rows and of a random subset of the kept
+    size (``control``, rows of ``x``; drawn with :func:`random_control` when None), scored
+    like the kept rows: the same t (a count), the same number of partitions."""
     from aflite.algorithm import predictability_scores
+
+    if control is None:
+        control = random_control(len(labels), len(result.kept), seed=seed)
 
     t = int(result.params["train_size"])
     out: dict[str, Any] = {
