@@ -17,7 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from aflite.audits.cooccurrence import CooccurrenceCounts, count_cooccurrences
+from aflite.audits import load_counts, save_counts
+from aflite.audits.cooccurrence import count_cooccurrences
 from aflite.data import bundled_snli
 
 
@@ -53,11 +54,11 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as d:
         start = time.perf_counter()
-        path = counts.save(Path(d) / "counts.npz")
+        path = save_counts(Path(d) / "counts.npz", {counts.name: counts})
         t_save = time.perf_counter() - start
         size = path.stat().st_size / 2**20
         start = time.perf_counter()
-        loaded = CooccurrenceCounts.load(path, text=False)
+        loaded = load_counts(path, text=False)
         t_load = time.perf_counter() - start
         t_query = []
         for _ in range(5):
@@ -69,7 +70,7 @@ def main() -> None:
         bigrams = loaded.top_associations("young boy", 10, ngrams="bigrams")
         t_bigram = time.perf_counter() - start
         start = time.perf_counter()
-        with_text = CooccurrenceCounts.load(path)
+        with_text = load_counts(path)
         n_both, examples = with_text.example_sentences("woman", top[0].ngram, 3)
         t_examples = time.perf_counter() - start
     print(f"save: {t_save:.1f} s ({size:.0f} MiB with sentences and the n-gram index)")

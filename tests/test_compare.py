@@ -346,21 +346,21 @@ def test_filter_report_has_a_random_control_of_the_kept_size():
     from conftest import planted_data
 
     import aflite
-    from aflite.reports.content import report_extra
+    from aflite.reports.content import report_data
 
     x, y, _ = planted_data(n=600, share=0.4)
     res = aflite.filter(x, y, target_size=400, train_size=60, slice_size=60, n_partitions=8)
     assert 400 <= len(res.kept) < 600
-    extra = report_extra(res, x, y, None, np.arange(600), seed=0)
+    report = report_data(res, x, y, np.arange(600), seed=0)
     n = len(res.kept)
-    knn_sets = {r[2] for r in extra["knn"]["rows"]}
+    knn_sets = {r[2] for r in report.knn.rows}
     assert knn_sets == {"all (600)", f"random subset ({n})", f"kept ({n})"}
-    assert extra["knn"]["control_size"] == n
-    assert len(extra["knn"]["rows"]) == 3 * 2 * 3  # classes x relations x sets
-    control = extra["bias_control"]
-    assert control["size"] == n and control["train_size"] == res.params["train_size"] == 60
+    assert report.knn.control_size == n
+    assert len(report.knn.rows) == 3 * 2 * 3  # classes x relations x sets
+    control = report.bias_control
+    assert control.size == n and control.train_size == res.params["train_size"] == 60
     # the planted rows went to removal: a random subset keeps its share and stays predictable
-    assert control["kept"] < control["random"] <= control["before"] + 0.05
+    assert control.kept < control.random <= control.before + 0.05
 
 
 def test_compare_bias_has_a_random_control_at_the_same_t(rows):

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from aflite.audits import (
-    CooccurrenceCounts,
     count_cooccurrences,
     count_fields,
     identity_pmi,
@@ -22,8 +21,8 @@ from aflite.audits import (
     run_audits,
     save_counts,
 )
-from aflite.audits._text import get_tokenizer, stop_words
 from aflite.audits.identity import compound_terms
+from aflite.audits.text import get_tokenizer, stop_words
 from aflite.cli.main import main as cli_main
 from aflite.data import bundled_snli
 
@@ -335,6 +334,6 @@ def test_spacy_tokenizer_is_optional():
 
 
 def test_loaded_counts_skip_text_unless_asked(saved):
-    cc = CooccurrenceCounts.load(saved, text=False)
+    cc = load_counts(saved, text=False)
     with pytest.raises(ValueError, match="hold no sentences"):
         cc.example_sentences("woman", "zebra")

@@ -63,14 +63,14 @@ def dense_run():
     from conftest import planted_data
 
     import aflite
-    from aflite.reports.content import report_extra
+    from aflite.reports.content import report_data
 
     x, y, planted = planted_data(n=600, d=14, n_classes=12, share=0.4)
     result = aflite.filter(
         x, y, target_size=300, train_size=100, slice_size=60, n_partitions=8, threshold=0.5,
         progress=False,
     )  # fmt: skip
-    return x, y, planted, result, report_extra(result, x, y, None, np.arange(len(y)))
+    return x, y, planted, result, report_data(result, x, y, np.arange(len(y))).to_json()
 
 
 def test_dense_features_explain_removal_by_nearest_removed_neighbours(dense_run, tmp_path):
@@ -140,6 +140,7 @@ def test_legends_cover_no_bar_or_line():
 
 
 def test_warnings_box_on_top_for_drift_and_below_chance(tmp_path):
+    from aflite.reports.data import ReportData
     from aflite.reports.warnings import run_warnings
 
     below = {"representation_bias": {"after": 0.30, "chance_after": 0.34}}
@@ -154,7 +155,7 @@ def test_warnings_box_on_top_for_drift_and_below_chance(tmp_path):
         {"name": "baseline (before)", "tag": "before", "summary": "",
          "table": {"header": ["model", "accuracy", "majority class"], "rows": [["lr", 0.2, 0.5]]}},
     ]  # fmt: skip
-    assert run_warnings({}, {"audits": audits}) == [
+    assert run_warnings({}, ReportData(audits=audits)) == [
         "baseline (kept): accuracy 0.200 is 0.300 below the majority class (0.500) on the kept rows"
     ]
     counts = {

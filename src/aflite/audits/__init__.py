@@ -18,7 +18,7 @@ _EXPORTS = {
     "identity_pmi": "aflite.audits.identity",
     "knn_distances": "aflite.audits.knn",
     "load_counts": "aflite.audits._counts_file",
-    "load_identity_words": "aflite.audits.identity",
+    "load_identity_words": "aflite.audits.text",
     "max_ppmi_baseline": "aflite.audits.baselines",
     "parse_min_counts": "aflite.audits.identity",
     "partial_input_baseline": "aflite.audits.baselines",

@@ -42,7 +42,7 @@ def _zstats(ctx: AuditContext) -> list[AuditResult]:
 
 
 def _check_tokenizer(ctx: AuditContext) -> None:
-    from aflite.audits._text import get_tokenizer
+    from aflite.audits.text import get_tokenizer
 
     get_tokenizer(ctx.tokenizer)  # a missing spaCy fails before the other audits run
 

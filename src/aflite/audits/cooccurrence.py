@@ -2,7 +2,7 @@
 
 PMI(w_i, w_j) = log2( N · c(w_i, w_j) / (c(w_i) · c(w_j)) ), where
 
-- each text is one sentence; it is lower-cased and tokenised (``aflite.audits._text``: a
+- each text is one sentence; it is lower-cased and tokenised (``aflite.audits.text``: a
   documented regex tokenizer by default, spaCy's on request), and stop words are removed
   except identity words (Rudinger et al. 2017);
 - the n-grams are the remaining tokens (unigrams) and adjacent pairs of them (bigrams, so
@@ -15,7 +15,7 @@ PMI(w_i, w_j) = log2( N · c(w_i, w_j) / (c(w_i) · c(w_j)) ), where
   would otherwise triple its weight against the hypotheses and pass a min count of 10 from
   four captions.
 
-Counting runs once over all cores; :meth:`CooccurrenceCounts.save` writes the counts, the
+Counting runs once over all cores; :func:`aflite.audits.save_counts` writes the counts, the
 sentences and an n-gram -> sentence index, so a query or an example lookup is a row read.
 
 >>> counts = count_cooccurrences(["A woman holds a purse."] * 3, min_count=1,
@@ -30,13 +30,12 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
 
-from aflite.audits._text import get_tokenizer, normalise_term, stop_words
+from aflite.audits.text import get_tokenizer, load_identity_words, normalise_term, stop_words
 
 __all__ = ["Association", "CooccurrenceCounts", "count_cooccurrences", "count_fields"]
 
@@ -155,21 +154,6 @@ class CooccurrenceCounts:
             )
         return min_count
 
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write ``path`` (.npz, no pickle): see :func:`aflite.audits.save_counts`."""
-        from aflite.audits._counts_file import save_counts
-
-        return save_counts(path, {self.name: self})
-
-    @classmethod
-    def load(
-        cls, path: str | os.PathLike, view: str | None = None, *, text: bool = True
-    ) -> CooccurrenceCounts:
-        """Read one view (default: the file's main one) of a saved counts file."""
-        from aflite.audits._counts_file import load_counts
-
-        return load_counts(path, view, text=text)
-
 
 def _token_parts(vocab: Sequence[str], index: Mapping[str, int]) -> np.ndarray:
     """(V, 2) vocabulary indices of each n-gram's tokens, -1 for a unigram's second.
@@ -234,8 +218,6 @@ def count_fields(
     preprocessing; ``identity_words`` (default: the shipped list) are exempt from stop words.
     """
     if identity_words is None:
-        from aflite.audits.identity import load_identity_words
-
         identity_words = load_identity_words()
     get_tokenizer(tokenizer)  # fail before starting workers
     stop = stop_words(identity_words)

@@ -9,16 +9,14 @@ for two-word identity terms. The statistic and preprocessing are those of
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping, Sequence
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from aflite.audits.base import AuditResult
 from aflite.audits.cooccurrence import Association, CooccurrenceCounts, count_fields
+from aflite.audits.text import load_identity_words
 
 __all__ = [
     "RARE_WORDS_NOTE",
@@ -37,28 +35,6 @@ RARE_WORDS_NOTE = (
 
 # modifiers of a person noun in a two-word identity term ("hispanic man", "old woman")
 _MODIFIER_CATEGORIES = ("age", "race", "nationality", "religion", "disability", "orientation")
-
-
-def load_identity_words(path: str | os.PathLike | None = None) -> dict[str, str]:
-    """{term: category} from a ``category<TAB>term`` file (default: the shipped list). A term
-    is one word or two ("african boy"); a line without a tab is a term of category
-    "identity"; ``#`` starts a comment line."""
-    if path is None:
-        text = (resources.files("aflite") / "data" / "identity_words.txt").read_text()
-    else:
-        text = Path(path).read_text()
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        cat, _, word = line.partition("\t")
-        if not word:
-            cat, word = "identity", cat
-        term = " ".join(word.lower().split())
-        if term:
-            out[term] = cat.strip()
-    return out
 
 
 def parse_min_counts(value: str | int | Iterable[int]) -> list[int]:

@@ -88,9 +88,9 @@ def audit_cmd(
     features = features or "ngrams"
 
     from aflite._internal.atomic import atomic_path
-    from aflite.audits import load_identity_words, parse_min_counts, run_audits
+    from aflite.audits import load_identity_words, parse_min_counts
     from aflite.audits.baselines import bias_train_rows
-    from aflite.audits.controls import random_control
+    from aflite.audits.before_after import SIZED_AUDITS, AuditSet, audit_before_after
     from aflite.features.build import build_features, parse_feature_spec
     from aflite.jobs import read_labelled_texts
     from aflite.reports.terminal import print_audits
@@ -115,26 +115,6 @@ def audit_cmd(
             )
         return phi
 
-    def one(texts, labels, phi, tag: str, counts_path: str | None, chosen: list[str]):
-        return run_audits(
-            texts,
-            labels,
-            field=field,
-            audits=chosen,
-            features=phi,
-            min_count=min_count,
-            identity_min_count=min_counts,
-            identity_words=words,
-            dedupe_sentences=dedupe_sentences,
-            tokenizer=tokenizer,
-            plot_dir=plot_dir,
-            counts_path=counts_path,
-            seed=seed,
-            tag=tag,
-            bias_train_size=bias_t,
-            progress=step,
-        )
-
     sets = [read_labelled_texts(input_path, fields, label_field=label_field)]
     if compare:
         sets.append(read_labelled_texts(compare, fields, label_field=label_field))
@@ -143,7 +123,7 @@ def audit_cmd(
         # before and after are measured at one t, resolved on INPUT
         given = config.bias_train_size
         bias_t = bias_train_rows([len(s.labels) for s in sets], given, flag="--bias-train-size")
-    phis = [phi_of(s) for s in sets]
+    audit_sets = [AuditSet(s.texts, s.labels, phi_of(s)) for s in sets]
     if note:
         typer.echo(note)
     run_t = run_train_size(compare) if compare else None
@@ -152,8 +132,9 @@ def audit_cmd(
             f"note: the run scored its rows at t = {run_t} training rows, the bias audit at "
             f"t = {bias_t}; --bias-train-size {run_t} measures at the run's"
         )
-    sized = [a for a in names if a in ("knn", "bias")]
-    total = len(names) * len(sets) + (len(sizes := [len(s.labels) for s in sets]) > 1) * len(sized)
+    sized = [a for a in names if a in SIZED_AUDITS]
+    sizes = [len(s) for s in audit_sets]
+    total = len(names) * len(sets) + (len(sizes) > 1 and sizes[1] < sizes[0]) * len(sized)
     done = [0]
     with progress_bar("audits", enabled=show) as bar:
 
@@ -161,19 +142,26 @@ def audit_cmd(
             done[0] += 1
             bar(done[0], max(total, done[0]))
 
-        first = one(
-            sets[0].texts, sets[0].labels, phis[0], "input" if compare else "", save_counts, names
+        measured = audit_before_after(
+            audit_sets[0],
+            audit_sets[1] if compare else None,
+            audits=names,
+            before_tag="input" if compare else "",
+            after_tag="compare",
+            bias_train_size=bias_t,
+            counts_path=save_counts,
+            seed=seed,
+            progress=step,
+            field=field,
+            min_count=min_count,
+            identity_min_count=min_counts,
+            identity_words=words,
+            dedupe_sentences=dedupe_sentences,
+            tokenizer=tokenizer,
+            plot_dir=plot_dir,
         )
-        second = control = None
-        if compare:
-            second = one(sets[1].texts, sets[1].labels, phis[1], "compare", None, names)
-            if sized and sizes[1] < sizes[0]:
-                # the same measurements on a random subset of INPUT the size of the compare set
-                rows = random_control(sizes[0], sizes[1], seed=seed)
-                texts = {f: [v[i] for i in rows] for f, v in sets[0].texts.items()}
-                phi = None if phis[0] is None else phis[0][rows]
-                tag = f"random subset of input, {len(rows)} rows"
-                control = one(texts, sets[0].labels[rows], phi, tag, None, sized)
+    first, control = measured.before, measured.control
+    second = measured.after if compare else None
     print_audits(first, second)
     if control:
         print_audits(control)

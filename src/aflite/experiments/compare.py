@@ -13,7 +13,7 @@ import numpy as np
 
 import aflite
 from aflite._internal.labels import label_counts, majority_rate
-from aflite.audits.controls import bias_with_control, random_control
+from aflite.audits.before_after import bias_with_control
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.defaults import overrides
 from aflite.errors import DataError
@@ -248,7 +248,6 @@ def compare_experiment(
                         phi_dev,
                         dev.labels,
                         dev_res,
-                        random_control(len(dev), len(dev_res.kept), seed=run_seed),
                         groups=None if dev_groups is None else np.asarray(dev_groups),
                         seed=run_seed,
                     ),  # fmt: skip

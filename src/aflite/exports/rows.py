@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aflite.errors import DataError
+from aflite.reports.data import ReportData
 
 __all__ = ["ReviewRow", "load_review_rows", "ROW_SETS", "ngrams_in"]
 
@@ -43,7 +44,7 @@ class ReviewRow:
 def ngrams_in(texts: dict[str, str], grams: list[str], fields: list[str]) -> list[str]:
     """The n-grams of ``grams`` (names as the report writes them: ``field: n-gram`` with
     several fields) that occur in a row, tokenised as the report counted them."""
-    from aflite.audits._text import get_tokenizer
+    from aflite.audits.text import get_tokenizer
 
     tok = get_tokenizer("regex")
     seqs = {f: " " + " ".join(tok(str(texts.get(f, "")).lower())) + " " for f in fields}
@@ -84,13 +85,10 @@ def load_review_rows(
     texts_path = d / "result" / "texts.parquet"
     texts = pq.read_table(texts_path).to_pydict() if texts_path.exists() else {}
     fields = list(texts)
-    extra_path = d / "result" / "report_extra.json"
-    extra = json.loads(extra_path.read_text()) if extra_path.exists() else {}
-    why = extra.get("why_removed") or {}
+    why = ReportData.load(d).why_removed
     grams = {
-        cls: [str(r[0]) for r in table.get("rows", [])]
-        for cls, table in (why.get("classes") or {}).items()
-    } if why.get("kind") == "ngrams" else {}  # fmt: skip
+        cls: [str(r[0]) for r in table.rows] for cls, table in why.classes.items()
+    } if why is not None and why.kind == "ngrams" else {}  # fmt: skip
     out = []
     review = t.get("review") or [None] * len(t["id"])
     for i, split in enumerate(t["split"]):

@@ -9,7 +9,8 @@ from aflite.jobs.config import (
     with_fields,
 )
 from aflite.jobs.filter_job import run_filter_job
-from aflite.jobs.outputs import JobOutcome, stop_hint, write_outputs
+from aflite.jobs.finish import JobOutcome, finish_job, stop_hint
+from aflite.jobs.outputs import write_outputs
 from aflite.jobs.representation import compute_representation
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "JobOutcome",
     "JobPlan",
     "compute_representation",
+    "finish_job",
     "load_job_inputs",
     "plan_job",
     "read_labelled_texts",

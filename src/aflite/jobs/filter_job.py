@@ -2,8 +2,8 @@
 
 This is the Python API behind ``aflite filter``; the algorithm itself lives in
 :mod:`aflite.algorithm` and never touches files. The steps live in :mod:`aflite.jobs.config`
-(options, inputs, checks), :mod:`aflite.jobs.representation` (Phi) and
-:mod:`aflite.jobs.outputs` (files).
+(options, inputs, checks), :mod:`aflite.jobs.representation` (Phi),
+:mod:`aflite.jobs.finish` (what the outputs hold) and :mod:`aflite.jobs.outputs` (files).
 """
 
 from __future__ import annotations
@@ -26,18 +26,16 @@ from aflite.jobs.config import (
     plan_job,
     with_fields,
 )
+from aflite.jobs.finish import JobOutcome, finish_job, stop_hint
 from aflite.jobs.guards import check_input_unchanged, input_stamp, out_dir_lock
 from aflite.jobs.out_dir import check_out_dir, remove_previous_run
-from aflite.jobs.outputs import JobOutcome, stop_hint, write_outputs
 from aflite.jobs.representation import compute_representation
-from aflite.reports.content import report_extra
 
 __all__ = [
     "FilterJob",
     "JobOutcome",
     "run_filter_job",
     "load_job_inputs",
-    "report_extra",
     "stop_hint",
 ]
 
@@ -138,9 +136,9 @@ def _locked_run(
     except DataError:
         ckpt.clear()  # made from another version of the input: no resume can use it
         raise
-    outcome = write_outputs(
-        job, inputs, result, plan.warm_rows, rest, t_start, ckpt.features(),
-        decisions=plan.decisions,
+    outcome = finish_job(
+        job, inputs=inputs, result=result, rest=rest, warm_rows=plan.warm_rows,
+        phi=ckpt.features(), t_start=t_start, decisions=plan.decisions,
     )  # fmt: skip
     ckpt.clear()
     return outcome

@@ -81,7 +81,7 @@ def region_examples(frame: Any, texts: dict[str, list[str]], n: int = N_EXAMPLES
 
 
 def _summary(job: ScoreJob, ds: Any, seconds: float) -> dict[str, Any]:
-    from aflite.jobs.outputs import _versions
+    from aflite.jobs.finish import versions
 
     frame, corr, info = ds.scores, ds.correlation, ds.result.info
     numeric = [c for c in frame.columns if c not in ("id", "label", "region")]
@@ -116,7 +116,7 @@ def _summary(job: ScoreJob, ds: Any, seconds: float) -> dict[str, Any]:
         },
         "means_by_label": means,
         "examples": region_examples(frame, ds.texts),
-        "versions": _versions(),
+        "versions": versions(),
     }
     if "region" in frame:
         summary["regions"] = {

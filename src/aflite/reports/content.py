@@ -1,51 +1,62 @@
-"""What the report shows beyond the summary, computed when a job finishes and saved as
-``result/report_extra.json``: example rows, similarity heatmaps, why rows were removed, image
-grids, KNN distances."""
+"""What the report shows beyond the summary, computed when a job finishes
+(:class:`~aflite.reports.data.ReportData`, saved as ``result/report_extra.json``): example rows,
+similarity heatmaps, why rows were removed, image grids, KNN distances and the bias of a random
+control."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from aflite._internal.text import plot_text
 from aflite.algorithm import FilterResult
-from aflite.audits.controls import bias_with_control, random_control
+from aflite.audits.before_after import bias_with_control, random_control
+from aflite.reports.data import (
+    BiasControl,
+    Heatmap,
+    HeatmapClasses,
+    KnnTable,
+    ReportData,
+    WhyRemoved,
+)
 from aflite.reports.why import nearest_removed, ngram_log_odds, unit_rows
 
-if TYPE_CHECKING:
-    from aflite.io.labelled import LabelledData
-
-__all__ = ["report_extra", "image_grid", "knn_with_control"]
+__all__ = ["report_data", "image_grid", "knn_with_control"]
 
 
-def report_extra(
+def report_data(
     result: FilterResult,
     phi: np.ndarray,
     labels: np.ndarray,
-    inputs: LabelledData | None,
     rest: np.ndarray,
     *,
+    ids: Sequence[Any] | None = None,
+    texts: dict[str, list[str]] | None = None,
+    groups: np.ndarray | None = None,
+    images: np.ndarray | None = None,
     seed: int = 0,
     n_examples: int = 8,
     heatmap_rows: int = 40,
     heatmap_classes: int = 10,
-) -> dict[str, Any]:
+) -> ReportData:
     """What the report shows beyond the summary: examples, similarity heatmaps (for the first
-    ``heatmap_classes`` classes), why rows were removed, KNN table.
+    ``heatmap_classes`` classes), why rows were removed, KNN table, bias control.
 
-    ``phi`` and ``labels`` are aligned with the filtered rows (``rest``).
+    ``phi`` and ``labels`` are aligned with the filtered rows (``rest``); ``ids``, ``texts``
+    (by field), ``groups`` and ``images`` with every input row.
     """
     rng = np.random.default_rng(seed)
-    extra: dict[str, Any] = {"top_removed": {}, "top_kept": {}, "heatmaps": {}}
-    fields = list(inputs.texts) if inputs is not None and inputs.texts else []
+    data = ReportData()
+    fields = list(texts) if texts else []
 
     def example(pos: int, score: float) -> dict[str, Any]:
         row: dict[str, Any] = {"score": float(score)}
-        if inputs is not None:
-            row["id"] = str(inputs.ids[rest[pos]])
+        if ids is not None:
+            row["id"] = str(ids[rest[pos]])
         for f in fields:
-            row[f] = inputs.texts[f][rest[pos]]
+            row[f] = texts[f][rest[pos]]
         return row
 
     kept_scores = np.nan_to_num(result.kept_scores, nan=0.0)
@@ -53,23 +64,21 @@ def report_extra(
         rm = np.flatnonzero(labels[result.removed] == c)
         # most predictable first, by score (not by the phase that removed them)
         rm = rm[np.argsort(-result.removed_score[rm], kind="stable")][:n_examples]
-        extra["top_removed"][str(c)] = [
-            example(result.removed[i], result.removed_score[i]) for i in rm
-        ]
+        data.top_removed[str(c)] = [example(result.removed[i], result.removed_score[i]) for i in rm]
         kc = np.flatnonzero(labels[result.kept] == c)
         kc = kc[np.argsort(kept_scores[kc], kind="stable")][:n_examples]
-        extra["top_kept"][str(c)] = [example(result.kept[i], result.kept_scores[i]) for i in kc]
+        data.top_kept[str(c)] = [example(result.kept[i], result.kept_scores[i]) for i in kc]
     x = np.asarray(phi, dtype=np.float32)
     # centred, so non-negative features (ReLU layers, TF-IDF) do not all look alike
     centre = x[:: max(1, len(x) // 20_000)].mean(axis=0)
     classes = np.unique(labels)
     shown = classes[:heatmap_classes]
-    extra["heatmap_classes"] = {"total": int(len(classes)), "shown": int(len(shown)), "skipped": {}}
+    data.heatmap_classes = HeatmapClasses(int(len(classes)), int(len(shown)))
     for c in shown:
         kept_c = result.kept[labels[result.kept] == c]
         rm_c = result.removed[labels[result.removed] == c]
         if len(kept_c) < 2 or len(rm_c) < 2:
-            extra["heatmap_classes"]["skipped"][str(c)] = (
+            data.heatmap_classes.skipped[str(c)] = (
                 f"{len(kept_c)} kept and {len(rm_c)} removed rows; a heatmap needs 2 of each"
             )
             continue
@@ -77,43 +86,37 @@ def report_extra(
         b = rng.choice(rm_c, min(heatmap_rows // 2, len(rm_c)), replace=False)
         v = unit_rows(x, np.concatenate([a, b]), centre)
         sim = np.round((v @ v.T).astype(np.float64), 3).tolist()
-        extra["heatmaps"][str(c)] = {"similarity": sim, "n_kept": len(a)}
+        data.heatmaps[str(c)] = Heatmap(sim, len(a))
     if len(result.removed):
         if fields:
-            texts = {f: [inputs.texts[f][i] for i in rest] for f in fields}
-            extra["why_removed"] = ngram_log_odds(
-                texts, labels, result.kept, result.removed, seed=seed
-            )
+            rest_texts = {f: [texts[f][i] for i in rest] for f in fields}
+            why = ngram_log_odds(rest_texts, labels, result.kept, result.removed, seed=seed)
         else:
-            ids = [inputs.ids[i] for i in rest] if inputs is not None else list(range(len(rest)))
-            extra["why_removed"] = nearest_removed(
-                x, labels, ids, result.kept, result.removed, result.removed_score, centre,
+            rest_ids = [ids[i] for i in rest] if ids is not None else list(range(len(rest)))
+            why = nearest_removed(
+                x, labels, rest_ids, result.kept, result.removed, result.removed_score, centre,
                 seed=seed,
             )  # fmt: skip
-    images = getattr(inputs.table, "images", None) if inputs is not None else None
+        data.why_removed = WhyRemoved.from_json(why)
     if images is not None:
-        extra["images"] = {
+        order = np.argsort(kept_scores, kind="stable")
+        data.images = {
             "removed": image_grid(
                 images, rest, result.removed, labels[result.removed], "most predictable removed"
             ),
             "kept": image_grid(
-                images,
-                rest,
-                result.kept[np.argsort(kept_scores, kind="stable")],
-                labels[result.kept][np.argsort(kept_scores, kind="stable")],
+                images, rest, result.kept[order], labels[result.kept][order],
                 "least predictable kept",
             ),
-        }
+        }  # fmt: skip
     if len(result.removed):
-        groups = None
-        if inputs is not None and inputs.groups is not None:
-            groups = np.asarray(inputs.groups)[rest]
+        rest_groups = None if groups is None else np.asarray(groups)[rest]
         control = random_control(len(labels), len(result.kept), seed=seed)
-        extra["knn"] = knn_with_control(x, labels, result.kept, control, seed=seed)
-        extra["bias_control"] = bias_with_control(
-            x, labels, result, control, groups=groups, seed=seed
+        data.knn = knn_with_control(x, labels, result.kept, control, seed=seed)
+        data.bias_control = BiasControl.from_json(
+            bias_with_control(x, labels, result, control, groups=rest_groups, seed=seed)
         )
-    return extra
+    return data
 
 
 def image_grid(
@@ -157,7 +160,7 @@ def knn_with_control(
     *,
     seed: int = 0,
     ks: tuple[int, ...] = (1, 5, 10, 50),
-) -> dict[str, Any]:
+) -> KnnTable:
     """Nearest-neighbour distances of all rows, of a random subset of the kept size and of the
     kept rows, one table row per class, relation and set."""
     from aflite.audits.knn import knn_distances
@@ -179,4 +182,4 @@ def knn_with_control(
             vals = tables[name].get(key, [float("nan")] * len(ks))
             rows.append([key[0], key[1], name] + [round(float(v), 3) for v in vals])
     header = ["class", "neighbours", "rows"] + [f"top-{k}" for k in ks]
-    return {"header": header, "rows": rows, "control_size": int(len(control))}
+    return KnnTable(header, rows, int(len(control)))

@@ -4,60 +4,20 @@ network) that shows what a filtering run did, with every row to search, filter a
 
 from __future__ import annotations
 
-import html
 import json
-import re
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from aflite._internal.atomic import atomic_path
 from aflite._internal.text import plural
 from aflite.reports.audit_pairs import MISSING, pair_audits, paired_table
+from aflite.reports.data import ReportData, WhyRemoved
 from aflite.reports.interactive import REVIEW_CSS, filter_rows_payload, review_section
+from aflite.reports.markup import CSS, esc, is_png, row_html, table_html
 from aflite.reports.plots import png_data_uri
 from aflite.reports.warnings import DRIFT_WARNING, label_drift, run_warnings
 
 __all__ = ["write_report", "render_report", "png_data_uri", "label_drift", "DRIFT_WARNING"]
-
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;
-padding:0 1em;color:#1d232a;line-height:1.45}
-h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #dde;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;margin:.6em 0;font-size:.92em}td,th{border:1px solid #dde;padding:.3em .6em;
-text-align:left;vertical-align:top}th{background:#f3f5f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:1em}
-.grid img{width:100%;height:auto;border:1px solid #eef}.grid img.wide{grid-column:1/-1}.muted{color:#667}.big{font-size:1.25em;font-weight:600}
-.cards{display:flex;gap:1em;flex-wrap:wrap}.card{border:1px solid #dde;border-radius:6px;padding:.6em 1em;min-width:140px}
-.warn{background:#fff5e6;border-left:4px solid #dd6b20;padding:.4em .8em;margin:.8em 0}.warn ul{margin:.2em 0}
-"""
-
-
-def _esc(v: Any) -> str:
-    return html.escape(str(v), quote=True)
-
-
-def _row(values: list[Any]) -> str:
-    cells = []
-    for v in values:
-        cls = ' class="num"' if isinstance(v, (int, float, np.number)) else ""
-        txt = f"{v:.3f}" if isinstance(v, (float, np.floating)) else v
-        cells.append(f"<td{cls}>{_esc(txt)}</td>")
-    return "<tr>" + "".join(cells) + "</tr>"
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> str:
-    head = "".join(f"<th>{_esc(h)}</th>" for h in header)
-    return f"<table><tr>{head}</tr>{''.join(_row(r) for r in rows)}</table>"
-
-
-_PNG_URI = re.compile(r"data:image/png;base64,[A-Za-z0-9+/]+={0,2}")
-
-
-def _is_png(src: Any) -> bool:
-    """Only inline PNGs reach an ``src`` attribute (no other scheme, no quotes)."""
-    return isinstance(src, str) and _PNG_URI.fullmatch(src) is not None
 
 
 def _fmt(v: Any) -> str:
@@ -66,22 +26,22 @@ def _fmt(v: Any) -> str:
 
 def _paired_html(keys: list[str], metrics: list[str], rows: list[Any]) -> str:
     """A table with a before and an after column under each metric."""
-    top = "".join(f"<th rowspan='2'>{_esc(k)}</th>" for k in keys)
-    top += "".join(f"<th colspan='2'>{_esc(m)}</th>" for m in metrics)
+    top = "".join(f"<th rowspan='2'>{esc(k)}</th>" for k in keys)
+    top += "".join(f"<th colspan='2'>{esc(m)}</th>" for m in metrics)
     sub = "<th>before</th><th>after</th>" * len(metrics)
-    body = "".join(_row(list(key) + [v for pair in cells for v in pair]) for key, cells in rows)
+    body = "".join(row_html(list(key) + [v for pair in cells for v in pair]) for key, cells in rows)
     return f"<table><tr>{top}</tr><tr>{sub}</tr>{body}</table>"
 
 
-def _warnings_html(summary: dict[str, Any], extra: dict[str, Any]) -> list[str]:
-    found = run_warnings(summary, extra)
+def _warnings_html(summary: dict[str, Any], report: ReportData) -> list[str]:
+    found = run_warnings(summary, report)
     if not found:
         return []
-    items = "".join(f"<li>{_esc(w)}</li>" for w in found)
+    items = "".join(f"<li>{esc(w)}</li>" for w in found)
     return [f"<div class='warn'><b>Warnings</b><ul>{items}</ul></div>"]
 
 
-def _plots(summary: dict[str, Any], extra: dict[str, Any]) -> list[str]:
+def _plots(summary: dict[str, Any], report: ReportData) -> list[str]:
     from aflite.reports.plots import heatmap_figure, label_figure, phase_figures
 
     counts = summary["counts"]
@@ -97,27 +57,24 @@ def _plots(summary: dict[str, Any], extra: dict[str, Any]) -> list[str]:
         ]
     figs.append(label_figure(counts.get("labels_before", {}), counts.get("labels_kept", {})))
     alts.append("Bar chart: rows per label before filtering and kept")
-    for cls, block in extra.get("heatmaps", {}).items():
-        figs.append(heatmap_figure(cls, block["similarity"], block["n_kept"]))
+    for cls, block in report.heatmaps.items():
+        figs.append(heatmap_figure(cls, block.similarity, block.n_kept))
         alts.append(f"Heatmap: cosine similarity of sampled kept and removed rows of class {cls}")
     imgs = list(zip((png_data_uri(f) for f in figs), alts))
-    images = extra.get("images") or {}
-    if isinstance(images, dict):
-        imgs.extend(
-            (v, f"Image grid: {k} images per class") for k, v in images.items() if _is_png(v)
-        )
+    images = report.images or {}
+    imgs.extend((v, f"Image grid: {k} images per class") for k, v in images.items() if is_png(v))
     out = ["<h2>Plots</h2>"]
-    info = extra.get("heatmap_classes") or {}
-    total, shown = info.get("total"), info.get("shown")
+    info = report.heatmap_classes
+    total, shown = (info.total, info.shown) if info else (None, None)
     note = []
     if total and shown is not None and shown < total:
         note.append(f"Heatmaps: first {shown} of {total} classes shown.")
-    for cls, why in (info.get("skipped") or {}).items():
+    for cls, why in (info.skipped if info else {}).items():
         note.append(f"No heatmap for class {cls}: {why}.")
     if note:
-        out.append(f"<p class='muted'>{_esc(' '.join(note))}</p>")
+        out.append(f"<p class='muted'>{esc(' '.join(note))}</p>")
     out.append("<div class='grid'>")
-    out += [f"<img alt='{_esc(alt)}' src='{_esc(src)}'>" for src, alt in imgs if _is_png(src)]
+    out += [f"<img alt='{esc(alt)}' src='{esc(src)}'>" for src, alt in imgs if is_png(src)]
     out.append("</div>")
     return out
 
@@ -169,7 +126,7 @@ def _parameters_html(summary: dict[str, Any]) -> list[str]:
                 [f"--{kind}-ids", f"{review[f'{kind}_ids']}: {plural(review[count], 'row')}"]
             )
     rows += [[k, v] for k, v in (summary.get("parameters") or {}).items()]
-    return ["<h2>Parameters</h2>", _table(["parameter", "value"], rows)]
+    return ["<h2>Parameters</h2>", table_html(["parameter", "value"], rows)]
 
 
 def _ngram_table(header: list[str], rows: list[list[Any]], fields: list[str]) -> str:
@@ -182,60 +139,59 @@ def _ngram_table(header: list[str], rows: list[list[Any]], fields: list[str]) ->
                 gram, field = gram[len(f) + 2 :], f
                 break
         button = (
-            f"<button type='button' class='af-ngram' data-ngram='{_esc(gram)}' "
-            f"data-field='{_esc(field)}' title='show the rows that contain it'>"
-            f"{_esc(row[0])}</button>"
+            f"<button type='button' class='af-ngram' data-ngram='{esc(gram)}' "
+            f"data-field='{esc(field)}' title='show the rows that contain it'>"
+            f"{esc(row[0])}</button>"
         )
-        body.append(_row(row).replace(f"<td>{_esc(row[0])}</td>", f"<td>{button}</td>", 1))
-    head = "".join(f"<th>{_esc(h)}</th>" for h in header)
+        body.append(row_html(row).replace(f"<td>{esc(row[0])}</td>", f"<td>{button}</td>", 1))
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
-def _why_removed_html(extra: dict[str, Any], fields: list[str] | None = None) -> list[str]:
+def _why_removed_html(why: WhyRemoved | None, fields: list[str] | None = None) -> list[str]:
     fields = fields or []
-    why = extra.get("why_removed")
-    if not why:
+    if why is None:
         return []
-    note = why.get("note", "")
-    if why.get("kind") == "ngrams":
+    note = why.note
+    if why.kind == "ngrams":
         note += " Click an n-gram to list the rows that contain it."
-    out = ["<h2>Why removed</h2>", f"<p class='muted'>{_esc(note)}</p>"]
-    same = why.get("same_label") or {}
+    out = ["<h2>Why removed</h2>", f"<p class='muted'>{esc(note)}</p>"]
+    same = why.same_label or {}
     if "removed" in same:
         kept = f"; kept rows, among kept rows: {same['kept']:.3f}" if "kept" in same else ""
         removed = f"{same['removed']:.3f}"
         out.append(
             "<p>Share of rows whose nearest neighbour has their label: removed rows, among "
-            f"removed rows: {_esc(removed)}{_esc(kept)}.</p>"
+            f"removed rows: {esc(removed)}{esc(kept)}.</p>"
         )
-    for cls, table in (why.get("classes") or {}).items():
-        out.append(f"<h3>{_esc(cls)}</h3>")
-        if table["rows"] and why.get("kind") == "ngrams":
-            out.append(_ngram_table(table["header"], table["rows"], fields))
-        elif table["rows"]:
-            out.append(_table(table["header"], table["rows"]))
+    for cls, table in why.classes.items():
+        out.append(f"<h3>{esc(cls)}</h3>")
+        if table.rows and why.kind == "ngrams":
+            out.append(_ngram_table(table.header, table.rows, fields))
+        elif table.rows:
+            out.append(table_html(table.header, table.rows))
         else:
             out.append("<p class='muted'>Nothing over-represented among the removed rows.</p>")
-    for cls, reason in (why.get("skipped") or {}).items():
-        out.append(f"<p class='muted'>Class {_esc(cls)} not shown: {_esc(reason)}.</p>")
+    for cls, reason in why.skipped.items():
+        out.append(f"<p class='muted'>Class {esc(cls)} not shown: {esc(reason)}.</p>")
     return out
 
 
 def _audits_html(audits: list[dict[str, Any]]) -> list[str]:
     out = []
     for pair in pair_audits(audits):
-        out.append(f"<h2>Audit: {_esc(pair.name)}</h2>")
+        out.append(f"<h2>Audit: {esc(pair.name)}</h2>")
         for tag, audit in (("before", pair.before), ("after", pair.after)):
             if audit is not None:
                 label = f"<b>{tag}:</b> " if pair.before and pair.after else ""
-                out.append(f"<p>{label}{_esc(audit['summary'])}</p>")
+                out.append(f"<p>{label}{esc(audit['summary'])}</p>")
         note = ((pair.before or pair.after or {}).get("details") or {}).get("note")
         if note:
-            out.append(f"<p class='muted'>{_esc(note)}</p>")
+            out.append(f"<p class='muted'>{esc(note)}</p>")
         table = paired_table(pair)
         if table is None:  # different columns: one table each
             for audit in (pair.before, pair.after):
-                out.append(_table(audit["table"]["header"], audit["table"]["rows"]))
+                out.append(table_html(audit["table"]["header"], audit["table"]["rows"]))
         elif table.rows and pair.before is not None and pair.after is not None:
             out.append(_paired_html(table.keys, table.metrics, table.rows))
             if any(MISSING in pair for _, cells in table.rows for pair in cells):
@@ -245,7 +201,7 @@ def _audits_html(audits: list[dict[str, Any]]) -> list[str]:
                 )
         elif table.rows:
             audit = pair.before or pair.after
-            out.append(_table(audit["table"]["header"], audit["table"]["rows"]))
+            out.append(table_html(audit["table"]["header"], audit["table"]["rows"]))
     return out
 
 
@@ -253,8 +209,7 @@ def render_report(out_dir: str | Path) -> str:
     """Build the report's HTML from the files of a filter run's output folder."""
     d = Path(out_dir)
     summary = json.loads((d / "summary.json").read_text())
-    extra_path = d / "result" / "report_extra.json"
-    extra = json.loads(extra_path.read_text()) if extra_path.exists() else {}
+    report = ReportData.load(d)
     history = summary.get("history", [])
     counts = summary["counts"]
     rb = summary.get("representation_bias", {})
@@ -265,20 +220,20 @@ def render_report(out_dir: str | Path) -> str:
         map_title="Score map: every scored row",
         map_alt="Scatter plot: each row's predictability score against the phase that "
         "removed it (kept rows at the right, their final scores), coloured kept or removed",
-        ngrams=(extra.get("why_removed") or {}).get("kind") == "ngrams",
+        ngrams=report.why_removed is not None and report.why_removed.kind == "ngrams",
     )
     fields = [c["field"] for c in (payload or {}).get("columns", []) if "field" in c]
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         csp,
         "<meta name='viewport' content='width=device-width,initial-scale=1'>",
-        f"<title>aflite report: {_esc(Path(summary['input']).name)}</title>",
-        f"<style>{_CSS}{REVIEW_CSS}</style></head><body>",
-        f"<h1>aflite report</h1><p class='muted'>{_esc(summary['input'])} "
-        f"({_esc(summary.get('input_format', ''))}, fingerprint "
-        f"{_esc(summary.get('input_fingerprint', ''))})</p>",
+        f"<title>aflite report: {esc(Path(summary['input']).name)}</title>",
+        f"<style>{CSS}{REVIEW_CSS}</style></head><body>",
+        f"<h1>aflite report</h1><p class='muted'>{esc(summary['input'])} "
+        f"({esc(summary.get('input_format', ''))}, fingerprint "
+        f"{esc(summary.get('input_fingerprint', ''))})</p>",
     ]
-    parts += _warnings_html(summary, extra)
+    parts += _warnings_html(summary, report)
     parts.append("<div class='cards'>")
     for title, value in [
         ("rows in", counts["input"]),
@@ -291,38 +246,37 @@ def render_report(out_dir: str | Path) -> str:
         ("chance after", _fmt(rb.get("chance_after"))),
     ]:
         parts.append(
-            f"<div class='card'><div class='muted'>{_esc(title)}</div>"
-            f"<div class='big'>{_esc(value)}</div></div>"
+            f"<div class='card'><div class='muted'>{esc(title)}</div>"
+            f"<div class='big'>{esc(value)}</div></div>"
         )
     parts.append("</div>")
-    parts.append(f"<p><b>Stopped:</b> {_esc(summary.get('stop_message', ''))}</p>")
-    parts += _plots(summary, extra)
+    parts.append(f"<p><b>Stopped:</b> {esc(summary.get('stop_message', ''))}</p>")
+    parts += _plots(summary, report)
     if review:
         parts.append(review)
 
-    control = extra.get("bias_control")
+    control = report.bias_control
     if control:
-        random_bias = control.get("random")
-        random_text = "not measured" if random_bias is None else _fmt(random_bias)
+        random_text = "not measured" if control.random is None else _fmt(control.random)
         parts.append(
-            f"<p><b>Control:</b> a random subset of the kept size ({_esc(control['size'])} "
-            f"rows), scored at the same t ({_esc(control['train_size'])} training rows), has "
-            f"representation bias {_esc(random_text)}; the kept rows "
-            f"{_esc(_fmt(control.get('kept')))}.</p>"
+            f"<p><b>Control:</b> a random subset of the kept size ({esc(control.size)} "
+            f"rows), scored at the same t ({esc(control.train_size)} training rows), has "
+            f"representation bias {esc(random_text)}; the kept rows "
+            f"{esc(_fmt(control.kept))}.</p>"
         )
-    parts += _why_removed_html(extra, fields)
-    if extra.get("knn"):
+    parts += _why_removed_html(report.why_removed, fields)
+    if report.knn:
         parts.append("<h2>Nearest-neighbour cosine distances (held-out to training rows)</h2>")
         parts.append(
             "<p class='muted'>Larger distances after filtering mean held-out rows have fewer "
             "near-duplicates in training. Fewer rows alone make neighbours farther: compare the "
             "kept rows with the random subset of the same size.</p>"
         )
-        parts.append(_table(extra["knn"]["header"], extra["knn"]["rows"]))
+        parts.append(table_html(report.knn.header, report.knn.rows))
 
     parts += _parameters_html(summary)
     parts.append(
-        _table(
+        table_html(
             ["phase", "size before", "removed", "at or above tau", "bias", "seconds"],
             [
                 [
@@ -338,25 +292,23 @@ def render_report(out_dir: str | Path) -> str:
         )
     )
 
-    for section, key in (
-        ("Most predictable removed examples", "top_removed"),
-        ("Least predictable kept examples", "top_kept"),
+    for section, examples in (
+        ("Most predictable removed examples", report.top_removed),
+        ("Least predictable kept examples", report.top_kept),
     ):
-        if extra.get(key):
+        if examples:
             parts.append(f"<h2>{section}</h2>")
-            for cls, rows in extra[key].items():
-                parts.append(f"<h3>{_esc(cls)}</h3>")
+            for cls, rows in examples.items():
+                parts.append(f"<h3>{esc(cls)}</h3>")
                 header = ["score"] + [k for k in rows[0] if k != "score"] if rows else ["score"]
                 parts.append(
-                    _table(header, [[r["score"]] + [r[k] for k in header[1:]] for r in rows])
+                    table_html(header, [[r["score"]] + [r[k] for k in header[1:]] for r in rows])
                 )
 
-    parts += _audits_html(extra.get("audits", []))
+    parts += _audits_html(report.audits or [])
     versions = summary.get("versions", {})
     parts.append(
-        "<p class='muted'>"
-        + ", ".join(f"{_esc(k)} {_esc(v)}" for k, v in versions.items())
-        + "</p>"
+        "<p class='muted'>" + ", ".join(f"{esc(k)} {esc(v)}" for k, v in versions.items()) + "</p>"
     )
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -13,8 +13,9 @@ import numpy as np
 
 from aflite._internal.atomic import atomic_path
 from aflite._internal.text import plot_text
-from aflite.reports.html import _CSS, _esc, _is_png, _table, png_data_uri
 from aflite.reports.interactive import REVIEW_CSS, review_section, scores_rows_payload
+from aflite.reports.markup import CSS, esc, is_png, table_html
+from aflite.reports.plots import png_data_uri
 
 __all__ = ["render_scores_report", "write_scores_report"]
 
@@ -96,11 +97,11 @@ def render_scores_report(out_dir: str | Path) -> str:
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         csp,
         "<meta name='viewport' content='width=device-width,initial-scale=1'>",
-        f"<title>aflite scores: {_esc(Path(summary['input']).name)}</title>",
-        f"<style>{_CSS}{REVIEW_CSS}</style></head><body>",
-        f"<h1>aflite per-example scores</h1><p class='muted'>{_esc(summary['input'])}; "
-        f"features {_esc(summary.get('features', ''))}; {_esc(summary['n_folds'])}-fold "
-        f"cross-fit x {_esc(summary['repeats'])}, seed {_esc(summary['seed'])}</p>",
+        f"<title>aflite scores: {esc(Path(summary['input']).name)}</title>",
+        f"<style>{CSS}{REVIEW_CSS}</style></head><body>",
+        f"<h1>aflite per-example scores</h1><p class='muted'>{esc(summary['input'])}; "
+        f"features {esc(summary.get('features', ''))}; {esc(summary['n_folds'])}-fold "
+        f"cross-fit x {esc(summary['repeats'])}, seed {esc(summary['seed'])}</p>",
         "<div class='cards'>",
     ]
     cards = [("rows", summary["rows"]), ("classes", len(summary["labels"]))]
@@ -108,8 +109,8 @@ def render_scores_report(out_dir: str | Path) -> str:
     cards.append(("seconds", summary["seconds"]["total"]))
     for title, value in cards:
         parts.append(
-            f"<div class='card'><div class='muted'>{_esc(title)}</div>"
-            f"<div class='big'>{_esc(value)}</div></div>"
+            f"<div class='card'><div class='muted'>{esc(title)}</div>"
+            f"<div class='big'>{esc(value)}</div></div>"
         )
     parts.append("</div>")
     parts.append(
@@ -125,7 +126,7 @@ def render_scores_report(out_dir: str | Path) -> str:
         imgs.append((_histograms(frame, numeric), alt, " class='wide'"))
     parts.append("<h2>Plots</h2><div class='grid'>")
     parts += [
-        f"<img alt='{_esc(alt)}'{cls} src='{_esc(src)}'>" for src, alt, cls in imgs if _is_png(src)
+        f"<img alt='{esc(alt)}'{cls} src='{esc(src)}'>" for src, alt, cls in imgs if is_png(src)
     ]
     parts.append("</div>")
     parts.append(review)
@@ -136,13 +137,13 @@ def render_scores_report(out_dir: str | Path) -> str:
         [name] + ["n/a" if v is None else float(v) for v in row]
         for name, row in zip(corr["columns"], corr["matrix"])
     ]
-    parts.append(_table(["", *corr["columns"]], rows))
+    parts.append(table_html(["", *corr["columns"]], rows))
     means = summary.get("means_by_label", {})
     if means:
         parts.append("<h2>Mean score per class</h2>")
         cols = list(next(iter(means.values())))
         parts.append(
-            _table(
+            table_html(
                 ["label", *cols],
                 [
                     [k] + ["n/a" if v[c] is None else float(v[c]) for c in cols]
@@ -151,24 +152,22 @@ def render_scores_report(out_dir: str | Path) -> str:
             )
         )
     for section, rows in summary.get("examples", {}).items():
-        parts.append(f"<h2>Examples: {_esc(section)}</h2>")
+        parts.append(f"<h2>Examples: {esc(section)}</h2>")
         if not rows:
             parts.append("<p class='muted'>no rows</p>")
             continue
         header = list(rows[0])
         parts.append(
-            _table(header, [["n/a" if r[k] is None else r[k] for k in header] for r in rows])
+            table_html(header, [["n/a" if r[k] is None else r[k] for k in header] for r in rows])
         )
     parts.append("<h2>Options</h2>")
     opts = summary.get("options", {}) | {"scorers": ", ".join(summary["scorers"])}
-    parts.append(_table(["option", "value"], [[k, str(v)] for k, v in opts.items()]))
+    parts.append(table_html(["option", "value"], [[k, str(v)] for k, v in opts.items()]))
     seconds = summary["seconds"]["scorers"]
-    parts.append(_table(["scorer", "seconds"], [[k, float(v)] for k, v in seconds.items()]))
+    parts.append(table_html(["scorer", "seconds"], [[k, float(v)] for k, v in seconds.items()]))
     versions = summary.get("versions", {})
     parts.append(
-        "<p class='muted'>"
-        + ", ".join(f"{_esc(k)} {_esc(v)}" for k, v in versions.items())
-        + "</p>"
+        "<p class='muted'>" + ", ".join(f"{esc(k)} {esc(v)}" for k, v in versions.items()) + "</p>"
     )
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from aflite.reports.audit_pairs import audit_tag
+from aflite.reports.data import ReportData
 
 __all__ = ["DRIFT_WARNING", "BELOW_CHANCE_MARGIN", "label_drift", "run_warnings"]
 
@@ -83,11 +84,11 @@ def _tiny_data(summary: dict[str, Any]) -> str | None:
 
 def run_warnings(
     summary: dict[str, Any],
-    extra: dict[str, Any] | None = None,
+    report: ReportData | None = None,
     *,
     margin: float = BELOW_CHANCE_MARGIN,
 ) -> list[str]:
-    """Plain-text warnings for a run, from its ``summary.json`` and ``report_extra.json``."""
+    """Plain-text warnings for a run, from its ``summary.json`` and its report data."""
     out = []
     counts = summary.get("counts", {})
     before, kept = counts.get("labels_before", {}), counts.get("labels_kept", {})
@@ -105,8 +106,11 @@ def run_warnings(
         out.append(tiny)
     rb = summary.get("representation_bias") or {}
     after, chance = _number(rb.get("after")), _number(rb.get("chance_after"))
-    if after is not None and chance is not None and after < chance - margin and not counts.get(
-        "removed", 1
+    if (
+        after is not None
+        and chance is not None
+        and after < chance - margin
+        and not counts.get("removed", 1)
     ):
         # nothing was removed, so stopping earlier changes nothing: the input itself is so
         out.append(
@@ -121,5 +125,5 @@ def run_warnings(
             "majority rate, a new artifact rather than a cleaner set; stop earlier with "
             "--min-bias, a smaller --slice-size or a larger --target-size"
         )
-    out += _audit_warnings(list((extra or {}).get("audits") or []), margin)
+    out += _audit_warnings(list(report.audits or []) if report else [], margin)
     return out

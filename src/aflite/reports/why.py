@@ -11,10 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from aflite.audits._text import get_tokenizer
+from aflite.audits.text import get_tokenizer
 
 __all__ = ["ngram_log_odds", "nearest_removed", "unit_rows"]
-
 
 
 def ngram_log_odds(

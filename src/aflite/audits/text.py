@@ -17,10 +17,13 @@ so "he", "she", "her" and "him" stay countable.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable
+from importlib import resources
+from pathlib import Path
 
-__all__ = ["TOKENIZERS", "get_tokenizer", "normalise_term", "stop_words"]
+__all__ = ["TOKENIZERS", "get_tokenizer", "load_identity_words", "normalise_term", "stop_words"]
 
 TOKENIZERS = ("regex", "spacy")
 
@@ -63,3 +66,25 @@ def stop_words(identity_terms: Iterable[str]) -> frozenset[str]:
 def normalise_term(term: str) -> str:
     """A query as it appears in the vocabulary: lower-case, single spaces."""
     return " ".join(term.lower().split())
+
+
+def load_identity_words(path: str | os.PathLike | None = None) -> dict[str, str]:
+    """{term: category} from a ``category<TAB>term`` file (default: the shipped list). A term
+    is one word or two ("african boy"); a line without a tab is a term of category
+    "identity"; ``#`` starts a comment line."""
+    if path is None:
+        text = (resources.files("aflite") / "data" / "identity_words.txt").read_text()
+    else:
+        text = Path(path).read_text()
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        cat, _, word = line.partition("\t")
+        if not word:
+            cat, word = "identity", cat
+        term = " ".join(word.lower().split())
+        if term:
+            out[term] = cat.strip()
+    return out

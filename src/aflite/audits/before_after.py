@@ -1,0 +1,165 @@
+"""Audits before and after filtering, measured alike: the sets at one t, and beside the smaller
+set a random subset of the larger of the same size (its control), because nearest-neighbour
+distances and out-of-sample estimates move with the number of rows alone.
+
+:func:`audit_before_after` runs registered audits on the two sets (``aflite filter --audits``,
+``aflite audit --compare``); :func:`bias_with_control` measures the filter's own
+representation bias on a control of the kept size (the report, ``aflite experiment compare``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from aflite.algorithm import FilterResult
+from aflite.audits.base import AuditResult
+
+__all__ = [
+    "SIZED_AUDITS",
+    "AuditSet",
+    "BeforeAfter",
+    "audit_before_after",
+    "random_control",
+    "bias_with_control",
+]
+
+# the audits whose figures move with the number of rows alone: the ones a control is run for
+SIZED_AUDITS = ("knn", "bias")
+
+
+@dataclass(frozen=True)
+class AuditSet:
+    """One set to audit: text fields, labels and, optionally, its representation (row-aligned;
+    None: the audits that need one build n-grams of the texts)."""
+
+    texts: dict[str, Sequence[str]]
+    labels: np.ndarray
+    features: np.ndarray | None = None
+
+    def subset(self, rows: np.ndarray) -> AuditSet:
+        """The rows at ``rows``, in that order."""
+        return AuditSet(
+            {f: [v[i] for i in rows] for f, v in self.texts.items()},
+            np.asarray(self.labels)[rows],
+            None if self.features is None else self.features[rows],
+        )
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+@dataclass(frozen=True)
+class BeforeAfter:
+    """What :func:`audit_before_after` measured: the results on each set (``after`` empty when
+    there was no second set), on the control (empty when none ran), the control's rows of
+    the first set, and the t the bias audit used for all of them."""
+
+    before: list[AuditResult]
+    after: list[AuditResult] = field(default_factory=list)
+    control: list[AuditResult] = field(default_factory=list)
+    control_rows: np.ndarray | None = None
+    bias_train_size: int | None = None
+
+
+def audit_before_after(
+    before: AuditSet,
+    after: AuditSet | None = None,
+    *,
+    audits: Sequence[str],
+    control: bool = True,
+    before_tag: str = "before",
+    after_tag: str = "kept",
+    bias_train_size: int | None = None,
+    counts_path: Any = None,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+    **options: Any,
+) -> BeforeAfter:
+    """Run ``audits`` on ``before`` and on ``after`` at one t, and with ``control`` the
+    :data:`SIZED_AUDITS` among them on a random subset of ``before`` the size of ``after``
+    (when ``after`` is the smaller set).
+
+    ``bias_train_size`` is t as a row count, already resolved
+    (:func:`aflite.audits.baselines.bias_train_rows`); by default it is resolved on the
+    sizes of the sets. ``counts_path`` saves the identity counts of ``before``. ``options``
+    go to :func:`aflite.audits.run_audits` for every set.
+    """
+    from aflite.audits.baselines import bias_train_rows
+    from aflite.audits.run import run_audits
+
+    audits = list(audits)
+    sizes = [len(before)] + ([len(after)] if after is not None else [])
+    t = bias_train_size
+    if t is None and "bias" in audits:
+        t = bias_train_rows(sizes)
+
+    def run(data: AuditSet, tag: str, chosen: list[str], counts: Any = None) -> list[AuditResult]:
+        return run_audits(
+            data.texts, data.labels, audits=chosen, features=data.features, seed=seed, tag=tag,
+            bias_train_size=t, counts_path=counts, progress=progress, **options,
+        )  # fmt: skip
+
+    if after is None:
+        return BeforeAfter(run(before, before_tag, audits, counts_path), bias_train_size=t)
+    first = run(before, before_tag, audits, counts_path)
+    second = run(after, after_tag, audits)
+    sized = [a for a in audits if a in SIZED_AUDITS]
+    if not (control and sized and len(after) < len(before)):
+        return BeforeAfter(first, second, bias_train_size=t)
+    rows = random_control(len(before), len(after), seed=seed)
+    tag = f"random subset of {before_tag}, {len(rows)} rows"
+    return BeforeAfter(first, second, run(before.subset(rows), tag, sized), rows, t)
+
+
+def random_control(n: int, size: int, *, seed: int = 0) -> np.ndarray:
+    """Sorted positions of a random subset of ``size`` of ``n`` rows: the control a smaller
+    (filtered) set is compared with, since distances and estimates move with size alone."""
+    # a generator of its own, so the control does not shift the report's other draws
+    rng = np.random.default_rng([seed, 0x5EED])
+    return np.sort(rng.choice(n, size, replace=False))
+
+
+def bias_with_control(
+    x: np.ndarray,
+    labels: np.ndarray,
+    result: FilterResult,
+    control: np.ndarray | None = None,
+    *,
+    groups: np.ndarray | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The representation bias before, of the kept rows and of a random subset of the kept
+    size (``control``, rows of ``x``; drawn with :func:`random_control` when None), scored
+    like the kept rows: the same t (a count), the same number of partitions."""
+    from aflite.algorithm import predictability_scores
+
+    if control is None:
+        control = random_control(len(labels), len(result.kept), seed=seed)
+
+    t = int(result.params["train_size"])
+    out: dict[str, Any] = {
+        "train_size": t,
+        "size": int(len(control)),
+        "before": result.initial_bias,
+        "kept": result.final_bias,
+        "random": None,
+    }
+    if t >= len(control):
+        out["note"] = f"t = {t} leaves none of the {len(control)} rows held out"
+        return out
+    ps = predictability_scores(
+        np.ascontiguousarray(x[control], dtype=np.float32),
+        labels[control],
+        n_partitions=int(result.params["n_partitions"]),
+        train_size=t,
+        groups=None if groups is None else groups[control],
+        seed=seed,
+        device=str(result.params.get("device", "auto")),
+        copy=False,  # a fresh subset: standardised where it is, not copied again
+    )
+    out["random"] = ps.representation_bias
+    return out

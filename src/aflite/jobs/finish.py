@@ -1,0 +1,224 @@
+"""The end of a filter job: split the rows, compute what the report shows, run the audits
+before and after, assemble ``summary.json``, hand it all to the writer
+(:func:`aflite.jobs.outputs.write_outputs`) and say in a few lines what happened."""
+
+from __future__ import annotations
+
+import platform
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import aflite
+from aflite._internal.labels import label_counts
+from aflite.algorithm import FilterResult
+from aflite.defaults import FILTER_DEFAULTS
+from aflite.io.decisions import Decisions
+from aflite.io.labelled import LabelledData
+from aflite.jobs.config import FilterJob, job_key
+from aflite.jobs.outputs import RowSplit, output_names, write_outputs
+from aflite.reports.content import report_data
+from aflite.reports.data import ReportData
+
+__all__ = ["JobOutcome", "finish_job", "job_fields", "stop_hint", "versions"]
+
+
+@dataclass
+class JobOutcome:
+    """Where a finished job's outputs are, its result, and the lines printed after it."""
+
+    out_dir: Path
+    result: FilterResult
+    n_warmup: int
+    outputs: dict[str, str]
+    summary_text: str
+
+
+def finish_job(
+    job: FilterJob,
+    *,
+    inputs: LabelledData,
+    result: FilterResult,
+    rest: np.ndarray,
+    warm_rows: np.ndarray,
+    phi: np.ndarray,
+    t_start: float,
+    decisions: Decisions | None = None,
+) -> JobOutcome:
+    """Compute and write every output of a finished run into ``job.out_dir``.
+
+    ``rest`` are the rows the filter saw (``result``'s positions index it), ``warm_rows``
+    those a warm-up model trained on, ``phi`` the representation of ``rest``. Rows a
+    reviewer dropped (``decisions``) are among the removed rows, with phase -1 and no score.
+    """
+    split = RowSplit.of_run(result, rest=rest, warm_rows=warm_rows, n_rows=len(inputs.table),
+                            decisions=decisions)  # fmt: skip
+    report = report_data(
+        result, phi, inputs.labels[rest], rest, ids=inputs.ids, texts=inputs.texts or None,
+        groups=inputs.groups, images=getattr(inputs.table, "images", None), seed=job.seed,
+    )  # fmt: skip
+    if job.audits and inputs.texts:
+        report.audits = audits_before_after(job, inputs=inputs, rest=rest, kept=split.kept)
+    names = output_names(inputs.table, warmup=len(warm_rows) > 0)
+    summary = run_summary(job, inputs=inputs, result=result, split=split, names=names,
+                          decisions=decisions, seconds=time.perf_counter() - t_start)  # fmt: skip
+    out = Path(job.out_dir)
+    written = write_outputs(
+        out, table=inputs.table, split=split, result=result, ids=inputs.ids,
+        labels=inputs.labels, texts=inputs.texts, decisions=decisions, report=report,
+        summary=summary, html=job.report,
+    )  # fmt: skip
+    text = outcome_text(job, inputs=inputs, result=result, summary=summary, report=report,
+                        out=out, names=written, n_warmup=len(warm_rows))  # fmt: skip
+    outputs = {k: str(out / v) for k, v in written.items()}
+    return JobOutcome(out, result, len(warm_rows), outputs, text)
+
+
+def audits_before_after(
+    job: FilterJob, *, inputs: LabelledData, rest: np.ndarray, kept: np.ndarray
+) -> list[dict[str, Any]]:
+    """``job.audits`` on the rows filtered and on the kept rows at one t, as the report
+    stores them (each result's dict with its tag, "before" or "kept")."""
+    from aflite.audits.before_after import AuditSet, audit_before_after
+
+    def of(rows: np.ndarray) -> AuditSet:
+        return AuditSet({f: [v[i] for i in rows] for f, v in inputs.texts.items()},
+                        inputs.labels[rows])  # fmt: skip
+
+    # no control here: the report's KNN table and bias control measure one on Phi
+    measured = audit_before_after(of(rest), of(kept), audits=job.audits, control=False,
+                                  seed=job.seed)  # fmt: skip
+    return [r.to_dict() | {"tag": "before"} for r in measured.before] + [
+        r.to_dict() | {"tag": "kept"} for r in measured.after
+    ]
+
+
+def run_summary(
+    job: FilterJob,
+    *,
+    inputs: LabelledData,
+    result: FilterResult,
+    split: RowSplit,
+    names: dict[str, str],
+    decisions: Decisions | None,
+    seconds: float,
+) -> dict[str, Any]:
+    """The document of ``summary.json``."""
+    table, labels = inputs.table, inputs.labels
+    counts: dict[str, Any] = {
+        "input": len(table),
+        "kept": len(split.kept),
+        "removed": len(split.removed),
+        "warmup": len(split.warmup),
+        "labels_before": label_counts(labels[split.rest]),
+        "labels_kept": label_counts(labels[split.kept]),
+    }
+    if decisions is not None:
+        counts["dropped_by_review"] = len(split.dropped)
+    summary: dict[str, Any] = {
+        "input": str(job.input),
+        "input_format": table.format,
+        "input_fingerprint": table.fingerprint(),
+        "options": job_key(job) | {"device": job.device},
+        "fields": job_fields(job, inputs),
+        "parameters": result.params,
+        "seed": job.seed,
+        "versions": versions(),
+        "counts": counts,
+        "representation_bias": {
+            "before": result.initial_bias,
+            "after": result.final_bias,
+            "chance_before": result.initial_chance,
+            "chance_after": result.final_chance,
+        },
+        "stop_reason": result.stop_reason,
+        "stop_message": result.stop_message,
+        "history": [asdict(h) for h in result.history],
+        "seconds": round(seconds, 3),
+        "outputs": dict(names),
+    }
+    if decisions is not None:
+        summary["review"] = decisions.summary() | {
+            "protected_kept": int(decisions.protected[split.kept].sum()),
+        }
+    return summary
+
+
+def outcome_text(
+    job: FilterJob,
+    *,
+    inputs: LabelledData,
+    result: FilterResult,
+    summary: dict[str, Any],
+    report: ReportData,
+    out: Path,
+    names: dict[str, str],
+    n_warmup: int,
+) -> str:
+    """What is printed after a run: the result, where the outputs are, notes and warnings."""
+    from aflite.reports.warnings import run_warnings
+
+    shown = [v for k, v in names.items() if k != "report"] + (
+        [names["report"]] if "report" in names else []
+    )
+    text = f"{result.summary()}\nwarm-up rows: {n_warmup}\noutputs in {out}/: " + ", ".join(shown)
+    note = inputs.fields.note()
+    if note:
+        text += "\n" + note
+    hint = stop_hint(result, job.threshold)
+    if hint:
+        text += "\n" + hint
+    for warning in run_warnings(summary, report):
+        text += f"\nwarning: {warning}"
+    return text
+
+
+def job_fields(job: FilterJob, inputs: LabelledData) -> dict[str, Any]:
+    """The fields a run read, and which of them it picked itself (``"text"``, ``"id"``)."""
+    read = inputs.fields
+    fields: dict[str, Any] = {
+        "label": read.label,
+        "text": list(read.text),
+        "id": read.id,
+        "group": read.group,
+    }
+    if job.split is not None:
+        fields["split"] = job.split
+    fields["picked"] = list(inputs.picked)
+    return fields
+
+
+def stop_hint(result: FilterResult, threshold: float) -> str | None:
+    """One line when a run stopped on the threshold far from its target while its kept rows
+    are still clearly predictable, naming the flag to change."""
+    target = result.params.get("target_size")
+    if result.stop_reason != "threshold" or not target:
+        return None
+    margin = result.params.get("min_bias") or FILTER_DEFAULTS["min_bias"]
+    if not np.isnan(result.final_bias) and result.final_bias <= result.final_chance + margin:
+        return None
+    left = len(result.kept) - int(target)
+    if left <= 0.1 * result.n_input:
+        return None
+    return (
+        f"note: stopped on the threshold with {len(result.kept)} rows, {left} above the target "
+        f"{target} and bias {result.final_bias:.3f} vs chance {result.final_chance:.3f}: "
+        f"lower --threshold (now {threshold:g}) to remove more"
+    )
+
+
+def versions() -> dict[str, str]:
+    """The versions of aflite and of what shapes its numbers, as ``summary.json`` records."""
+    import sklearn
+    import torch
+
+    return {
+        "aflite": aflite.__version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "scikit-learn": sklearn.__version__,
+    }
