@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import unicodedata
+from collections.abc import Sequence
 
-__all__ = ["printable", "one_line", "plot_text", "plural", "word_list"]
+__all__ = ["did_you_mean", "printable", "one_line", "plot_text", "plural", "word_list"]
 
 _UNSAFE = {"Cc", "Cf", "Zl", "Zp"}
 
@@ -49,3 +51,14 @@ def word_list(words: list[str], limit: int = 60) -> str:
         size += extra
     left = len(words) - len(out)
     return ", ".join(out) + (f" (+{left} more)" if left else "")
+
+
+def did_you_mean(name: str, choices: Sequence[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``choices``, or ``""``."""
+    names = [str(c) for c in choices]
+    folded = {c.casefold(): c for c in names}
+    match = folded.get(name.casefold())
+    if match is None:
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+        match = close[0] if close else None
+    return f"; did you mean '{match}'?" if match is not None else ""

@@ -7,7 +7,6 @@ one-line :class:`~aflite.errors.DataError` naming the file, the row (``where(i)`
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 from collections.abc import Iterator, Sequence
@@ -16,6 +15,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from aflite._internal.text import did_you_mean
 from aflite.errors import DataError
 
 __all__ = [
@@ -88,17 +88,6 @@ class ImageTable(Table, Protocol):
 
     @property
     def images(self) -> np.ndarray: ...
-
-
-def did_you_mean(name: str, choices: Sequence[str]) -> str:
-    """``"; did you mean 'x'?"`` for the closest of ``choices``, or ``""``."""
-    names = [str(c) for c in choices]
-    folded = {c.casefold(): c for c in names}
-    match = folded.get(name.casefold())
-    if match is None:
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        match = close[0] if close else None
-    return f"; did you mean '{match}'?" if match is not None else ""
 
 
 def missing_field(where: str, name: str, columns: Sequence[str]) -> DataError:
