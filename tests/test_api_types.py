@@ -19,11 +19,11 @@ PUBLIC = [aflite.adversarial_filter, aflite.predictability_scores, aflite.repres
 def test_public_annotations_resolve_without_any(fn):
     import torch  # noqa: F401 -- DeviceLike names torch.device
 
-    from aflite.algorithm.scorers.base import Scorer  # noqa: F401
+    from aflite.algorithm.models.base import Model  # noqa: F401
     from aflite.algorithm.solvers import LinearEnsemble  # noqa: F401
     from aflite.algorithm.solvers.choice import ChoiceEnsemble
 
-    ns = {**vars(types), "torch": torch, "Scorer": Scorer, "LinearEnsemble": LinearEnsemble,
+    ns = {**vars(types), "torch": torch, "Model": Model, "LinearEnsemble": LinearEnsemble,
           "ChoiceEnsemble": ChoiceEnsemble}
     hints = typing.get_type_hints(fn, globalns={**fn.__globals__, **ns})
     loose = [name for name, hint in hints.items() if hint is typing.Any and name != "kwargs"]

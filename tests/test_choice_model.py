@@ -12,8 +12,8 @@ from sklearn.linear_model import LogisticRegression
 
 import aflite
 from aflite.algorithm.choices import check_choices, choice_chance, choice_store, pad_choices
+from aflite.algorithm.models.choice import ChoiceModel
 from aflite.algorithm.partitions import block_design
-from aflite.algorithm.scorers.choice import ChoiceScorer
 from aflite.algorithm.solvers.blocks import plan_blocks
 from aflite.algorithm.solvers.choice import (
     ChoiceEnsemble,
@@ -262,7 +262,7 @@ def test_other_models_and_backends_are_refused_for_choices():
         aflite.filter(x, y, target_size=40, train_size=10, backend=object())
     with pytest.raises(ValueError, match="C must be a positive number"):
         ChoiceEnsemble(C=0)
-    assert isinstance(aflite.SCORERS["choice"](ChoiceEnsemble(C=0.3)), ChoiceScorer)
+    assert isinstance(aflite.MODELS["choice"].target(ChoiceEnsemble(C=0.3)), ChoiceModel)
 
 
 def test_fit_reports_convergence():

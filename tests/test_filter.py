@@ -164,8 +164,8 @@ def test_checkpoint_and_resume_give_identical_result(planted):
 def test_compaction_keeps_rows_labels_and_groups_aligned(owned):
     import torch
 
+    from aflite.algorithm.models import LinearModel
     from aflite.algorithm.phases import PhaseRunner
-    from aflite.algorithm.scorers import LinearScorer
     from aflite.algorithm.storage import standardise
 
     rng = np.random.default_rng(0)
@@ -179,7 +179,7 @@ def test_compaction_keeps_rows_labels_and_groups_aligned(owned):
     g = np.arange(50) // 5
     original = np.array(x)
     runner = PhaseRunner(
-        x, y, 2, scorer=LinearScorer(), n_partitions=2, train_size=5, groups=g,
+        x, y, 2, model=LinearModel(), n_partitions=2, train_size=5, groups=g,
         device=torch.device("cpu"), generator=torch.Generator().manual_seed(0), chunk_rows=7,
     )
     assert (runner.store.data is not None) == owned

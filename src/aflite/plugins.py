@@ -19,7 +19,11 @@ import importlib
 __all__ = ["BUILTINS", "load_builtins"]
 
 BUILTINS: dict[str, tuple[str, ...]] = {
-    "model": ("aflite.algorithm.models.linear", "aflite.algorithm.models.sklearn"),
+    "model": (
+        "aflite.algorithm.models.linear",
+        "aflite.algorithm.models.sklearn",
+        "aflite.algorithm.models.choice",
+    ),
     "feature kind": ("aflite.features.kinds",),
     "format": (
         "aflite.io.formats.jsonl",

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 if TYPE_CHECKING:
     import torch
 
-    from aflite.algorithm.scorers.base import Scorer
+    from aflite.algorithm.models.base import Model
     from aflite.algorithm.solvers import LinearEnsemble
     from aflite.algorithm.solvers.choice import ChoiceEnsemble
 
@@ -58,13 +58,15 @@ class Classifier(Protocol):
 
 class Backend(Protocol):
     """A distributed backend (e.g. :class:`aflite.distributed.RayBackend`): it wraps a model
-    into a scorer that runs the partitions elsewhere, and releases its workers on ``close``."""
+    into a phase model that runs the partitions elsewhere, and releases its workers on
+    ``close``."""
 
-    def scorer(self, model: Any) -> Scorer: ...
+    def phase_model(self, model: Any) -> Model: ...
 
     def close(self) -> None: ...
 
 
-ModelLike: TypeAlias = 'Literal["linear", "choice"] | LinearEnsemble | ChoiceEnsemble | Classifier | Scorer'
-"""The model family M: the batched linear ensemble, the choice-wise model (features (N, K,
-d)), a scikit-learn classifier or a scorer."""
+ModelLike: TypeAlias = "str | LinearEnsemble | ChoiceEnsemble | Classifier | Model"
+"""The model family M: a registered family's name (``"linear"``, ``"choice"``), the batched
+linear ensemble, the choice-wise model (features (N, K, d)), a scikit-learn classifier or a
+:class:`~aflite.algorithm.models.Model`."""

@@ -5,16 +5,16 @@ Pure array code: nothing here reads or writes data files.
 
 from aflite.algorithm.by_scores import filter_by_scores
 from aflite.algorithm.filtering import ConvergenceWarning, FilterState, adversarial_filter
+from aflite.algorithm.models import MODELS, Model, PhaseCounts, register_model
 from aflite.algorithm.optimum import OptimumResult, optimum, subset_bias
 from aflite.algorithm.result import STOP_REASONS, FilterResult, PhaseRecord
-from aflite.algorithm.scorers import SCORERS, PhaseCounts, Scorer, register_scorer
 from aflite.algorithm.scoring import PhaseScores, predictability_scores, representation_bias
 from aflite.algorithm.selection import STRATEGIES
 from aflite.algorithm.solvers import LinearEnsemble, SolveReport
 from aflite.algorithm.solvers.choice import ChoiceEnsemble
 
 __all__ = [
-    "SCORERS",
+    "MODELS",
     "STOP_REASONS",
     "STRATEGIES",
     "ChoiceEnsemble",
@@ -26,13 +26,13 @@ __all__ = [
     "PhaseCounts",
     "PhaseRecord",
     "PhaseScores",
-    "Scorer",
+    "Model",
     "SolveReport",
     "adversarial_filter",
     "filter_by_scores",
     "optimum",
     "predictability_scores",
-    "register_scorer",
+    "register_model",
     "representation_bias",
     "subset_bias",
 ]

@@ -117,10 +117,12 @@ def adversarial_filter(
     balance:
         ``"classes"``: each slice removes from every class in proportion to its size.
     model:
-        ``"linear"`` (batched logistic regression, see :class:`aflite.LinearEnsemble`), a
-        ``LinearEnsemble`` with other settings, or any scikit-learn classifier instance (cloned
-        per partition, fed the features as given; slower). ``"choice"`` or a
-        ``ChoiceEnsemble``: the choice-wise model, which (N, K, d) features get by default.
+        The name of a model family in :data:`aflite.MODELS` (``"linear"``: batched logistic
+        regression, see :class:`aflite.LinearEnsemble`; or one added with
+        :func:`aflite.register_model`), a ``LinearEnsemble`` with other settings, or any
+        scikit-learn classifier instance (cloned per partition, fed the features as given;
+        slower). ``"choice"`` or a ``ChoiceEnsemble``: the choice-wise model, which (N, K, d)
+        features get by default.
     groups:
         Optional group id per row; a group never straddles a training/held-out split.
     seed:
@@ -249,7 +251,7 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
         "strategy": strategy,
         "min_bias": min_bias,
         "balance": balance,
-        "model": runner.scorer.describe(),
+        "model": runner.model.describe(),
         "seed": seed if isinstance(seed, (int, type(None))) else repr(seed),
         "device": str(runner.device),
         "grouped": groups is not None,

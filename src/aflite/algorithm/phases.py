@@ -1,4 +1,4 @@
-"""One phase of AFLITE on a subset of rows: draw the partitions, let the scorer fit and
+"""One phase of AFLITE on a subset of rows: draw the partitions, let the model fit and
 predict, and return the per-row counts aligned with the subset."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 import torch
 
 from aflite._internal.threads import compute_threads
+from aflite.algorithm.models import Model
 from aflite.algorithm.partitions import block_design, default_block_rows, train_masks
-from aflite.algorithm.scorers import Scorer
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["PhaseRunner", "PhaseOutput"]
@@ -20,7 +20,7 @@ __all__ = ["PhaseRunner", "PhaseOutput"]
 @dataclass
 class PhaseOutput:
     """Counts for the rows a phase ran on (aligned with them), its training mask (rows x P)
-    and the scorer's details (solver, iterations, residual)."""
+    and the model's details (solver, iterations, residual)."""
 
     correct: np.ndarray
     heldout: np.ndarray
@@ -44,7 +44,7 @@ class PhaseRunner:
         y: np.ndarray,
         n_classes: int,
         *,
-        scorer: Scorer,
+        model: Model,
         n_partitions: int,
         train_size: int,
         groups: np.ndarray | None,
@@ -59,23 +59,23 @@ class PhaseRunner:
         self.raw = x
         self.partitions = partitions
         self.threads = threads
-        self.scorer = scorer
+        self.model = model
         self.n_classes = n_classes
         self.n_partitions = n_partitions
         self.train_size = train_size
         self.device = device
         self.generator = generator
-        # a scorer that reads the raw features (scikit-learn) must not see them standardised
-        in_place = in_place and not getattr(scorer, "needs_raw_features", False)
-        # a scorer with its own layout of the rows (the choice-wise model) builds the store
-        make_store = getattr(scorer, "make_store", FeatureStore)
+        # a model that reads the raw features (scikit-learn) must not see them standardised
+        in_place = in_place and not getattr(model, "needs_raw_features", False)
+        # a model with its own layout of the rows (the choice-wise model) builds the store
+        make_store = getattr(model, "make_store", FeatureStore)
         self.store = make_store(x, device, chunk_rows=chunk_rows, in_place=in_place)
         self.y = torch.as_tensor(y, device=device)
         self.groups = None if groups is None else torch.as_tensor(groups, device=device)
         self.n_input = x.shape[0]
         self.labels = np.asarray(y, dtype=np.int64)
         self.block_rows = block_rows or default_block_rows(self.store.dim, device)
-        scorer.attach(self.store, x, self.y, n_classes)
+        model.attach(self.store, x, self.y, n_classes)
 
     def labels_of(self, rows: np.ndarray) -> np.ndarray:
         """Class codes of input rows."""
@@ -90,7 +90,7 @@ class PhaseRunner:
         self.y = self.y[pos]
         if self.groups is not None:
             self.groups = self.groups[pos]
-        self.scorer.attach(self.store, self.raw, self.y, self.n_classes)
+        self.model.attach(self.store, self.raw, self.y, self.n_classes)
 
     def run(self, rows: np.ndarray) -> PhaseOutput:
         """One phase on ``rows`` (sorted input positions)."""
@@ -118,8 +118,8 @@ class PhaseRunner:
                 n, self.n_partitions, self.train_size, generator=self.generator,
                 device=self.device, groups=groups,
             )
-        if design is not None and getattr(self.scorer, "supports_blocks", False):
-            counts = self.scorer.score_blocks(design, pos, current)
+        if design is not None and getattr(self.model, "supports_blocks", False):
+            counts = self.model.score_blocks(design, pos, current)
         else:
             if n == n_store:
                 train, heldout = train_active, 1.0 - train_active
@@ -128,7 +128,7 @@ class PhaseRunner:
                 train[pos] = train_active
                 heldout = torch.zeros_like(train)
                 heldout[pos] = 1.0 - train_active
-            counts = self.scorer.score(train, heldout, current)
+            counts = self.model.score(train, heldout, current)
         correct, held = counts.correct[pos], counts.heldout[pos]
         info = dict(counts.info)
         info["partitions"] = self.partitions

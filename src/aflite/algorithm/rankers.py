@@ -95,7 +95,7 @@ class EnsembleRanker:
             runner.compact_to(state.rows)
             state.storage_phase = phase
         out = runner.run(state.rows)
-        tol = getattr(getattr(runner.scorer, "model", None), "tol", None)
+        tol = getattr(getattr(runner.model, "model", None), "tol", None)
         # stacklevel: the warning names adversarial_filter's line, as it always has
         warn_if_unconverged(out.info, phase, tol, stacklevel=6)
         labels = runner.labels_of(state.rows)
@@ -108,8 +108,8 @@ class EnsembleRanker:
             )
 
         chance = None
-        if hasattr(runner.scorer, "chance"):  # multiple choice: position-only guess, >= 1/K
-            chance = runner.scorer.chance(state.rows, labels)
+        if hasattr(runner.model, "chance"):  # multiple choice: position-only guess, >= 1/K
+            chance = runner.model.chance(state.rows, labels)
         return RankedPhase(scores=out.scores(), pick=pick, info=out.info, chance=chance)
 
     def score_kept(self, kept: np.ndarray) -> np.ndarray:

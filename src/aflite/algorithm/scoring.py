@@ -18,9 +18,9 @@ from aflite.algorithm._validation import (
     resolve_size,
 )
 from aflite.algorithm.choices import check_choices, is_choice_input
+from aflite.algorithm.models import resolve_model
+from aflite.algorithm.models.choice import choice_model
 from aflite.algorithm.phases import PhaseRunner
-from aflite.algorithm.scorers import resolve_scorer
-from aflite.algorithm.scorers.choice import choice_scorer
 from aflite.types import ArrayLike, Backend, DeviceLike, ModelLike, SeedLike, Size
 
 __all__ = ["PhaseScores", "predictability_scores", "representation_bias", "prepare_runner"]
@@ -93,13 +93,13 @@ def prepare_runner(
         )
     check_partition_design(partitions)
     threads = resolve_threads(threads)
-    scorer = choice_scorer(model, backend) if x.ndim == 3 else resolve_scorer(model, backend)
+    phase_model = choice_model(model, backend) if x.ndim == 3 else resolve_model(model, backend)
     dev = resolve_device(device)
     runner = PhaseRunner(
         x,
         y,
         len(classes),
-        scorer=scorer,
+        model=phase_model,
         n_partitions=n_partitions,
         train_size=t,
         groups=g,

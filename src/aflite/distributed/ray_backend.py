@@ -94,9 +94,10 @@ class RayBackend:
         cls = ray.remote(num_cpus=self.num_cpus, num_gpus=self.num_gpus)(_ShardWorker)
         self._actors = [cls.remote(int(self.num_cpus)) for _ in range(self.n_workers)]
 
-    def scorer(self, model: Any) -> RayScorer:
-        """The :class:`~aflite.algorithm.scorers.Scorer` that runs ``model`` on this cluster."""
-        return RayScorer(self, model)
+    def phase_model(self, model: Any) -> RayModel:
+        """The :class:`~aflite.algorithm.models.Model` that runs the linear ensemble
+        ``model`` (None: the default settings) on this cluster."""
+        return RayModel(self, model)
 
     def close(self) -> None:
         ray = _ray()
@@ -105,7 +106,7 @@ class RayBackend:
         self._actors = []
 
 
-class RayScorer:
+class RayModel:
     """The linear ensemble with each phase's partition columns split over the actors.
 
     The driver draws every partition exactly as the single-process filter does; correct-
@@ -113,7 +114,9 @@ class RayScorer:
     """
 
     def __init__(self, backend: RayBackend, model: Any) -> None:
-        self.backend, self.model = backend, model
+        from aflite.algorithm.solvers import LinearEnsemble
+
+        self.backend, self.model = backend, model if model is not None else LinearEnsemble()
 
     def attach(self, store: Any, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
         """Send the standardised working matrix to every actor (shared-memory object store
@@ -128,7 +131,7 @@ class RayScorer:
         ])
 
     def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor):
-        from aflite.algorithm.scorers import PhaseCounts
+        from aflite.algorithm.models import PhaseCounts
 
         ray = _ray()
         actors = self.backend._actors

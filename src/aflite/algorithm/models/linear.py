@@ -1,22 +1,32 @@
-"""The default scorer: the batched L2 logistic-regression ensemble (:mod:`aflite.algorithm.solvers`)."""
+"""The default model family: the batched L2 logistic-regression ensemble
+(:mod:`aflite.algorithm.solvers`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
+from aflite.algorithm.models.base import PhaseCounts, register_model
 from aflite.algorithm.partitions import BlockDesign
-from aflite.algorithm.scorers.base import PhaseCounts, register_scorer
 from aflite.algorithm.solvers import LinearEnsemble, fit_ensemble, heldout_counts
 from aflite.algorithm.solvers.blocks import plan_blocks
 from aflite.algorithm.solvers.ensemble import use_gathered_rows
 from aflite.algorithm.storage import FeatureStore
 
-__all__ = ["LinearScorer"]
+__all__ = ["LinearModel"]
 
 
-@register_scorer("linear")
-class LinearScorer:
+def _is_ensemble(model: object) -> bool:
+    return isinstance(model, LinearEnsemble)
+
+
+@register_model(
+    "linear",
+    description="batched L2 logistic regression, all partitions at once (default)",
+    accepts=_is_ensemble,
+    distributed=True,
+)
+class LinearModel:
     """All partitions of a phase fitted at once on the compute device."""
 
     supports_blocks = True

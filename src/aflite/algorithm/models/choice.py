@@ -1,4 +1,4 @@
-"""The choice-wise scorer: a phase of AFLITE on multiple-choice items (features (N, K, d)).
+"""The choice-wise model family: a phase of AFLITE on multiple-choice items (features (N, K, d)).
 
 Each row of the store is one item, its K choices' standardised features side by side
 (:func:`aflite.algorithm.choices.choice_store`), so partitions, compaction and the slice
@@ -13,18 +13,26 @@ import numpy as np
 import torch
 
 from aflite.algorithm.choices import choice_chance, choice_store, valid_choices
+from aflite.algorithm.models.base import PhaseCounts, register_model
 from aflite.algorithm.partitions import BlockDesign
-from aflite.algorithm.scorers.base import PhaseCounts, register_scorer
 from aflite.algorithm.solvers.blocks import TASK_ROWS, plan_blocks
 from aflite.algorithm.solvers.choice import ChoiceEnsemble, choice_heldout_counts, fit_choices
 from aflite.algorithm.solvers.primal import NEG
 from aflite.algorithm.storage import FeatureStore
 
-__all__ = ["ChoiceScorer", "choice_scorer"]
+__all__ = ["ChoiceModel", "choice_model"]
 
 
-@register_scorer("choice")
-class ChoiceScorer:
+def _is_choice_ensemble(model: object) -> bool:
+    return isinstance(model, ChoiceEnsemble)
+
+
+@register_model(
+    "choice",
+    description="choice-wise linear model of multiple-choice items (features (N, K, d))",
+    accepts=_is_choice_ensemble,
+)
+class ChoiceModel:
     """All partitions' choice-wise models of a phase fitted at once
     (:mod:`aflite.algorithm.solvers.choice`); a held-out item counts as predicted when its
     right choice is picked out."""
@@ -70,8 +78,8 @@ class ChoiceScorer:
         return repr(self.model)
 
 
-def choice_scorer(model: Any, backend: Any = None) -> ChoiceScorer:
-    """The scorer of a multiple-choice run: ``"choice"`` or ``"linear"`` (the default model
+def choice_model(model: Any, backend: Any = None) -> ChoiceModel:
+    """The model of a multiple-choice run: ``"choice"`` or ``"linear"`` (the default model
     name) -> the choice-wise model with default settings; a :class:`ChoiceEnsemble` as is; a
     :class:`~aflite.LinearEnsemble` lends its C, tol, max_iter and history."""
     from aflite.algorithm.solvers import LinearEnsemble
@@ -79,11 +87,11 @@ def choice_scorer(model: Any, backend: Any = None) -> ChoiceScorer:
     if backend is not None:
         raise ValueError("multiple-choice features run on the local choice-wise model only (no backend)")
     if isinstance(model, str) and model in ("choice", "linear"):
-        return ChoiceScorer(ChoiceEnsemble())
+        return ChoiceModel(ChoiceEnsemble())
     if isinstance(model, ChoiceEnsemble):
-        return ChoiceScorer(model)
+        return ChoiceModel(model)
     if isinstance(model, LinearEnsemble):
-        return ChoiceScorer(ChoiceEnsemble(C=model.C, tol=model.tol, max_iter=model.max_iter,
+        return ChoiceModel(ChoiceEnsemble(C=model.C, tol=model.tol, max_iter=model.max_iter,
                                            history=model.history))
     raise ValueError(
         f"features of shape (n_items, n_choices, n_features) are scored by the choice-wise "

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from aflite.algorithm.scorers.base import PhaseCounts, register_scorer
+from aflite.algorithm.models.base import PhaseCounts, register_model
 from aflite.algorithm.storage import FeatureStore
 
-__all__ = ["SklearnScorer", "check_estimator"]
+__all__ = ["SklearnModel", "check_estimator"]
 
 
 def check_estimator(estimator: Any) -> Any:
@@ -30,7 +30,7 @@ def check_estimator(estimator: Any) -> Any:
         )
     if not (hasattr(estimator, "fit") and hasattr(estimator, "predict")):
         raise ValueError(
-            f"model must be 'linear', a LinearEnsemble or a scikit-learn classifier, got {estimator!r}"
+            f"model must be a scikit-learn classifier (with fit and predict), got {estimator!r}"
         )
     if not is_classifier(estimator):
         raise ValueError(
@@ -40,8 +40,18 @@ def check_estimator(estimator: Any) -> Any:
     return estimator
 
 
-@register_scorer("sklearn")
-class SklearnScorer:
+def _is_estimator(model: object) -> bool:
+    # a class counts too, so that check_estimator can say to pass an instance
+    return hasattr(model, "fit") or isinstance(model, type)
+
+
+@register_model(
+    "sklearn",
+    description="any scikit-learn classifier instance, cloned per partition",
+    accepts=_is_estimator,
+    needs_instance=True,
+)
+class SklearnModel:
     """One cloned estimator per partition, fitted on that partition's training rows."""
 
     def __init__(self, estimator: Any) -> None:
