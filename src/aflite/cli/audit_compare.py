@@ -12,8 +12,6 @@ from aflite.errors import DataError
 __all__ = ["compare_source", "run_train_size"]
 
 DEFAULT_FEATURES = "ngrams"
-# Phi of these cannot be rebuilt from the kept rows' text alone
-_NOT_REBUILT = ("warmup-cnn", "precomputed")
 
 
 def _run_summary(p: Path) -> tuple[Path, dict[str, Any]] | None:
@@ -37,7 +35,11 @@ def _describe(options: dict[str, Any]) -> tuple[str, bool]:
     kind = features.split(":", 1)[0]
     if options.get("warmup_fraction") is not None or options.get("warmup_finetune"):
         return f"{features} through a warm-up model", False
-    return features, kind not in _NOT_REBUILT
+    from aflite.features.registry import FEATURE_KINDS
+
+    # only a kind built from text alone can be built again from the kept rows
+    entry = FEATURE_KINDS.get(kind)
+    return features, entry is not None and entry.needs_text
 
 
 def compare_source(compare: str, features: str | None) -> tuple[str, str, str | None]:

@@ -82,7 +82,6 @@ def _help(kind: str) -> str:
         from aflite.io import formats_help
 
         return formats_help() + "."
-    from aflite.features import kinds as _kinds  # noqa: F401  (registers the built-in kinds)
     from aflite.features.registry import features_help
 
     return features_help()
@@ -246,15 +245,17 @@ class FilterConfig(Config):
             if f == self.label_field:
                 raise ConfigError("text_fields", f"'{f}' is the label field ({{label_field}})")
             seen.add(f)
-        kind = parse_feature_spec(self.features).kind
+        kind = parse_feature_spec(self.features).entry
         if (
             self.warmup_finetune
-            and kind != "warmup-cnn"  # the CNN is its own warm-up model
-            and (kind != "sentence-transformers" or self.warmup_fraction is None)
+            and kind.learn is None  # a kind learned on the warm-up rows is its own warm-up model
+            and (kind.finetune is None or self.warmup_fraction is None)
         ):
+            from aflite.features.registry import FEATURE_KINDS
+
+            tunable = " or ".join(k.usage for k in FEATURE_KINDS.values() if k.finetune)
             raise ConfigError(
-                "warmup_finetune",
-                "needs {features} sentence-transformers:MODEL and {warmup_fraction}",
+                "warmup_finetune", f"needs {{features}} {tunable} and {{warmup_fraction}}"
             )
         if self.ray_address and self.backend != "ray":
             raise ConfigError("ray_address", "needs {backend} ray")

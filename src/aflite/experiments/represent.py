@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -56,13 +56,12 @@ def shared_representation(
     from aflite.features.warmup import split_warmup
 
     spec = parse_feature_spec(features)
-    kind = FEATURE_KINDS[spec.kind]
+    kind = spec.entry
     if kind.needs_images:
         raise DataError(f"features '{features}' need images; compare and ood work on text sets")
-    if warmup_finetune and (spec.kind != "sentence-transformers" or warmup_fraction is None):
-        raise DataError(
-            "--warmup-finetune needs --features sentence-transformers:MODEL and --warmup-fraction"
-        )
+    if warmup_finetune and (kind.finetune is None or warmup_fraction is None):
+        tunable = " or ".join(k.usage for k in FEATURE_KINDS.values() if k.finetune)
+        raise DataError(f"--warmup-finetune needs --features {tunable} and --warmup-fraction")
     fields = list(train.texts)
     if warmup_fraction is not None:
         warm_rows, rest = split_warmup(len(train), warmup_fraction, seed=seed, groups=groups)
@@ -74,26 +73,24 @@ def shared_representation(
 
     base: Callable[[LabelledTexts], np.ndarray]
     if warmup_finetune:
-        from aflite.features.finetune import embed_with, finetune_encoder
-
-        st = finetune_encoder(spec.arg, train.texts, codes, warm_rows, seed=seed, device=device)
+        embed = kind.finetune(spec, train.texts, codes, warm_rows, seed=seed, device=device)
 
         def base(d: LabelledTexts) -> np.ndarray:
-            return embed_with(st, d.texts, device)
-    elif spec.kind == "ngrams":
-        vec = _ngram_vectorizer(spec.arg, seed).fit([train.texts[f] for f in fields])
+            return embed(d.texts)
+    elif kind.fit is not None:  # fitted on the training set (a vocabulary), applied to all
+        vec = kind.fit(spec, train.texts, seed)
 
         def base(d: LabelledTexts) -> np.ndarray:
             return vec.transform([d.texts[f] for f in fields])
     else:
-        if spec.kind == "precomputed" and train.ids is None:
+        if kind.by_id and train.ids is None:
             raise DataError(
                 f"features '{features}': compare finds each set's rows in the file by id; "
                 "give --id-field (a file with ids covering every set)"
             )
 
         def base(d: LabelledTexts) -> np.ndarray:
-            if spec.kind == "precomputed" and d.ids is None:
+            if kind.by_id and d.ids is None:
                 raise DataError(f"features '{features}': a set has no ids; give --id-field")
             x, _ = build_features(
                 spec,
@@ -120,7 +117,7 @@ def shared_representation(
     memo: dict[str, np.ndarray] = {}
     out = SharedRepresentation(np.zeros((0, 0)), rest, warm_rows, lambda d: d)  # filled below
 
-    by_id = spec.kind == "precomputed"  # rows found by id: equal texts may differ in Phi
+    by_id = kind.by_id  # rows found by id: equal texts may differ in Phi
 
     def represent(d: LabelledTexts) -> np.ndarray:
         key = d.fingerprint(with_ids=by_id)
@@ -132,16 +129,3 @@ def shared_representation(
     out.represent = represent
     out.phi = represent(train)[rest]
     return out
-
-
-def _ngram_vectorizer(arg: str, seed: int) -> Any:
-    from aflite.features.ngrams import NgramVectorizer
-
-    opts = {k: int(v) for k, v in (o.split("=") for o in arg.split(",") if o)}
-    return NgramVectorizer(
-        max_features=opts.get("max_features", 1024),
-        min_df=opts.get("min_df", 2),
-        svd=opts.get("svd"),
-        hashed=opts.get("hash"),
-        seed=seed,
-    )

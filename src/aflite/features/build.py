@@ -10,9 +10,8 @@ from typing import Any
 import numpy as np
 
 from aflite.errors import DataError
-from aflite.features import kinds as _kinds  # noqa: F401  (registers the built-in kinds)
 from aflite.features.kinds import MAX_DENSE_NGRAMS
-from aflite.features.registry import FEATURE_ALIASES, FEATURE_KINDS
+from aflite.features.registry import FEATURE_KINDS, FeatureKind
 
 __all__ = [
     "FeatureSpec",
@@ -34,24 +33,22 @@ class FeatureSpec:
         return f"{self.kind}:{self.arg}" if self.arg else self.kind
 
     @property
+    def entry(self) -> FeatureKind:
+        """The registered kind, with its properties and hooks."""
+        return FEATURE_KINDS.lookup(self.kind)
+
+    @property
     def needs_text(self) -> bool:
         kind = FEATURE_KINDS.get(self.kind)
         return kind is not None and kind.needs_text
 
 
-def _usage() -> str:
-    names = [k.usage for k in FEATURE_KINDS.values()]
-    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
-
-
 def parse_feature_spec(spec: str) -> FeatureSpec:
     """``ngrams``, ``ngrams:svd=256``, ``sentence-transformers:NAME_OR_PATH``,
     ``precomputed:FILE[#KEY]``, ``warmup-cnn``, or any registered kind."""
-    kind, _, arg = spec.partition(":")
-    kind = FEATURE_ALIASES.get(kind, kind)
-    if kind not in FEATURE_KINDS:
-        raise DataError(f"unknown features '{spec}': use {_usage()}")
-    entry = FEATURE_KINDS[kind]
+    name, _, arg = spec.partition(":")
+    entry = FEATURE_KINDS.lookup(name, shown=spec)
+    kind = entry.name
     if entry.needs_arg and not arg:
         raise DataError(f"features '{spec}' needs an argument, e.g. {kind}:NAME")
     if entry.check_arg is not None and arg:
@@ -79,10 +76,10 @@ def build_features(
     ``encode(texts, model, device=..., progress=...)`` replaces the in-process encoder (e.g.
     Ray Data); the cache and the combining rule stay the same.
     """
-    entry = FEATURE_KINDS[spec.kind]
+    entry = FEATURE_KINDS.lookup(spec.kind)
     if entry.needs_text and texts is None:
         raise DataError(f"features '{spec}' need text fields")
-    return entry.build(
+    return entry.target(
         spec,
         texts,
         n_rows=n_rows,

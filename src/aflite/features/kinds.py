@@ -41,11 +41,35 @@ def check_ngram_options(spec: str, arg: str) -> None:
         )
 
 
+def _ngram_options(spec: Any) -> dict[str, int]:
+    return {k: int(v) for k, v in (o.split("=") for o in spec.arg.split(",") if o)}
+
+
+def _fit_ngrams(spec: Any, texts: dict[str, Sequence[str]], seed: int) -> Any:
+    """The vocabulary of ``texts`` (one per field), to transform other sets' texts with."""
+    from aflite.features.ngrams import NgramVectorizer
+
+    opts = _ngram_options(spec)
+    vec = NgramVectorizer(
+        max_features=opts.get("max_features", 1024),
+        min_df=opts.get("min_df", 2),
+        svd=opts.get("svd"),
+        hashed=opts.get("hash"),
+        seed=seed,
+    )
+    return vec.fit([texts[f] for f in texts])
+
+
 @register_feature_kind(
-    "ngrams", needs_text=True, check_arg=check_ngram_options, syntax="ngrams[:svd=N,hash=N]"
+    "ngrams",
+    needs_text=True,
+    check_arg=check_ngram_options,
+    syntax="ngrams[:svd=N,hash=N]",
+    description="word n-grams of each text field",
+    fit=_fit_ngrams,
 )
 def _ngrams(spec: Any, texts: dict[str, Sequence[str]], *, seed: int = 0, **_: Any):
-    opts = {k: int(v) for k, v in (o.split("=") for o in spec.arg.split(",") if o)}
+    opts = _ngram_options(spec)
     x = ngram_features(
         [texts[f] for f in texts],
         max_features=opts.get("max_features", 1024),
@@ -57,6 +81,22 @@ def _ngrams(spec: Any, texts: dict[str, Sequence[str]], *, seed: int = 0, **_: A
     return x, False  # fast enough that caching buys nothing
 
 
+def _finetune_encoder(
+    spec: Any,
+    texts: dict[str, Sequence[str]],
+    codes: np.ndarray,
+    warm_rows: np.ndarray,
+    *,
+    seed: int = 0,
+    device: str = "cpu",
+) -> Callable[[dict[str, Sequence[str]]], np.ndarray]:
+    """The encoder fine-tuned with a softmax head on the warm-up rows, as ``embed(texts)``."""
+    from aflite.features.finetune import embed_with, finetune_encoder
+
+    st = finetune_encoder(spec.arg, texts, codes, warm_rows, seed=seed, device=device)
+    return lambda t: embed_with(st, t, device)
+
+
 @register_feature_kind(
     "sentence-transformers",
     needs_text=True,
@@ -64,6 +104,8 @@ def _ngrams(spec: Any, texts: dict[str, Sequence[str]], *, seed: int = 0, **_: A
     usage="sentence-transformers:MODEL",
     check_arg=check_encoder_installed,
     aliases=("st",),
+    description="embeddings of a sentence-transformers model (cached)",
+    finetune=_finetune_encoder,
 )
 def _sentence_transformers(
     spec: Any,
@@ -102,13 +144,45 @@ def _sentence_transformers(
 
 
 @register_feature_kind(
-    "precomputed", needs_arg=True, usage="precomputed:FILE", syntax="precomputed:FILE[#KEY]"
+    "precomputed",
+    needs_arg=True,
+    usage="precomputed:FILE",
+    syntax="precomputed:FILE[#KEY]",
+    description="a pre-computed matrix (.npy, .npz, .safetensors, Parquet)",
+    by_id=True,
 )
 def _precomputed(spec: Any, texts: Any, *, n_rows: int, ids: Any = None, **_: Any):
     return load_precomputed(spec.arg, n_rows=n_rows, ids=ids), False
 
 
-@register_feature_kind("warmup-cnn", needs_images=True, usage="warmup-cnn (images)")
+def _learn_cnn(
+    images: np.ndarray,
+    codes: np.ndarray,
+    warm_rows: np.ndarray,
+    rest: np.ndarray,
+    *,
+    seed: int = 0,
+    device: str = "cpu",
+    progress: bool = False,
+) -> np.ndarray:
+    """Phi of the rows ``rest``: the hidden layer of a small CNN trained on the warm-up rows."""
+    from aflite._internal.progress import progress_bar
+    from aflite.features.cnn import warmup_cnn_representation
+
+    with progress_bar("warm-up CNN", enabled=progress) as bar:
+        return warmup_cnn_representation(
+            images, codes, warm_rows, rest, seed=seed, device=device, progress=bar
+        )
+
+
+@register_feature_kind(
+    "warmup-cnn",
+    needs_images=True,
+    usage="warmup-cnn (images)",
+    description="a small CNN trained on the warm-up images",
+    learn=_learn_cnn,
+    default_warmup_fraction=0.2,  # the paper's ImageNet setting
+)
 def _warmup_cnn(spec: Any, texts: Any, **_: Any):
     # Phi comes from a CNN trained on a job's warm-up images (aflite.jobs), not from the rows.
     raise DataError("warmup-cnn features are learned in a filter job from its warm-up images")

@@ -1,8 +1,10 @@
 """The registry of feature kinds: the ``KIND`` of ``--features KIND[:ARG]``.
 
 A kind is a builder ``build(spec, texts, *, n_rows, ids, fingerprint, cache_dir, device, seed,
-progress, encode) -> (matrix, from_cache)`` registered with :func:`register_feature_kind`.
-The built-in kinds are in :mod:`aflite.features.kinds`.
+progress, encode) -> (matrix, from_cache)`` registered with :func:`register_feature_kind`;
+what a job or an experiment does differently for a kind is a property or a hook of its entry
+(:class:`FeatureKind`), never a test of its name. The built-in kinds are in
+:mod:`aflite.features.kinds`.
 """
 
 from __future__ import annotations
@@ -11,64 +13,52 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = [
-    "FeatureKind",
-    "FEATURE_KINDS",
-    "FEATURE_ALIASES",
-    "features_help",
-    "register_feature_kind",
-]
+from aflite._internal.registry import Entry, Registry
+
+__all__ = ["FeatureKind", "FEATURE_KINDS", "features_help", "register_feature_kind"]
 
 
 @dataclass(frozen=True)
-class FeatureKind:
-    """A registered kind: its builder and what it needs from a job."""
+class FeatureKind(Entry):
+    """A registered kind: its builder (``target``) and what it needs from a job.
 
-    name: str
-    build: Callable[..., Any]
+    ``check_arg(spec, arg)`` raises a DataError for a bad argument before anything is
+    computed; ``usage`` is how errors name the kind (``precomputed:FILE``), ``syntax`` how
+    ``--help`` shows it. Hooks, each None where the kind has none:
+
+    - ``learn(images, codes, warm_rows, rest, *, seed, device, progress) -> Phi``: Phi is
+      learned on a job's warm-up rows (the image CNN), which default to
+      ``default_warmup_fraction`` of the rows;
+    - ``finetune(spec, texts, codes, warm_rows, *, seed, device) -> encode``: the kind's
+      encoder can be fine-tuned on the warm-up rows (``--warmup-finetune``); ``encode(texts)``
+      embeds a set's text fields with the fine-tuned encoder;
+    - ``fit(spec, texts, seed) -> transformer``: Phi is fitted on a training set (a
+      vocabulary) and applied to other sets with ``transformer.transform(texts)``.
+
+    ``by_id``: rows are matched to Phi by id (a set needs ids; equal texts may differ).
+    """
+
     needs_text: bool = False
     needs_arg: bool = False
     needs_images: bool = False
     check_arg: Callable[[str, str], None] | None = None
-    usage: str = ""
+    usage: str = ""  # type: ignore[assignment]
     syntax: str = ""
+    learn: Callable[..., Any] | None = None
+    default_warmup_fraction: float | None = None
+    finetune: Callable[..., Any] | None = None
+    fit: Callable[..., Any] | None = None
+    by_id: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "usage", self.usage or self.name)
+        object.__setattr__(self, "syntax", self.syntax or self.usage)
 
 
-FEATURE_KINDS: dict[str, FeatureKind] = {}
-FEATURE_ALIASES: dict[str, str] = {}
-
-
-def register_feature_kind(
-    name: str,
-    *,
-    needs_text: bool = False,
-    needs_arg: bool = False,
-    needs_images: bool = False,
-    check_arg: Callable[[str, str], None] | None = None,
-    usage: str | None = None,
-    syntax: str | None = None,
-    aliases: tuple[str, ...] = (),
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a builder under ``name``. ``check_arg(spec, arg)`` raises a DataError for a bad
-    argument before anything is computed; ``usage`` is how errors name the kind (e.g.
-    ``precomputed:FILE``), ``syntax`` how ``--help`` shows it."""
-
-    def deco(build: Callable[..., Any]) -> Callable[..., Any]:
-        FEATURE_KINDS[name] = FeatureKind(
-            name,
-            build,
-            needs_text=needs_text,
-            needs_arg=needs_arg,
-            needs_images=needs_images,
-            check_arg=check_arg,
-            usage=usage or name,
-            syntax=syntax or usage or name,
-        )
-        for alias in aliases:
-            FEATURE_ALIASES[alias] = name
-        return build
-
-    return deco
+FEATURE_KINDS: Registry[FeatureKind] = Registry("feature kind", what="features", entry=FeatureKind)
+register_feature_kind = FEATURE_KINDS.register
+"""Register a builder under a name (``@register_feature_kind("name", needs_text=True)``);
+the keywords are the fields of :class:`FeatureKind`, plus ``aliases`` and ``description``."""
 
 
 def features_help() -> str:

@@ -13,7 +13,6 @@ import numpy as np
 from aflite.config import FilterConfig, config_fields
 from aflite.errors import DataError
 from aflite.features.build import FeatureSpec, parse_feature_spec
-from aflite.features.registry import FEATURE_KINDS
 from aflite.features.warmup import split_warmup
 from aflite.io.base import ImageTable
 from aflite.io.decisions import Decisions, resolve_decisions
@@ -44,7 +43,7 @@ class JobPlan:
     warm_rows: np.ndarray
     rest: np.ndarray
     target: int
-    # the warm-up fraction the run uses: the option's, or the feature kind's own (warmup-cnn)
+    # the warm-up fraction the run uses: the option's, or the feature kind's own (the CNN's)
     warmup_fraction: float | None = None
     # a reviewer's decisions (--keep-ids / --drop-ids): masks over all input rows
     decisions: Decisions | None = None
@@ -74,7 +73,7 @@ def load_job_inputs(job: FilterJob, *, pick: bool = True) -> LabelledData:
     """
     spec = parse_feature_spec(job.features)
     table = as_table(job.input, split=job.split, input_format=job.input_format)
-    if FEATURE_KINDS[spec.kind].needs_images and not isinstance(table, ImageTable):
+    if spec.entry.needs_images and not isinstance(table, ImageTable):
         raise DataError(
             f"{job.input}: {spec.kind} needs images: a folder of class sub-folders or an .npz "
             "with 'images' and 'labels'"
@@ -129,8 +128,8 @@ def plan_job(job: FilterJob, inputs: LabelledData) -> JobPlan:
     labels = inputs.labels
     n_all = len(inputs.table)
     warmup = job.warmup_fraction
-    if spec.kind == "warmup-cnn" and warmup is None:
-        warmup = 0.2  # the paper's ImageNet setting
+    if warmup is None:
+        warmup = spec.entry.default_warmup_fraction
     if warmup is not None:
         warm_rows, rest = split_warmup(n_all, warmup, seed=job.seed, groups=inputs.groups)
         if len(np.unique(labels[warm_rows])) < 2:

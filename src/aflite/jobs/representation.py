@@ -42,28 +42,17 @@ def compute_representation(
 
     device = str(resolve_device(job.device))
     codes = np.unique(inputs.labels, return_inverse=True)[1]
-    if spec.kind == "warmup-cnn":
-        from aflite.features.cnn import warmup_cnn_representation
-
-        with progress_bar("warm-up CNN", enabled=progress) as bar:
-            return warmup_cnn_representation(
-                inputs.table.images,
-                codes,
-                warm_rows,
-                rest,
-                seed=job.seed,
-                device=device,
-                progress=bar,
-            )
-    if job.warmup_finetune:
-        from aflite.features.finetune import finetuned_representation
-
-        return finetuned_representation(
-            spec.arg, inputs.texts, codes, warm_rows, rest, seed=job.seed, device=device
-        )
-    encode = None
-    if job.backend == "ray" and spec.kind == "sentence-transformers":
-        encode = ray_encoder(job.ray_address)
+    kind = spec.entry
+    if kind.learn is not None:  # Phi learned on the warm-up rows (the image CNN)
+        return kind.learn(
+            inputs.table.images, codes, warm_rows, rest,
+            seed=job.seed, device=device, progress=progress,
+        )  # fmt: skip
+    if job.warmup_finetune:  # checked: the kind has a fine-tune hook
+        embed = kind.finetune(spec, inputs.texts, codes, warm_rows, seed=job.seed, device=device)
+        return embed({f: [v[i] for i in rest] for f, v in inputs.texts.items()})
+    # kinds that embed text call encode; the others ignore it
+    encode = ray_encoder(job.ray_address) if job.backend == "ray" else None
 
     with progress_bar("embedding", enabled=progress) as bar:
         base, _ = build_features(
