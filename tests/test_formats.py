@@ -268,7 +268,7 @@ def lines_format():
             return target
 
     yield LinesTable
-    FORMATS.pop("lines")
+    FORMATS.unregister("lines")
 
 
 def test_a_registered_format_is_read_like_a_builtin(tmp_path, lines_format):
@@ -299,7 +299,7 @@ def test_a_later_format_takes_precedence(tmp_path):
         (tmp_path / "d.csv").write_text("a,b\n1,2\n")
         assert read_table(tmp_path / "d.csv").format == "semicolon-csv"
     finally:
-        FORMATS.pop("semicolon-csv")
+        FORMATS.unregister("semicolon-csv")
     assert read_table(tmp_path / "d.csv").format == "csv"
 
 

@@ -131,7 +131,7 @@ def test_a_registered_scorer_runs_with_the_shared_folds():
         s = score_examples(x, y, scorers=["fold-id"], offset=10, device="cpu")
         np.testing.assert_array_equal(s.columns["fold-id"], s.folds[0] + 10)
     finally:
-        del EXAMPLE_SCORERS["fold-id"]
+        EXAMPLE_SCORERS.unregister("fold-id")
 
 
 def test_scorer_mistakes_are_refused_before_any_work():

@@ -7,7 +7,6 @@ Each format is one module in :mod:`aflite.io.formats`, registered with
 """
 
 from aflite.errors import DataError
-from aflite.io import formats as _builtin_formats  # noqa: F401  (registers the built-ins)
 from aflite.io.base import BaseTable, ImageTable, RowsTable, Table
 from aflite.io.images import is_image_input, read_images
 from aflite.io.labelled import LabelledData, read_labelled

@@ -1,8 +1,8 @@
 """The registry of data formats, and :func:`read_table`, which finds an input's format in it.
 
 A format is a class with ``read(path, options) -> Table`` (a classmethod) registered with
-:func:`register_format`; the built-in ones are in :mod:`aflite.io.formats`, one file each.
-An input's format is the one whose ``detect`` claims the path, else the one whose suffix its
+:func:`register_format`; the built-in ones are in :mod:`aflite.io.formats`, one file each,
+listed in :mod:`aflite.plugins`. An input's format is the one whose ``detect`` claims the path, else the one whose suffix its
 name ends with; a later registration takes precedence over an earlier one.
 """
 
@@ -12,10 +12,10 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from aflite._internal.registry import Entry, Registry
 from aflite.errors import DataError
-from aflite.io.base import Table, did_you_mean
+from aflite.io.base import Table
 
 __all__ = [
     "FORMATS",
@@ -38,17 +38,17 @@ class ReadOptions:
 
 
 @dataclass(frozen=True)
-class FormatSpec:
-    """A registered format: its reader class and how inputs are recognised."""
+class FormatSpec(Entry):
+    """A registered format: its reader class (``target``: ``read(path, options) -> Table``)
+    and how inputs are recognised."""
 
-    name: str
-    reader: Any
     suffixes: tuple[str, ...] = ()
     detect: Callable[[str], bool] | None = None
     images: bool = False
     splits: bool = False
-    description: str = ""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "suffixes", tuple(s.lower() for s in self.suffixes))
     def claims(self, path: str) -> bool:
         """Whether ``detect`` recognises ``path`` (a detector that cannot look is a no)."""
         if self.detect is None:
@@ -64,46 +64,24 @@ class FormatSpec:
         return f"{text} ({', '.join(self.suffixes)})" if self.suffixes else text
 
 
-FORMATS: dict[str, FormatSpec] = {}
+def _stamp(spec: FormatSpec) -> None:
+    spec.target.format = spec.name  # the class's own name for what it reads; never changed
 
 
-def register_format(
-    name: str,
-    *,
-    suffixes: tuple[str, ...] = (),
-    detect: Callable[[str], bool] | None = None,
-    images: bool = False,
-    splits: bool = False,
-    description: str = "",
-) -> Callable[[type], type]:
-    """Register a reader class under ``name`` and set its ``format`` to ``name``.
+FORMATS: Registry[FormatSpec] = Registry("format", entry=FormatSpec, on_register=_stamp)
+register_format = FORMATS.register
+"""Register a reader class under a name and set its ``format`` to the name.
 
-    ``suffixes`` are file name endings (``".jsonl"``, case-insensitive); ``detect(path)``
-    recognises inputs a suffix cannot (a folder, ``hf:NAME``). ``images``: the tables have
-    ``images`` (:class:`~aflite.io.base.ImageTable`); ``splits``: the reader takes
-    ``options.split``. Registering a name again replaces the earlier format.
+``suffixes`` are file name endings (``".jsonl"``, case-insensitive); ``detect(path)``
+recognises inputs a suffix cannot (a folder, ``hf:NAME``). ``images``: the tables have
+``images`` (:class:`~aflite.io.base.ImageTable`); ``splits``: the reader takes
+``options.split``. Registering a name again replaces the earlier format.
 
-    >>> @register_format("lines", suffixes=(".lines",))  # doctest: +SKIP
-    ... class LinesTable(RowsTable):
-    ...     @classmethod
-    ...     def read(cls, path, options): ...
-    """
-
-    def deco(cls: type) -> type:
-        cls.format = name  # the class's own name for what it reads; instances never change it
-        FORMATS.pop(name, None)  # re-registered: it now ranks as the latest
-        FORMATS[name] = FormatSpec(
-            name,
-            cls,
-            tuple(s.lower() for s in suffixes),
-            detect,
-            images=images,
-            splits=splits,
-            description=description,
-        )
-        return cls
-
-    return deco
+>>> @register_format("lines", suffixes=(".lines",))  # doctest: +SKIP
+... class LinesTable(RowsTable):
+...     @classmethod
+...     def read(cls, path, options): ...
+"""
 
 
 def formats_help() -> str:
@@ -125,14 +103,8 @@ def detect_format(path: str | os.PathLike, fmt: str | None = None) -> FormatSpec
     """The format of ``path``: ``fmt`` when given, else by detector, then by suffix."""
     path = str(path)
     if fmt is not None:
-        spec = FORMATS.get(fmt)
-        if spec is None:
-            raise DataError(
-                f"{path}: unknown format '{fmt}' (choose from {', '.join(FORMATS)}"
-                f"{did_you_mean(fmt, list(FORMATS))})"
-            )
-        return spec
-    for spec in reversed(FORMATS.values()):
+        return FORMATS.lookup(fmt, flag=path)
+    for spec in reversed(list(FORMATS.values())):
         if spec.claims(path):
             return spec
     p = Path(path)
@@ -173,7 +145,7 @@ def read_table(
     if not spec.claims(path) and not Path(path).exists():
         raise DataError(f"{path}: no such file")
     try:
-        return spec.reader.read(path, ReadOptions(split=split, image_size=image_size))
+        return spec.target.read(path, ReadOptions(split=split, image_size=image_size))
     except PermissionError:
         raise DataError(f"{path}: cannot be read (permission denied)") from None
     except IsADirectoryError:

@@ -12,7 +12,7 @@ import numpy as np
 from aflite.scoring.dynamics import DYNAMICS_OPTIONS, dynamics_of
 from aflite.scoring.registry import ScoringContext, register_example_scorer
 
-__all__ = ["el2n", "el2n_from_probabilities"]
+__all__ = ["check_el2n_epoch", "el2n", "el2n_from_probabilities"]
 
 
 def el2n_from_probabilities(probs: np.ndarray, gold: np.ndarray, epoch: int) -> np.ndarray:
@@ -25,11 +25,21 @@ def el2n_from_probabilities(probs: np.ndarray, gold: np.ndarray, epoch: int) -> 
     return np.linalg.norm(p - onehot, axis=2).mean(axis=1)
 
 
+def check_el2n_epoch(options: dict) -> None:
+    """``el2n_epoch`` must be one of the epochs recorded (or given with the dynamics)."""
+    given = options.get("dynamics")
+    epochs = given.n_epochs if given is not None else options["epochs"]
+    e = options["el2n_epoch"]
+    if isinstance(e, bool) or not isinstance(e, (int, np.integer)) or not 1 <= e <= epochs:
+        raise ValueError(f"el2n_epoch must be an epoch from 1 to {epochs}, got {e!r}")
+
+
 @register_example_scorer(
     "el2n",
     description="error L2-norm ||softmax - onehot(y)|| early in training (higher = harder)",
     lower_is_easier=("el2n",),
     options={**DYNAMICS_OPTIONS, "el2n_epoch": 1},
+    check=check_el2n_epoch,
 )
 def el2n(ctx: ScoringContext) -> dict[str, np.ndarray]:
     """EL2N from the call's training dynamics (out of fold)."""

@@ -23,12 +23,8 @@ def parse_by(spec: str) -> tuple[str, str, bool]:
     """``SCORER[:COLUMN]`` -> (scorer, column, lower_is_easier); the column defaults to the
     scorer's first. A one-line DataError names what is wrong (unknown scorer or column, a
     scorer that needs a partial input, the non-numeric region)."""
-    from aflite.scoring import builtin as _builtin  # noqa: F401  (registers the built-ins)
-
     name, _, column = spec.partition(":")
-    scorer = EXAMPLE_SCORERS.get(name)
-    if scorer is None:
-        raise DataError(f"--by: unknown scorer '{name}' (use any of {', '.join(EXAMPLE_SCORERS)})")
+    scorer = EXAMPLE_SCORERS.lookup(name, flag="--by")
     if scorer.needs_partial:
         raise DataError(f"--by: scorer '{name}' needs a partial input, which filter does not take")
     column = column or scorer.columns[0]

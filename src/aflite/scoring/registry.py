@@ -1,9 +1,10 @@
 """The registry of per-example scorers: the names ``--scorers`` and ``score_examples`` accept.
 
 A scorer is a function ``scorer(ctx: ScoringContext) -> dict[str, np.ndarray]`` returning an
-(N,) column for its first declared name and for any of the others that apply, registered with :func:`register_example_scorer`. The
-built-in scorers are one file each in :mod:`aflite.scoring` and are imported by
-:mod:`aflite.scoring.builtin`. Nothing here imports torch, so listing the names is cheap.
+(N,) column for its first declared name and for any of the others that apply, registered
+with :func:`register_example_scorer`. The built-in scorers are one file each in
+:mod:`aflite.scoring`, listed in :mod:`aflite.plugins`. Nothing here imports torch, so
+listing the names is cheap.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from aflite._internal.registry import Entry, Registry
 
 __all__ = [
     "EXAMPLE_SCORERS",
@@ -58,50 +61,28 @@ class ScoringContext:
 
 
 @dataclass(frozen=True)
-class ExampleScorer:
-    """A registered scorer: its function, the columns it returns and what it needs."""
+class ExampleScorer(Entry):
+    """A registered scorer: its function (``target``), the columns it returns and what it
+    needs. ``check(options)`` refuses bad option values before any work (``options`` holds
+    the call's options over the declared defaults, and ``dynamics`` when given)."""
 
-    name: str
-    run: Callable[[ScoringContext], dict[str, np.ndarray]]
-    columns: tuple[str, ...]
-    description: str = ""
+    columns: tuple[str, ...] = ()
     needs_partial: bool = False
     lower_is_easier: tuple[str, ...] = ()
-    options: dict[str, Any] = field(default_factory=dict)
+    check: Callable[[dict[str, Any]], None] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", tuple(self.columns or (self.name,)))
+        object.__setattr__(self, "lower_is_easier", tuple(self.lower_is_easier))
 
 
-EXAMPLE_SCORERS: dict[str, ExampleScorer] = {}
+EXAMPLE_SCORERS: Registry[ExampleScorer] = Registry("scorer", entry=ExampleScorer)
+register_example_scorer = EXAMPLE_SCORERS.register
+"""Register ``scorer(ctx) -> {column: (N,) array}`` under a name.
 
-
-def register_example_scorer(
-    name: str,
-    *,
-    columns: tuple[str, ...] | None = None,
-    description: str = "",
-    needs_partial: bool = False,
-    lower_is_easier: tuple[str, ...] = (),
-    options: dict[str, Any] | None = None,
-) -> Callable[[Callable[[ScoringContext], dict[str, np.ndarray]]], Any]:
-    """Register ``scorer(ctx) -> {column: (N,) array}`` under ``name``.
-
-    ``columns`` names what it returns (default: ``(name,)``); ``needs_partial`` makes a call
-    without a partial-input matrix an error before anything is computed; ``lower_is_easier``
-    names the columns where a low value marks an easy row (EL2N, forgetting, variability;
-    the others count higher as easier), which ``aflite filter --by`` reads;
-    ``options`` are the keyword options the scorer reads from ``ctx.options``, with their
-    defaults (a call may pass them to :func:`~aflite.scoring.score_examples`).
-    """
-
-    def deco(fn: Callable[[ScoringContext], dict[str, np.ndarray]]) -> Any:
-        EXAMPLE_SCORERS[name] = ExampleScorer(
-            name,
-            fn,
-            tuple(columns or (name,)),
-            description,
-            needs_partial,
-            tuple(lower_is_easier),
-            dict(options or {}),
-        )
-        return fn
-
-    return deco
+``columns`` names what it returns (default: ``(name,)``); ``needs_partial`` makes a call
+without a partial-input matrix an error before anything is computed; ``lower_is_easier``
+names the columns where a low value marks an easy row (EL2N, forgetting, variability; the
+others count higher as easier), which ``aflite filter --by`` reads; ``options`` are the
+keyword options the scorer reads from ``ctx.options``, with their defaults (a call may pass
+them to :func:`~aflite.scoring.score_examples`); ``check(options)`` refuses bad values."""

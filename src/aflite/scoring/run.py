@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from aflite.scoring import builtin as _builtin  # noqa: F401  (registers the built-in scorers)
 from aflite.scoring.registry import EXAMPLE_SCORERS, ScoringContext
 
 __all__ = [
@@ -95,8 +94,7 @@ def resolve_scorers(
     if not names:
         raise ValueError("scorers: name at least one scorer")
     for n in names:
-        if n not in EXAMPLE_SCORERS:
-            raise ValueError(f"unknown scorer '{n}': use any of {', '.join(EXAMPLE_SCORERS)}")
+        EXAMPLE_SCORERS.lookup(n)
         if EXAMPLE_SCORERS[n].needs_partial and not has_partial:
             raise ValueError(
                 f"scorer '{n}' needs a partial input (partial_text= / --partial-text-fields, "
@@ -198,11 +196,9 @@ def score_examples(
     for key, given in (("probs", probs), ("partial_probs", partial_probs)):
         if given is not None:
             opts[key] = check_probabilities(given, x.shape[0], len(classes), key)
-    if "el2n" in names:
-        epochs = dynamics.n_epochs if dynamics is not None else opts["epochs"]
-        e = opts["el2n_epoch"]
-        if isinstance(e, bool) or not isinstance(e, (int, np.integer)) or not 1 <= e <= epochs:
-            raise ValueError(f"el2n_epoch must be an epoch from 1 to {epochs}, got {e!r}")
+    for n in names:
+        if EXAMPLE_SCORERS[n].check is not None:
+            EXAMPLE_SCORERS[n].check(opts)
     rng = np.random.default_rng(seed)
     folds = crossfit_folds(y, n_folds, repeats=repeats, rng=rng, groups=g)
     ctx = ScoringContext(
@@ -221,7 +217,7 @@ def score_examples(
     cpu_seconds: dict[str, float] = {}  # of this process: on a shared machine, beside wall time
     for n in names:
         t0, c0 = time.perf_counter(), time.process_time()
-        out = EXAMPLE_SCORERS[n].run(ctx)
+        out = EXAMPLE_SCORERS[n].target(ctx)
         seconds[n] = round(time.perf_counter() - t0, 3)
         cpu_seconds[n] = round(time.process_time() - c0, 3)
         for col in EXAMPLE_SCORERS[n].columns:
