@@ -230,7 +230,7 @@ def test_export_errors_name_the_flag_or_folder(tmp_path):
     assert r.returncode == 2
     assert (
         r.stderr
-        == "aflite: error: --to: unknown format 'prodigy'; choose one of label-studio, argilla, csv\n"
+        == "aflite: error: --to: unknown format 'prodigy' (choose from label-studio, argilla, csv)\n"
     )
     r = run_in_process("export", str(out), "--to", "csv", "--rows", "kept")
     assert r.returncode == 2 and "--rows: must be one of removed, all" in r.stderr

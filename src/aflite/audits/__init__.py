@@ -7,8 +7,7 @@ from __future__ import annotations
 from aflite._internal.lazy import lazy_exports
 
 _EXPORTS = {
-    # run imports builtin, so AUDITS holds the built-in audits when it is read
-    "AUDITS": "aflite.audits.run",
+    "AUDITS": "aflite.audits.registry",
     "Association": "aflite.audits.cooccurrence",
     "AuditContext": "aflite.audits.registry",
     "AuditResult": "aflite.audits.base",
@@ -22,7 +21,7 @@ _EXPORTS = {
     "max_ppmi_baseline": "aflite.audits.baselines",
     "parse_min_counts": "aflite.audits.identity",
     "partial_input_baseline": "aflite.audits.baselines",
-    "register_audit": "aflite.audits.run",
+    "register_audit": "aflite.audits.registry",
     "representation_bias_audit": "aflite.audits.baselines",
     "run_audits": "aflite.audits.run",
     "save_counts": "aflite.audits._counts_file",

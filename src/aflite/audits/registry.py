@@ -1,7 +1,8 @@
 """The registry of audits that :func:`aflite.audits.run_audits` (and ``--audits``) can run.
 
 An audit is a function ``audit(ctx: AuditContext) -> list[AuditResult]`` registered with
-:func:`register_audit`; the built-in ones are in :mod:`aflite.audits.builtin`. Audits run in
+:func:`register_audit`; the built-in ones are in :mod:`aflite.audits.builtin` (listed in
+:mod:`aflite.plugins`). Audits run in
 registration order.
 """
 
@@ -14,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from aflite.audits.base import AuditResult
+from aflite._internal.registry import Entry, Registry
 
-__all__ = ["AUDITS", "AuditContext", "register_audit"]
+__all__ = ["AUDITS", "Audit", "AuditContext", "register_audit"]
 
 
 @dataclass
@@ -53,22 +54,13 @@ class AuditContext:
 
 
 @dataclass(frozen=True)
-class _Audit:
-    run: Callable[[AuditContext], list[AuditResult]]
+class Audit(Entry):
+    """A registered audit: ``target(ctx) -> list[AuditResult]``; ``check(ctx)`` runs before
+    any audit of the call does, so a missing dependency fails early."""
+
     check: Callable[[AuditContext], None] | None = None
 
 
-AUDITS: dict[str, _Audit] = {}
-
-
-def register_audit(
-    name: str, *, check: Callable[[AuditContext], None] | None = None
-) -> Callable[[Callable[[AuditContext], list[AuditResult]]], Any]:
-    """Register ``audit(ctx) -> list[AuditResult]`` under ``name``. ``check(ctx)`` runs before
-    any audit of the call does, so a missing dependency fails early."""
-
-    def deco(fn: Callable[[AuditContext], list[AuditResult]]) -> Any:
-        AUDITS[name] = _Audit(fn, check)
-        return fn
-
-    return deco
+AUDITS: Registry[Audit] = Registry("audit", entry=Audit)
+register_audit = AUDITS.register
+"""Register ``audit(ctx) -> list[AuditResult]`` under a name (``check=`` as in :class:`Audit`)."""

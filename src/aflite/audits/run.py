@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from aflite.audits import builtin as _builtin  # noqa: F401  (registers the built-in audits)
 from aflite.audits.base import AuditResult
 from aflite.audits.registry import AUDITS, AuditContext, register_audit
 
@@ -42,9 +41,8 @@ def run_audits(
     at one t (:func:`aflite.audits.baselines.bias_train_rows`). ``progress(name)`` is called
     after each audit."""
     audits = list(AUDITS) if audits is None else list(audits)
-    unknown = [a for a in audits if a not in AUDITS]
-    if unknown:
-        raise ValueError(f"unknown audit(s) {', '.join(unknown)}: choose from {', '.join(AUDITS)}")
+    for a in audits:
+        AUDITS.lookup(a)
     fields = list(texts)
     field = field or fields[-1]
     if field not in texts:
@@ -72,7 +70,7 @@ def run_audits(
             AUDITS[name].check(ctx)
     out: list[AuditResult] = []
     for name in chosen:
-        out.extend(AUDITS[name].run(ctx))
+        out.extend(AUDITS[name].target(ctx))
         if progress is not None:
             progress(name)  # one call per audit run
     return out

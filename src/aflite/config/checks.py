@@ -140,6 +140,19 @@ def choice(choices: Sequence[Any] | Callable[[], Sequence[Any]]) -> Callable[[An
     return check
 
 
+def registered(registry: Callable[[], Any]) -> Callable[[Any, str], None]:
+    """A check that the value names an entry of a plug-in registry (read when checked), with
+    the registry's one error: the names there are and the closest."""
+
+    def check(value: Any, name: str) -> None:
+        entries = registry()
+        if isinstance(value, str) and value in entries:
+            return
+        raise ConfigError(name, entries.unknown(value))
+
+    return check
+
+
 def all_of(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
     """``check`` applied to each item of a tuple."""
 

@@ -18,16 +18,29 @@ from aflite.types import Balance, Strategy
 __all__ = ["FilterConfig"]
 
 
-def _formats() -> list[str]:
+def _formats() -> Any:
     from aflite.io import FORMATS
 
-    return list(FORMATS)
+    return FORMATS
 
 
-def _audits() -> list[str]:
+def _audits() -> Any:
     from aflite.audits import AUDITS
 
-    return list(AUDITS)
+    return AUDITS
+
+
+def _model(value: Any, name: str) -> None:
+    """A model family usable by name (the registry imports torch: checked when a run is set up,
+    which needs it anyway)."""
+    from aflite.algorithm.models import check_model_name
+    from aflite.errors import DataError
+
+    c.text(value, name)
+    try:
+        check_model_name(value)
+    except DataError as e:
+        raise c.flagged(name, e) from None
 
 
 def _strategies() -> list[str]:
@@ -121,7 +134,7 @@ class FilterConfig(Config):
     )
     input_format: str | None = option(
         None, _Lazy("formats"), metavar="FORMAT",
-        check=lambda v, n: None if v is None else c.choice(_formats)(v, n),
+        check=lambda v, n: None if v is None else c.registered(_formats)(v, n),
     )
     label_field: str = option("label", "Field holding the class label.", metavar="FIELD",
                               check=c.text)
@@ -140,8 +153,9 @@ class FilterConfig(Config):
     )
     features: str = option("ngrams", _Lazy("features"), metavar="KIND[:ARG]", check=_features)
     model: str = option(
-        "linear", "Model family the partitions train (linear: batched logistic regression).",
-        metavar="NAME", check=c.choice(["linear"]), algorithm=True,
+        "linear", "Model family the partitions train (linear: batched logistic regression), or "
+        "one added with aflite.register_model.",
+        metavar="NAME", check=_model, algorithm=True,
     )
     target_size: Any = option(0.5, "n: rows to keep (count or fraction).", algorithm=True,
                               **_SIZE)
@@ -211,7 +225,7 @@ class FilterConfig(Config):
     report: bool = option(True, "Write report.html.", check=c.boolean, result=False)
     audits: tuple[str, ...] = option(
         (), _Lazy("audits"), metavar="NAMES", coerce=c.to_names, cli_type=str,
-        cli_default=None, check=c.all_of(c.choice(_audits)),
+        cli_default=None, check=c.all_of(c.registered(_audits)),
     )
     backend: str | None = option(
         None, "local | ray (partitions and embeddings on Ray).", metavar="local|ray",
@@ -259,6 +273,12 @@ class FilterConfig(Config):
             )
         if self.ray_address and self.backend != "ray":
             raise ConfigError("ray_address", "needs {backend} ray")
+        if self.backend == "ray":
+            from aflite.algorithm.models import MODELS
+
+            if not MODELS.lookup(self.model).distributed:
+                ok = ", ".join(n for n, f in MODELS.items() if f.distributed)
+                raise ConfigError("model", f"{{backend}} ray runs the model families {ok} only")
         if self.by is not None and self.backend == "ray":
             raise ConfigError("by", "scores on this machine; leave out {backend} ray")
 

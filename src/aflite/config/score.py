@@ -65,10 +65,11 @@ def _scorers(value: Any, name: str) -> Any:
     names = c.to_names(value, name)
     if not names:
         raise ConfigError(name, "name at least one scorer")
-    known = _scorer_names()
+    from aflite.scoring.registry import EXAMPLE_SCORERS
+
     for n in names:
-        if n not in known:
-            raise ConfigError(name, f"unknown scorer '{n}' (use any of {', '.join(known)})")
+        if n not in EXAMPLE_SCORERS:
+            raise ConfigError(name, EXAMPLE_SCORERS.unknown(n))
     return names
 
 

@@ -5,15 +5,20 @@ has ``fit(train, phi) -> self`` and ``predict(data, phi) -> labels`` (the experi
 accuracy from the predictions, through a label map when the set needs one). A class with
 ``takes_argument = True`` is named ``KIND:ARG`` (``finetune:MODEL``) and may check such a name
 with a classmethod ``check_name``. Any ``sklearn.MODULE.Class`` name also works, trained on the
-filter's features."""
+filter's features. The built-in evaluators are here and in :mod:`aflite.experiments.finetune_eval`
+(listed in :mod:`aflite.plugins`)."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from aflite._internal.registry import Entry, Registry
+from aflite._internal.text import did_you_mean
+from aflite.errors import DataError
 
 if TYPE_CHECKING:
     from aflite.experiments.compare import LabelledTexts
@@ -27,24 +32,33 @@ __all__ = [
     "register_evaluator",
 ]
 
-EVALUATORS: dict[str, type] = {}
+@dataclass(frozen=True)
+class Evaluator(Entry):
+    """A registered evaluator class (``target``); ``takes_argument``: named ``KIND:ARG``
+    (read from the class's ``takes_argument`` when not given)."""
+
+    takes_argument: bool = False
+
+    def __post_init__(self) -> None:
+        given = self.takes_argument or getattr(self.target, "takes_argument", False)
+        object.__setattr__(self, "takes_argument", bool(given))
+        if not self.description:
+            doc = (self.target.__doc__ or "").strip().split("\n")[0]
+            object.__setattr__(self, "description", doc)
 
 
-def register_evaluator(name: str) -> Callable[[type], type]:
-    """Register an evaluator class under ``name``."""
-
-    def deco(cls: type) -> type:
-        EVALUATORS[name] = cls
-        return cls
-
-    return deco
+EVALUATORS: Registry[Evaluator] = Registry("evaluator", entry=Evaluator)
+register_evaluator = EVALUATORS.register
+"""Register an evaluator class under a name (``@register_evaluator("name")``)."""
 
 
 def _estimator(name: str) -> Any:
     module, _, cls = name.rpartition(".")
     if not module.startswith("sklearn"):
-        raise ValueError(
-            f"unknown evaluator '{name}': use {', '.join(EVALUATORS)} or sklearn.MODULE.Class"
+        hint = did_you_mean(name, list(EVALUATORS))
+        raise DataError(
+            f"unknown evaluator '{name}' (choose from {', '.join(EVALUATORS.usages())} "
+            f"or sklearn.MODULE.Class{hint})"
         )
     try:
         return getattr(importlib.import_module(module), cls)()
@@ -53,17 +67,17 @@ def _estimator(name: str) -> Any:
 
 
 def _registered(name: str) -> type | None:
-    if name in EVALUATORS and not getattr(EVALUATORS[name], "takes_argument", False):
-        return EVALUATORS[name]
-    kind, _, _ = name.partition(":")
-    cls = EVALUATORS.get(kind)
-    return cls if cls is not None and getattr(cls, "takes_argument", False) else None
+    entry = EVALUATORS.get(name)
+    if entry is not None and not entry.takes_argument:
+        return entry.target
+    entry = EVALUATORS.get(name.partition(":")[0])
+    return entry.target if entry is not None and entry.takes_argument else None
 
 
 def default_evaluators() -> list[str]:
     """The evaluators a comparison trains when none are named: every registered one that
     needs no argument (``finetune:MODEL`` must be asked for)."""
-    return [n for n, cls in EVALUATORS.items() if not getattr(cls, "takes_argument", False)]
+    return [n for n, e in EVALUATORS.items() if not e.takes_argument]
 
 
 def check_evaluator(name: str) -> None:
@@ -191,14 +205,9 @@ def evaluate(
     if hasattr(evaluator, "predict"):
         return mapped_accuracy(evaluator.predict(data, phi), data.labels, label_map)
     if label_map:
-        from aflite.errors import DataError
-
         raise DataError(
             f"evaluator '{getattr(evaluator, 'name', evaluator)}' has no predict(), so its "
             "predictions cannot go through --label-map"
         )
     return float(evaluator.score(data, phi))
 
-
-# one file per evaluator with its own dependencies; registered here so every name is known
-from aflite.experiments import finetune_eval as _finetune_eval  # noqa: E402,F401

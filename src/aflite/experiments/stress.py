@@ -25,33 +25,28 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aflite._internal.registry import Entry, Registry
+
 __all__ = ["STRESS_TESTS", "StressSet", "StressTest", "make_stress_set", "register_stress_test"]
 
 Rewrite = Callable[[str, str, np.random.Generator], "tuple[str, str] | None"]
 
 
 @dataclass(frozen=True)
-class StressTest:
-    """A registered rewrite: ``kind`` is Naik et al.'s family (distraction, noise)."""
+class StressTest(Entry):
+    """A registered ``target(premise, hypothesis, rng) -> (premise, hypothesis)``, or None
+    when the pair offers nothing to rewrite (the row is then left out of that test);
+    ``kind`` is Naik et al.'s family (distraction, noise)."""
 
-    name: str
-    kind: str
-    rewrite: Rewrite
-    description: str
+    kind: str = ""
 
 
-STRESS_TESTS: dict[str, StressTest] = {}
+STRESS_TESTS: Registry[StressTest] = Registry("stress test", entry=StressTest)
 
 
 def register_stress_test(name: str, kind: str, description: str) -> Callable[[Rewrite], Rewrite]:
-    """Register ``rewrite(premise, hypothesis, rng) -> (premise, hypothesis)``, or None when
-    the pair offers nothing to rewrite (the row is then left out of that test)."""
-
-    def deco(fn: Rewrite) -> Rewrite:
-        STRESS_TESTS[name] = StressTest(name, kind, fn, description)
-        return fn
-
-    return deco
+    """Register a rewrite ``(premise, hypothesis, rng) -> (premise, hypothesis) | None``."""
+    return STRESS_TESTS.register(name, kind=kind, description=description)
 
 
 def _append(text: str, tail: str) -> str:
@@ -169,8 +164,7 @@ def make_stress_set(
         raise ValueError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
     names = list(STRESS_TESTS) if tests is None else list(dict.fromkeys(tests))
     for n in names:
-        if n not in STRESS_TESTS:
-            raise ValueError(f"unknown stress test '{n}': use any of {', '.join(STRESS_TESTS)}")
+        STRESS_TESTS.lookup(n)
     if not names:
         raise ValueError("name at least one stress test")
     rng = np.random.default_rng(seed)
@@ -180,7 +174,7 @@ def make_stress_set(
         test = STRESS_TESTS[n]
         out.skipped[n] = 0
         for i, (p, h) in enumerate(zip(premises, hypotheses)):
-            pair = test.rewrite(p, h, rng)
+            pair = test.target(p, h, rng)
             if pair is None:
                 out.skipped[n] += 1
                 continue

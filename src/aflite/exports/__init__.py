@@ -1,7 +1,6 @@
 """Exports of a filter run's rows for review in annotation tools (``aflite export``): one file
 per format, registered by name in :mod:`aflite.exports.registry`."""
 
-from aflite.exports import formats as _formats  # noqa: F401  (registers the built-ins)
 from aflite.exports.registry import EXPORTERS, export_run, register_exporter
 from aflite.exports.rows import ReviewRow, load_review_rows
 

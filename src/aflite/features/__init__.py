@@ -6,8 +6,7 @@ from __future__ import annotations
 from aflite._internal.lazy import lazy_exports
 
 _EXPORTS = {
-    # build imports kinds, so the registry holds the built-in kinds when it is read
-    "FEATURE_KINDS": "aflite.features.build",
+    "FEATURE_KINDS": "aflite.features.registry",
     "FeatureKind": "aflite.features.registry",
     "register_feature_kind": "aflite.features.registry",
     "FeatureSpec": "aflite.features.build",

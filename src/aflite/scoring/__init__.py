@@ -14,7 +14,7 @@ from aflite._internal.lazy import lazy_exports
 _EXPORTS = {
     "DEFAULT_SCORERS": "aflite.scoring.run",
     "DynamicsOptions": "aflite.scoring.dynamics",
-    "EXAMPLE_SCORERS": "aflite.scoring.run",
+    "EXAMPLE_SCORERS": "aflite.scoring.registry",
     "ExampleScorer": "aflite.scoring.registry",
     "ExampleScores": "aflite.scoring.run",
     "ScoringContext": "aflite.scoring.registry",
