@@ -201,6 +201,9 @@ def test_data_format_by_suffix_and_by_name(toys, tmp_path):
         device="cpu",
     )  # fmt: skip
     assert len(result.removed) == N_EASY
+    with pytest.raises(DataError, match="unknown model family 'toy'"):  # before featurizing
+        aflite.filter_dataset(str(path), label="label", text="text", features="toy-sign",
+                              model="toy")  # fmt: skip
 
     out = tmp_path / "out"
     r = run_in_process(
@@ -229,6 +232,9 @@ def test_audit_by_name(toys, jsonl, tmp_path):
                        "--json", str(out), "--quiet")  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert f"{N} rows counted" in r.stdout
+    r = run_in_process("audit", str(jsonl), "--text-fields", "text", "--audits", "toy-cont")
+    assert r.returncode == 2 and r.stderr.startswith("aflite: error: --audits: unknown audit")
+    assert r.stderr.strip().endswith("did you mean 'toy-count'?)")
 
 
 # --- per-example scorer --------------------------------------------------------------------

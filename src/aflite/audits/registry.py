@@ -56,9 +56,11 @@ class AuditContext:
 @dataclass(frozen=True)
 class Audit(Entry):
     """A registered audit: ``target(ctx) -> list[AuditResult]``; ``check(ctx)`` runs before
-    any audit of the call does, so a missing dependency fails early."""
+    any audit of the call does, so a missing dependency fails early; ``reads_features``: it
+    reads ``ctx.features`` (the representation), not only the texts."""
 
     check: Callable[[AuditContext], None] | None = None
+    reads_features: bool = False
 
 
 AUDITS: Registry[Audit] = Registry("audit", entry=Audit)

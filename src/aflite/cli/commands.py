@@ -88,7 +88,7 @@ def audit_cmd(
     features = features or "ngrams"
 
     from aflite._internal.atomic import atomic_path
-    from aflite.audits import load_identity_words, parse_min_counts
+    from aflite.audits import AUDITS, load_identity_words, parse_min_counts
     from aflite.audits.baselines import bias_train_rows
     from aflite.audits.before_after import SIZED_AUDITS, AuditSet, audit_before_after
     from aflite.features.build import build_features, parse_feature_spec
@@ -102,7 +102,7 @@ def audit_cmd(
     spec = parse_feature_spec(features)
 
     def phi_of(inputs):
-        if spec.kind == "ngrams" or not ({"knn", "bias"} & set(names)):
+        if spec.kind == "ngrams" or not any(AUDITS[a].reads_features for a in names):
             return None  # n-grams are computed from the texts of each set
         with progress_bar("embedding", enabled=show) as bar:
             phi, _ = build_features(

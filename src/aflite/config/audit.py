@@ -34,6 +34,12 @@ def _optional_size(value: Any, name: str) -> None:
         c.size(value, name)
 
 
+def _audits() -> Any:
+    from aflite.audits import AUDITS
+
+    return AUDITS
+
+
 def _min_counts(value: Any, name: str) -> None:
     from aflite.audits import parse_min_counts
 
@@ -64,6 +70,7 @@ class AuditConfig(Config):
     )
     audits: tuple[str, ...] | None = option(
         None, "", coerce=lambda v, n: None if v is None else c.to_names(v, n), cli_type=str,
+        check=lambda v, n: None if v is None else c.all_of(c.registered(_audits))(v, n),
     )
     min_count: int = option(20, "Minimum texts containing a word (PMI, z).",
                             check=c.positive_int)
