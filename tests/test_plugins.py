@@ -337,3 +337,29 @@ def test_listing_names_for_help_loads_no_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_entry_point_plugins_are_imported_when_a_registry_is_first_read(monkeypatch):
+    import aflite.plugins
+    from aflite._internal.registry import Entry, Registry
+
+    loaded = []
+
+    class FakeEntryPoint:
+        def load(self):
+            MODELS.register("from-entry-point")(FeatureSignModel)
+            loaded.append(True)
+
+    monkeypatch.setattr(aflite.plugins, "_entry_points_loaded", False)
+    monkeypatch.setattr(
+        aflite.plugins, "entry_points",
+        lambda group: [FakeEntryPoint()] if group == "aflite.plugins" else [],
+    )  # fmt: skip
+    try:
+        fresh = Registry("exporter", entry=Entry)  # its first read loads the entry points
+        fresh.names()
+        assert loaded == [True] and "from-entry-point" in MODELS
+        Registry("audit", entry=Entry).names()
+        assert loaded == [True]  # once per process
+    finally:
+        MODELS.unregister("from-entry-point")

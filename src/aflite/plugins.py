@@ -9,14 +9,24 @@ feature kinds or scorers for ``--help`` imports neither torch nor sentence-trans
 A plug-in of your own needs no entry here: register it with the kind's decorator
 (``register_model``, ``register_feature_kind``, ``register_format``, ``register_audit``,
 ``register_example_scorer``, ``register_evaluator``, ``register_exporter``,
-``register_stress_test``) in a module you import before using it by name.
+``register_stress_test``) in a module you import before using it by name. For the command
+line, name that module in an entry point of the group ``aflite.plugins`` of your package::
+
+    [project.entry-points."aflite.plugins"]
+    my_models = "my_package.aflite_models"
+
+Those modules are imported after the built-ins, the first time any registry is read.
 """
 
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import entry_points
 
-__all__ = ["BUILTINS", "load_builtins"]
+__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "load_builtins"]
+
+ENTRY_POINT_GROUP = "aflite.plugins"
+_entry_points_loaded = False
 
 BUILTINS: dict[str, tuple[str, ...]] = {
     "model": (
@@ -50,8 +60,14 @@ BUILTINS: dict[str, tuple[str, ...]] = {
 
 
 def load_builtins(kind: str) -> tuple[str, ...]:
-    """Import the modules that register the built-ins of ``kind``; returns their names."""
+    """Import the modules that register the built-ins of ``kind`` (and, once, the plug-in
+    modules named by entry points); returns the built-in modules' names."""
+    global _entry_points_loaded
     modules = BUILTINS[kind]
     for module in modules:
         importlib.import_module(module)
+    if not _entry_points_loaded:
+        _entry_points_loaded = True  # first, so a plug-in that reads a registry cannot recurse
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            ep.load()
     return modules

@@ -14,7 +14,6 @@ from aflite.errors import DataError
 
 def features_help() -> str:
     """``--features``: the registered feature kinds."""
-    from aflite.features import kinds as _kinds  # noqa: F401  (registers the built-in kinds)
     from aflite.features.registry import features_help as _help
 
     return _help()
