@@ -35,7 +35,8 @@ __all__ = [
 @dataclass(frozen=True)
 class Evaluator(Entry):
     """A registered evaluator class (``target``); ``takes_argument``: named ``KIND:ARG``
-    (read from the class's ``takes_argument`` when not given)."""
+    (read from the class's ``takes_argument`` when not given). The description defaults to
+    the first paragraph of the class's docstring."""
 
     takes_argument: bool = False
 
@@ -43,7 +44,7 @@ class Evaluator(Entry):
         given = self.takes_argument or getattr(self.target, "takes_argument", False)
         object.__setattr__(self, "takes_argument", bool(given))
         if not self.description:
-            doc = (self.target.__doc__ or "").strip().split("\n")[0]
+            doc = " ".join((self.target.__doc__ or "").strip().split("\n\n")[0].split())
             object.__setattr__(self, "description", doc)
 
 
