@@ -19,7 +19,6 @@ __all__ = ["ScoreConfig", "scorer_options"]
 def scorer_options() -> dict[str, tuple[Any, str]]:
     """Every option a registered per-example scorer declares: name -> (default, help naming
     the scorers that read it), in registration order."""
-    from aflite.scoring import builtin as _builtin  # noqa: F401  (registers the built-ins)
     from aflite.scoring.registry import EXAMPLE_SCORERS
 
     readers: dict[str, tuple[Any, list[str]]] = {}
@@ -51,12 +50,6 @@ _WHAT = {
     "cross-validation)",
     "el2n_epoch": "The epoch whose error vector EL2N reads",
 }
-
-
-def _scorer_names() -> list[str]:
-    from aflite.scoring import scorer_names
-
-    return scorer_names()
 
 
 def _scorers(value: Any, name: str) -> Any:
