@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from aflite._internal.backends import register_backend
 from aflite._internal.lazy import lazy_exports
+from aflite._internal.registry import set_builtins_loader
+from aflite.plugins import load_builtins
 
 __version__ = "0.1.0"
 
@@ -73,6 +75,8 @@ def _ray_backend() -> Any:
 
 
 register_backend("ray", _ray_backend)
+# every registry imports its built-ins (listed in aflite.plugins) on its first read
+set_builtins_loader(load_builtins)
 
 if TYPE_CHECKING:
     from aflite.algorithm import (

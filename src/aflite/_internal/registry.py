@@ -20,7 +20,17 @@ from typing import Any, Generic, TypeVar
 from aflite._internal.text import did_you_mean
 from aflite.errors import DataError
 
-__all__ = ["Entry", "Registry"]
+__all__ = ["Entry", "Registry", "set_builtins_loader"]
+
+# kind -> names of the modules that registered its built-ins, after importing them; set by
+# the aflite package to aflite.plugins.load_builtins (this layer imports nothing above it)
+_builtins_loader: Callable[[str], Sequence[str]] | None = None
+
+
+def set_builtins_loader(loader: Callable[[str], Sequence[str]]) -> None:
+    """Set what a registry calls on its first read to register its kind's built-ins."""
+    global _builtins_loader
+    _builtins_loader = loader
 
 
 @dataclass(frozen=True)
@@ -127,9 +137,7 @@ class Registry(Mapping[str, E], Generic[E]):
             return
         self._state = "loading"
         try:
-            from aflite.plugins import load_builtins
-
-            modules = load_builtins(self.kind)
+            modules = _builtins_loader(self.kind) if _builtins_loader is not None else ()
         except BaseException:
             self._state = "empty"
             raise
