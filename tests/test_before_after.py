@@ -9,11 +9,11 @@ import pytest
 from aflite.audits import run_audits
 from aflite.audits.baselines import bias_train_rows
 from aflite.audits.before_after import (
-    SIZED_AUDITS,
     AuditSet,
     audit_before_after,
     bias_with_control,
     random_control,
+    sized_audits,
 )
 
 
@@ -40,7 +40,7 @@ def test_sets_are_measured_at_one_t_beside_a_control_of_the_smaller_size(sets):
     for results, data, tag, names in (
         (got.before, before, "input", ["pmi", "knn", "bias"]),
         (got.after, after, "compare", ["pmi", "knn", "bias"]),
-        (got.control, before.subset(rows), "random subset of input, 266 rows", list(SIZED_AUDITS)),
+        (got.control, before.subset(rows), "random subset of input, 266 rows", ["knn", "bias"]),
     ):
         want = run_audits(data.texts, data.labels, audits=names, features=data.features, seed=3,
                           tag=tag, bias_train_size=t, min_count=5)  # fmt: skip
@@ -78,3 +78,11 @@ def test_the_filter_bias_control_draws_the_same_subset_as_given(sets):
     rows = random_control(len(before), len(res.kept), seed=1)
     given = bias_with_control(before.features, before.labels, res, rows, seed=1)
     assert drawn == given and drawn["size"] == len(res.kept) and drawn["train_size"] == 60
+
+
+def test_the_audits_a_control_is_run_for_are_declared_by_their_entries():
+    from aflite.audits import AUDITS
+
+    assert sized_audits(list(AUDITS)) == ["knn", "bias"]
+    with pytest.raises(ValueError, match="unknown audit 'knnn'.*did you mean 'knn'"):
+        sized_audits(["knnn"])

@@ -293,12 +293,13 @@ def test_evaluator_by_name(toys, jsonl, tmp_path):
 
 
 def test_every_kind_has_the_one_registry_shape():
+    from aflite._internal.backends import BACKENDS
     from aflite._internal.registry import Registry
     from aflite.experiments.stress import STRESS_TESTS
     from aflite.exports import EXPORTERS
 
     for registry in (MODELS, FEATURE_KINDS, FORMATS, AUDITS, EXAMPLE_SCORERS, EVALUATORS,
-                     EXPORTERS, STRESS_TESTS):  # fmt: skip
+                     EXPORTERS, STRESS_TESTS, BACKENDS):  # fmt: skip
         assert isinstance(registry, Registry)
         names = registry.names()
         assert names and names == list(registry)
@@ -363,3 +364,30 @@ def test_entry_point_plugins_are_imported_when_a_registry_is_first_read(monkeypa
         assert loaded == [True]  # once per process
     finally:
         MODELS.unregister("from-entry-point")
+
+
+def test_a_backend_registered_by_name_runs_the_filter(planted):
+    """A distributed backend is a plug-in too: ``backend="name"`` starts the registered
+    factory; here a backend that hands back the local linear model."""
+    import aflite
+    from aflite._internal.backends import BACKENDS, register_backend
+    from aflite.algorithm.models import resolve_model
+
+    started = []
+
+    class Local:
+        def phase_model(self, model):
+            started.append(model)
+            return resolve_model("linear" if model is None else model)
+
+        def close(self):
+            pass
+
+    register_backend("toy-local")(Local)
+    try:
+        x, y, _ = planted
+        out = aflite.filter(x, y, target_size=900, backend="toy-local", seed=0)
+        ref = aflite.filter(x, y, target_size=900, seed=0)
+    finally:
+        BACKENDS.unregister("toy-local")
+    assert started and np.array_equal(np.sort(out.kept), np.sort(ref.kept))

@@ -9,9 +9,8 @@ on random partitions of the data and remove the instances they predict too easil
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from aflite._internal.backends import register_backend
 from aflite._internal.lazy import lazy_exports
 from aflite._internal.registry import set_builtins_loader
 from aflite.plugins import load_builtins
@@ -67,14 +66,6 @@ __getattr__, __dir__ = lazy_exports(
 )
 
 
-def _ray_backend() -> Any:
-    # imported on use: Ray is an optional extra, and the algorithm must not import this layer
-    from aflite.distributed import RayBackend
-
-    return RayBackend()
-
-
-register_backend("ray", _ray_backend)
 # every registry imports its built-ins (listed in aflite.plugins) on its first read
 set_builtins_loader(load_builtins)
 

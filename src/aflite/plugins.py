@@ -9,7 +9,7 @@ feature kinds or scorers for ``--help`` imports neither torch nor sentence-trans
 A plug-in of your own needs no entry here: register it with the kind's decorator
 (``register_model``, ``register_feature_kind``, ``register_format``, ``register_audit``,
 ``register_example_scorer``, ``register_evaluator``, ``register_exporter``,
-``register_stress_test``) in a module you import before using it by name. For the command
+``register_stress_test``, ``register_backend``) in a module you import before using it by name. For the command
 line, name that module in an entry point of the group ``aflite.plugins`` of your package::
 
     [project.entry-points."aflite.plugins"]
@@ -56,6 +56,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
     "evaluator": ("aflite.experiments.evaluators", "aflite.experiments.finetune_eval"),
     "exporter": ("aflite.exports.formats",),
     "stress test": ("aflite.experiments.stress",),
+    "backend": ("aflite.distributed.ray_backend",),
 }
 
 

@@ -1,28 +1,27 @@
-"""Distributed backends by name (``adversarial_filter(..., backend="ray")``).
+"""Distributed backends by name (``adversarial_filter(..., backend="ray")``), in the one
+registry shape (:class:`~aflite._internal.registry.Registry`).
 
-The algorithm looks a name up here and never imports the layers above it; a backend package
-registers its factory, and :mod:`aflite` registers the built-in Ray backend.
+The algorithm looks a name up here and never imports the layers above it; a backend module
+registers a factory taking no arguments with ``@register_backend("name")``; the built-in Ray
+backend is listed in :mod:`aflite.plugins`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
+
+from aflite._internal.registry import Entry, Registry
 
 __all__ = ["BACKENDS", "register_backend", "make_backend"]
 
-BACKENDS: dict[str, Callable[[], Any]] = {}
-
-
-def register_backend(name: str, factory: Callable[[], Any]) -> None:
-    """Make ``backend=name`` start a backend with ``factory()`` (no arguments)."""
-    BACKENDS[name] = factory
+BACKENDS: Registry[Entry] = Registry("backend")
+register_backend = BACKENDS.register
+"""Register a factory ``factory() -> backend`` under a name (``@register_backend("ray")``)."""
 
 
 def make_backend(name: str) -> Any:
-    """A new backend for ``name``; ValueError for a name nobody registered."""
-    factory = BACKENDS.get(name)
-    if factory is None:
+    """A new backend for ``name``; a ValueError for a name nobody registered."""
+    if name not in BACKENDS:
         known = ", ".join(repr(b) for b in BACKENDS)
         raise ValueError(f"unknown backend {name!r}: use None, {known} or a RayBackend")
-    return factory()
+    return BACKENDS[name].target()

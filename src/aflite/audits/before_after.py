@@ -19,7 +19,7 @@ from aflite.algorithm import FilterResult
 from aflite.audits.base import AuditResult
 
 __all__ = [
-    "SIZED_AUDITS",
+    "sized_audits",
     "AuditSet",
     "BeforeAfter",
     "audit_before_after",
@@ -27,8 +27,13 @@ __all__ = [
     "bias_with_control",
 ]
 
-# the audits whose figures move with the number of rows alone: the ones a control is run for
-SIZED_AUDITS = ("knn", "bias")
+
+def sized_audits(names: Sequence[str]) -> list[str]:
+    """The audits among ``names`` whose figures move with the number of rows alone (declared
+    ``sized`` in the audit registry): the ones a random control is run for."""
+    from aflite.audits.registry import AUDITS
+
+    return [a for a in names if AUDITS.lookup(a).sized]
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,7 @@ def audit_before_after(
     **options: Any,
 ) -> BeforeAfter:
     """Run ``audits`` on ``before`` and on ``after`` at one t, and with ``control`` the
-    :data:`SIZED_AUDITS` among them on a random subset of ``before`` the size of ``after``
+    :func:`sized_audits` among them on a random subset of ``before`` the size of ``after``
     (when ``after`` is the smaller set).
 
     ``bias_train_size`` is t as a row count, already resolved
@@ -107,7 +112,7 @@ def audit_before_after(
         return BeforeAfter(run(before, before_tag, audits, counts_path), bias_train_size=t)
     first = run(before, before_tag, audits, counts_path)
     second = run(after, after_tag, audits)
-    sized = [a for a in audits if a in SIZED_AUDITS]
+    sized = sized_audits(audits)
     if not (control and sized and len(after) < len(before)):
         return BeforeAfter(first, second, bias_train_size=t)
     rows = random_control(len(before), len(after), seed=seed)

@@ -124,7 +124,7 @@ def _ppmi(ctx: AuditContext) -> list[AuditResult]:
     ]
 
 
-@register_audit("knn", reads_features=True)
+@register_audit("knn", reads_features=True, sized=True)
 def _knn(ctx: AuditContext) -> list[AuditResult]:
     from aflite.audits.knn import knn_distances
 
@@ -133,7 +133,7 @@ def _knn(ctx: AuditContext) -> list[AuditResult]:
     ]
 
 
-@register_audit("bias", reads_features=True)
+@register_audit("bias", reads_features=True, sized=True)
 def _bias(ctx: AuditContext) -> list[AuditResult]:
     from aflite.audits.baselines import bias_train_rows, representation_bias_audit
 

@@ -57,10 +57,13 @@ class AuditContext:
 class Audit(Entry):
     """A registered audit: ``target(ctx) -> list[AuditResult]``; ``check(ctx)`` runs before
     any audit of the call does, so a missing dependency fails early; ``reads_features``: it
-    reads ``ctx.features`` (the representation), not only the texts."""
+    reads ``ctx.features`` (the representation), not only the texts; ``sized``: its figures
+    move with the number of rows alone, so a comparison with a smaller set runs it on a random
+    control of that size too."""
 
     check: Callable[[AuditContext], None] | None = None
     reads_features: bool = False
+    sized: bool = False
 
 
 AUDITS: Registry[Audit] = Registry("audit", entry=Audit)

@@ -90,8 +90,9 @@ def audit_cmd(
     from aflite._internal.atomic import atomic_path
     from aflite.audits import AUDITS, load_identity_words, parse_min_counts
     from aflite.audits.baselines import bias_train_rows
-    from aflite.audits.before_after import SIZED_AUDITS, AuditSet, audit_before_after
+    from aflite.audits.before_after import AuditSet, audit_before_after, sized_audits
     from aflite.features.build import build_features, parse_feature_spec
+    from aflite.features.registry import FEATURE_KINDS
     from aflite.jobs import read_labelled_texts
     from aflite.reports.terminal import print_audits
 
@@ -102,8 +103,10 @@ def audit_cmd(
     spec = parse_feature_spec(features)
 
     def phi_of(inputs):
-        if spec.kind == "ngrams" or not any(AUDITS[a].reads_features for a in names):
-            return None  # n-grams are computed from the texts of each set
+        if FEATURE_KINDS.lookup(spec.kind).fit is not None or not any(
+            AUDITS[a].reads_features for a in names
+        ):
+            return None  # a fitted Phi (n-grams) is computed from the texts of each set
         with progress_bar("embedding", enabled=show) as bar:
             phi, _ = build_features(
                 spec,
@@ -132,7 +135,7 @@ def audit_cmd(
             f"note: the run scored its rows at t = {run_t} training rows, the bias audit at "
             f"t = {bias_t}; --bias-train-size {run_t} measures at the run's"
         )
-    sized = [a for a in names if a in SIZED_AUDITS]
+    sized = sized_audits(names)
     sizes = [len(s) for s in audit_sets]
     total = len(names) * len(sets) + (len(sizes) > 1 and sizes[1] < sizes[0]) * len(sized)
     done = [0]

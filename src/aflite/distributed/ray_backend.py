@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from aflite._internal.backends import register_backend
+
 __all__ = ["RayBackend", "embed_with_ray"]
 
 
@@ -204,3 +206,8 @@ def embed_with_ray(
         embs.append(batch["emb"])
     order = np.argsort(np.concatenate(idx))
     return np.concatenate(embs)[order]
+
+
+@register_backend("ray", description="partitions and embeddings on a Ray cluster")
+def _start_ray_backend() -> RayBackend:
+    return RayBackend()
