@@ -14,7 +14,7 @@ from conftest import run_in_process
 
 import aflite
 from aflite.errors import DataError
-from aflite.features.build import parse_feature_spec
+from aflite.features.build import FeatureSpec, parse_feature_spec
 from aflite.features.choices import choice_features
 from aflite.io.labelled import read_labelled
 
@@ -256,3 +256,46 @@ def test_filter_dataset_takes_items_in_memory_and_precomputed_arrays():
     assert len(got.kept) + len(got.removed) == 120
     with pytest.raises(DataError, match=r"^features: expected an \(120, 4, d\) array"):
         aflite.filter_dataset(rows, label="label", choices="endings", features=x[:, :, 0])
+
+
+def test_every_format_reads_items_alike(tmp_path):
+    rows = items("index1")
+    pd.DataFrame(rows).to_csv(tmp_path / "in.csv", index=False)
+    listed = [
+        {"q": r["q"], "opts": [r["o1"], r["o2"], r["o3"]], "answer": r["answer"]} for r in rows
+    ]
+    pd.DataFrame(listed).to_parquet(tmp_path / "in.parquet")
+    csv = read_labelled(str(tmp_path / "in.csv"), label="answer", choices=["o1", "o2", "o3"])
+    pq = read_labelled(str(tmp_path / "in.parquet"), label="answer", choices="opts", context="q")
+    for got in (csv, pq):
+        assert got.choices.answer_format == "index1" and got.choices.answers.tolist() == [0, 1, 2]
+        assert got.choices.options[1] == ["wrong a", "ans1", "wrong c"]
+    assert pq.subset([1])[0]["answer"] == "2"
+
+
+def test_sentence_encoders_see_the_choice_with_its_context_or_apart():
+    got = read_labelled(items("index0"), label="answer", choices=["o1", "o2", "o3"], context="q")
+    seen = []
+
+    def encode(texts, model, *, device, progress):
+        seen.append(list(texts))
+        return np.asarray([[len(t), t.count(" ")] for t in texts], dtype=float)
+
+    spec = FeatureSpec("sentence-transformers", "m")  # the encoder itself is stood in for
+    joint = choice_features(spec, got.choices, encode=encode)
+    assert joint.shape == (3, 3, 2) and seen[-1][0] == "question 0 ans0"
+    apart = choice_features(spec, got.choices, context="apart", encode=encode)
+    u, v = np.array([10.0, 1.0]), np.array([4.0, 0.0])  # "question 0", "ans0"
+    assert np.array_equal(apart[0, 0], np.r_[u, v, np.abs(u - v), u * v])
+    assert seen[-2][:3] == ["question 0"] * 3
+
+
+def test_the_bundled_slices_are_items():
+    from aflite.data import bundled_copa, bundled_hellaswag
+
+    copa = read_labelled(str(bundled_copa()), choices=["choice1", "choice2"],
+                         context=["premise", "question"], id="idx")  # fmt: skip
+    assert len(copa) == 400 and copa.choices.answer_format == "index0"
+    hs = read_labelled(str(bundled_hellaswag()), choices="endings",
+                       context="ctx_with_activity_label", id="ind")  # fmt: skip
+    assert len(hs) == 2000 and hs.choices.width == 4 and hs.choices.chance() < 0.3
