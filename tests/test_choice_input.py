@@ -278,11 +278,16 @@ def test_sentence_encoders_see_the_choice_with_its_context_or_apart():
     seen = []
 
     def encode(texts, model, *, device, progress):
+        progress(len(texts))
         seen.append(list(texts))
         return np.asarray([[len(t), t.count(" ")] for t in texts], dtype=float)
 
     spec = FeatureSpec("sentence-transformers", "m")  # the encoder itself is stood in for
-    joint = choice_features(spec, got.choices, encode=encode)
+    counts = []
+    joint = choice_features(
+        spec, got.choices, encode=encode, progress=lambda k, n: counts.append((k, n))
+    )
+    assert counts == [(9, 9)]
     assert joint.shape == (3, 3, 2) and seen[-1][0] == "question 0 ans0"
     apart = choice_features(spec, got.choices, context="apart", encode=encode)
     u, v = np.array([10.0, 1.0]), np.array([4.0, 0.0])  # "question 0", "ans0"

@@ -86,7 +86,16 @@ def choice_features(
     from aflite.features.encoders import combine_fields, encode_texts
 
     run = encode or encode_texts
-    parts = [np.asarray(run(f, spec.arg, device=device, progress=progress)) for f in fields]
+    total = sum(len(f) for f in fields)
+    parts: list[np.ndarray] = []
+    for f in fields:
+        done = sum(len(p) for p in parts)
+
+        def step(k: int, base: int = done) -> None:  # the encoder counts one field's texts
+            if progress is not None:
+                progress(base + k, total)
+
+        parts.append(np.asarray(run(f, spec.arg, device=device, progress=step)))
     return spread(combine_fields(parts).astype(np.float64), n_choices)
 
 
