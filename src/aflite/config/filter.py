@@ -292,7 +292,7 @@ class FilterConfig(Config):
                 raise ConfigError("text_fields", f"'{f}' is the label field ({{label_field}})")
             seen.add(f)
         kind = parse_feature_spec(self.features).entry
-        self._check_choices(kind.name)
+        self._check_choices(kind)
         if (
             self.warmup_finetune
             and kind.learn is None  # a kind learned on the warm-up rows is its own warm-up model
@@ -320,7 +320,7 @@ class FilterConfig(Config):
         """Where the multiple-choice items' choices are (None: rows with a class label)."""
         return self.choices_field or self.choices_fields or None
 
-    def _check_choices(self, kind: str) -> None:
+    def _check_choices(self, kind: Any) -> None:
         if self.choices_field and self.choices_fields:
             raise ConfigError("choices_fields", "name the choices one way: this or {choices_field}")
         if len(self.choices_fields) == 1:
@@ -344,11 +344,11 @@ class FilterConfig(Config):
                 "text_fields", "multiple-choice items are read from {choices_field} / "
                 "{choices_fields} and {context_fields}",
             )
-        if kind not in ("ngrams", "sentence-transformers", "precomputed"):
-            raise ConfigError(
-                "features", "multiple-choice items take ngrams, sentence-transformers or "
-                "precomputed features",
-            )
+        if kind.choices is None:
+            from aflite.features.registry import FEATURE_KINDS
+
+            names = ", ".join(k.usage for k in FEATURE_KINDS.values() if k.choices is not None)
+            raise ConfigError("features", f"multiple-choice items take {names} features")
         for name, on in (("warmup_fraction", self.warmup_fraction is not None),
                          ("by", self.by is not None), ("balance", self.balance is not None),
                          ("backend", self.backend is not None)):  # fmt: skip

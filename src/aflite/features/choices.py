@@ -18,10 +18,16 @@ import numpy as np
 from aflite.errors import DataError
 from aflite.io.choices import Choices
 
-__all__ = ["CHOICE_CONTEXT", "CHOICE_KINDS", "choice_features", "spread"]
+__all__ = [
+    "CHOICE_CONTEXT",
+    "choice_encodings",
+    "choice_features",
+    "choice_ngrams",
+    "choice_precomputed",
+    "spread",
+]
 
 CHOICE_CONTEXT = ("joint", "apart", "none")
-CHOICE_KINDS = ("ngrams", "sentence-transformers", "precomputed")
 
 
 def spread(flat: np.ndarray, n_choices: np.ndarray) -> np.ndarray:
@@ -52,39 +58,57 @@ def choice_features(
     context: str = "joint",
     seed: int = 0,
     device: str = "cpu",
-    ids: Any = None,
     encode: Callable[..., np.ndarray] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
     """The (N, K, d) features of ``items`` for the feature spec ``spec`` (a
-    :class:`~aflite.features.build.FeatureSpec`): ``ngrams[:options]``,
-    ``sentence-transformers:MODEL`` or ``precomputed:FILE`` (an (N, K, d) array, NaN rows for
-    missing choices)."""
-    if spec.kind not in CHOICE_KINDS:
-        raise DataError(
-            f"--features {spec}: multiple-choice items take {', '.join(CHOICE_KINDS)} features"
-        )
+    :class:`~aflite.features.build.FeatureSpec` of a kind with a ``choices`` hook: the
+    built-ins ``ngrams[:options]``, ``sentence-transformers:MODEL`` and ``precomputed:FILE``,
+    an (N, K, d) array with NaN rows for missing choices)."""
+    build = spec.entry.choices
+    if build is None:
+        from aflite.features.registry import FEATURE_KINDS
+
+        names = ", ".join(k.usage for k in FEATURE_KINDS.values() if k.choices is not None)
+        raise DataError(f"--features {spec}: multiple-choice items take {names} features")
     if context not in CHOICE_CONTEXT:
         raise DataError(f"--choice-context {context}: must be one of {', '.join(CHOICE_CONTEXT)}")
-    n_choices = items.n_choices
-    if spec.kind == "precomputed":
-        return _precomputed(spec, items)
-    fields = _texts(items, context)
-    if spec.kind == "ngrams":
-        from aflite.features.ngrams import ngram_features
+    return build(spec, items, context=context, seed=seed, device=device, encode=encode,
+                 progress=progress)  # fmt: skip
 
-        opts = {k: int(v) for k, v in (o.split("=") for o in spec.arg.split(",") if o)}
-        flat = ngram_features(
-            fields,
-            max_features=opts.get("max_features", 1024),
-            min_df=opts.get("min_df", 2),
-            svd=opts.get("svd"),
-            hashed=opts.get("hash"),
-            seed=seed,
-        )
-        return spread(np.asarray(flat, dtype=np.float64), n_choices)
+
+def choice_ngrams(spec: Any, items: Choices, *, context: str, seed: int, **_: Any) -> np.ndarray:
+    """TF-IDF n-grams of every choice, in one vocabulary fitted on all items' choices (with
+    ``apart``, a second one for the contexts, side by side)."""
+    from aflite.features.ngrams import ngram_features
+
+    opts = {k: int(v) for k, v in (o.split("=") for o in spec.arg.split(",") if o)}
+    flat = ngram_features(
+        _texts(items, context),
+        max_features=opts.get("max_features", 1024),
+        min_df=opts.get("min_df", 2),
+        svd=opts.get("svd"),
+        hashed=opts.get("hash"),
+        seed=seed,
+    )
+    return spread(np.asarray(flat, dtype=np.float64), items.n_choices)
+
+
+def choice_encodings(
+    spec: Any,
+    items: Choices,
+    *,
+    context: str,
+    device: str,
+    encode: Callable[..., np.ndarray] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **_: Any,
+) -> np.ndarray:
+    """Sentence embeddings of every choice (with ``apart``: of the context and the choice,
+    combined as ``[u, v, |u-v|, u*v]``)."""
     from aflite.features.encoders import combine_fields, encode_texts
 
+    fields = _texts(items, context)
     run = encode or encode_texts
     total = sum(len(f) for f in fields)
     parts: list[np.ndarray] = []
@@ -96,10 +120,12 @@ def choice_features(
                 progress(base + k, total)
 
         parts.append(np.asarray(run(f, spec.arg, device=device, progress=step)))
-    return spread(combine_fields(parts).astype(np.float64), n_choices)
+    return spread(combine_fields(parts).astype(np.float64), items.n_choices)
 
 
-def _precomputed(spec: Any, items: Choices) -> np.ndarray:
+def choice_precomputed(spec: Any, items: Choices, **_: Any) -> np.ndarray:
+    """An (N, K, d) array from a .npy / .npz file (``FILE#KEY``: an .npz member); the rows of
+    choices an item lacks are set to NaN, a NaN in a real choice is an error."""
     path, _, key = spec.arg.partition("#")
     try:
         x = np.load(path, allow_pickle=False)
