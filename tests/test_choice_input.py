@@ -177,6 +177,11 @@ def test_bad_items_give_the_same_error_through_every_door(case, tmp_path):
             "--answer-format: unknown value 'roman'",
         ),
         (
+            ["--choices-field", "c", "--features", "warmup-cnn"],
+            "--features: multiple-choice items take ngrams, sentence-transformers:MODEL, "
+            "precomputed:FILE features",
+        ),
+        (
             ["--choices-field", "c", "--warmup-fraction", "0.1"],
             "--warmup-fraction: is not available for multiple-choice items",
         ),
