@@ -298,8 +298,19 @@ def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value or ())
 
 
-def _read_items(data, table, label, choices, context, blank, answer_format, text, id_field,
-                group, pick) -> LabelledData:
+def _read_items(
+    data: Any,
+    table: Table,
+    label: str | None,
+    choices: str | Sequence[str],
+    context: str | Sequence[str] | None,
+    blank: str | None,
+    answer_format: str | None,
+    text: str | Sequence[str] | None,
+    id_field: str | None,
+    group: str | None,
+    pick: bool,
+) -> LabelledData:
     """``read_labelled`` for multiple-choice items: the answer positions as the labels."""
     if text:
         raise DataError("text fields and choices: name the choices (and context) only")
