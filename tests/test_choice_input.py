@@ -309,3 +309,39 @@ def test_the_bundled_slices_are_items():
     hs = read_labelled(str(bundled_hellaswag()), choices="endings",
                        context="ctx_with_activity_label", id="ind")  # fmt: skip
     assert len(hs) == 2000 and hs.choices.width == 4 and hs.choices.chance() < 0.3
+
+
+def test_items_in_choice_fields_of_varying_width_run_and_report(tmp_path):
+    rng = np.random.default_rng(1)
+    rows = []
+    for i in range(90):
+        k = 2 + i % 2
+        opts = [f"w{int(rng.integers(6))} v{int(rng.integers(6))}" for _ in range(k)] + [""] * (
+            3 - k
+        )
+        rows.append({"s": f"it was _ {i % 5}", "a": opts[0], "b": opts[1], "c": opts[2],
+                     "y": "ABC"[int(rng.integers(k))]})  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "in.csv", index=False)
+    out = tmp_path / "out"
+    r = run_in_process(
+        "filter", str(tmp_path / "in.csv"), "--choices-fields", "a,b,c", "--context-fields", "s",
+        "--blank", "_", "--label-field", "y", "--n-partitions", "8", "--min-bias", "off",
+        "--target-size", "80", "--features", "ngrams:min_df=1", "--out-dir", str(out),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["items"] | {"chance": 0} == {
+        "choices": ["a", "b", "c"], "context": ["s"], "blank": "_", "answer_format": "letter",
+        "answer_format_detected": True, "n_choices": [2, 3], "chance": 0,
+    }  # fmt: skip
+    kept, removed = (pd.read_csv(out / f"{n}.csv") for n in ("kept", "removed"))
+    assert len(kept) + len(removed) == 90 and (out / "report.html").stat().st_size > 0
+
+
+def test_the_api_names_its_keywords_for_options_that_need_others():
+    with pytest.raises(DataError, match=r"^blank '_': name the context fields that hold it$"):
+        aflite.filter_dataset(items("index0"), label="answer", choices=["o1", "o2"], blank="_")
+    with pytest.raises(DataError, match=r"^answer format 'roman': must be one of index0, "):
+        aflite.filter_dataset(items("index0"), label="answer", choices="o1", answer_format="roman")
+    with pytest.raises(DataError, match=r"^text fields and choices: name the choices"):
+        aflite.filter_dataset(items("index0"), label="answer", choices=["o1", "o2"], text="q")
