@@ -345,3 +345,21 @@ def test_the_api_names_its_keywords_for_options_that_need_others():
         aflite.filter_dataset(items("index0"), label="answer", choices="o1", answer_format="roman")
     with pytest.raises(DataError, match=r"^text fields and choices: name the choices"):
         aflite.filter_dataset(items("index0"), label="answer", choices=["o1", "o2"], text="q")
+
+
+def test_a_resumed_run_on_items_ends_as_an_uninterrupted_one(tmp_path):
+    from aflite.jobs.filter_job import FilterJob, run_filter_job
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in artifact_items(100)))
+    kw = dict(input=str(path), choices_field="endings", context_fields=("ctx",),
+              choice_context="none", features="ngrams:min_df=1", n_partitions=8,
+              train_size=0.5, min_bias=None, target_size=70, slice_size=10)  # fmt: skip
+    whole = run_filter_job(FilterJob(out_dir=str(tmp_path / "a"), **kw), progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        run_filter_job(FilterJob(out_dir=str(tmp_path / "b"), **kw), progress=False,
+                       stop_after_phases=1)  # fmt: skip
+    resumed = run_filter_job(FilterJob(out_dir=str(tmp_path / "b"), resume=True, **kw),
+                             progress=False, log=lambda _: None)  # fmt: skip
+    assert np.array_equal(whole.result.kept, resumed.result.kept)
+    assert len(whole.result.history) > 1
