@@ -185,6 +185,10 @@ def test_bad_items_give_the_same_error_through_every_door(case, tmp_path):
             ["--choices-field", "c", "--warmup-fraction", "0.1"],
             "--warmup-fraction: is not available for multiple-choice items",
         ),
+        (
+            ["--choices-field", "c", "--audits", "pmi"],
+            "--audits: is not available for multiple-choice items",
+        ),
     ],
 )
 def test_bad_options_are_refused_before_the_data_is_read(args, message, tmp_path):

@@ -351,7 +351,8 @@ class FilterConfig(Config):
             raise ConfigError("features", f"multiple-choice items take {names} features")
         for name, on in (("warmup_fraction", self.warmup_fraction is not None),
                          ("by", self.by is not None), ("balance", self.balance is not None),
-                         ("backend", self.backend is not None)):  # fmt: skip
+                         ("backend", self.backend is not None),
+                         ("audits", bool(self.audits))):  # fmt: skip
             if on:
                 raise ConfigError(name, "is not available for multiple-choice items")
 
