@@ -304,6 +304,27 @@ def test_sentence_encoders_see_the_choice_with_its_context_or_apart():
     assert seen[-2][:3] == ["question 0"] * 3
 
 
+def test_choice_embeddings_are_cached_by_data_model_and_view(tmp_path, monkeypatch):
+    import aflite.features.encoders as encoders
+
+    monkeypatch.setattr(encoders, "model_fingerprint", lambda name: "model-" + name)
+    got = read_labelled(items("index0"), label="answer", choices=["o1", "o2", "o3"], context="q")
+    calls = []
+
+    def encode(texts, model, *, device, progress):
+        calls.append(len(texts))
+        return np.asarray([[len(t), 1.0] for t in texts])
+
+    spec = FeatureSpec("sentence-transformers", "m")
+    kw = {"encode": encode, "fingerprint": "data1", "cache_dir": str(tmp_path)}
+    first = choice_features(spec, got.choices, **kw)
+    again = choice_features(spec, got.choices, **kw)
+    assert calls == [9] and np.array_equal(first, again)
+    choice_features(spec, got.choices, context="none", **kw)  # another view: computed
+    choice_features(spec, got.choices, **kw | {"fingerprint": "data2"})  # other data
+    assert calls == [9, 9, 9]
+
+
 def test_the_bundled_slices_are_items():
     from aflite.data import bundled_copa, bundled_hellaswag
 

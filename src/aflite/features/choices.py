@@ -60,6 +60,8 @@ def choice_features(
     device: str = "cpu",
     encode: Callable[..., np.ndarray] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    fingerprint: str = "",
+    cache_dir: str | None = None,
 ) -> np.ndarray:
     """The (N, K, d) features of ``items`` for the feature spec ``spec`` (a
     :class:`~aflite.features.build.FeatureSpec` of a kind with a ``choices`` hook: the
@@ -74,7 +76,7 @@ def choice_features(
     if context not in CHOICE_CONTEXT:
         raise DataError(f"--choice-context {context}: must be one of {', '.join(CHOICE_CONTEXT)}")
     return build(spec, items, context=context, seed=seed, device=device, encode=encode,
-                 progress=progress)  # fmt: skip
+                 progress=progress, fingerprint=fingerprint, cache_dir=cache_dir)  # fmt: skip
 
 
 def choice_ngrams(spec: Any, items: Choices, *, context: str, seed: int, **_: Any) -> np.ndarray:
@@ -102,25 +104,40 @@ def choice_encodings(
     device: str,
     encode: Callable[..., np.ndarray] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    fingerprint: str = "",
+    cache_dir: str | None = None,
     **_: Any,
 ) -> np.ndarray:
     """Sentence embeddings of every choice (with ``apart``: of the context and the choice,
-    combined as ``[u, v, |u-v|, u*v]``)."""
-    from aflite.features.encoders import combine_fields, encode_texts
+    combined as ``[u, v, |u-v|, u*v]``), cached under the data's ``fingerprint`` and the
+    model's content in ``cache_dir`` (None, or no fingerprint: not cached)."""
+    from aflite.features.cache import cached
+    from aflite.features.encoders import combine_fields, encode_texts, model_fingerprint
 
     fields = _texts(items, context)
     run = encode or encode_texts
     total = sum(len(f) for f in fields)
-    parts: list[np.ndarray] = []
-    for f in fields:
-        done = sum(len(p) for p in parts)
 
-        def step(k: int, base: int = done) -> None:  # the encoder counts one field's texts
-            if progress is not None:
-                progress(base + k, total)
+    def embed() -> np.ndarray:
+        parts: list[np.ndarray] = []
+        for f in fields:
+            done = sum(len(p) for p in parts)
 
-        parts.append(np.asarray(run(f, spec.arg, device=device, progress=step)))
-    return spread(combine_fields(parts).astype(np.float64), items.n_choices)
+            def step(k: int, base: int = done) -> None:  # the encoder counts one field's texts
+                if progress is not None:
+                    progress(base + k, total)
+
+            parts.append(np.asarray(run(f, spec.arg, device=device, progress=step)))
+        return combine_fields(parts)
+
+    if fingerprint and cache_dir is not None:
+        f = items.fields
+        key = [fingerprint, str(spec), model_fingerprint(spec.arg), "choices", context,
+               ",".join(f.choices), ",".join(f.context), f.blank or ""]  # fmt: skip
+        flat, _ = cached(key, embed, cache_dir, n_rows=len(fields[0]))
+    else:
+        flat = embed()
+    return spread(np.asarray(flat, dtype=np.float64), items.n_choices)
 
 
 def choice_precomputed(spec: Any, items: Choices, **_: Any) -> np.ndarray:

@@ -47,7 +47,8 @@ def compute_representation(
         with progress_bar("embedding", enabled=progress) as bar:
             x = choice_features(
                 spec, inputs.choices, context=job.choice_context, seed=job.seed,
-                device=device, progress=bar,
+                device=device, progress=bar, fingerprint=inputs.table.fingerprint(),
+                cache_dir=job.cache_dir or str(default_cache_dir()),
             )  # fmt: skip
         return x if len(rest) == len(x) else x[rest]
     codes = np.unique(inputs.labels, return_inverse=True)[1]
