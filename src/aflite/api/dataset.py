@@ -113,6 +113,11 @@ def filter_dataset(
     keep_ids: Any = None,
     drop_ids: Any = None,
     preset: str | None = None,
+    choices: str | list[str] | None = None,
+    context: str | list[str] | None = None,
+    blank: str | None = None,
+    answer_format: str | None = None,
+    choice_context: str = "joint",
     **filter_options: Any,
 ) -> DatasetFilterResult:
     """Filter ``data`` with AFLITE and return the kept and removed rows in its own type.
@@ -132,6 +137,15 @@ def filter_dataset(
     decisions: kept ids are never removed, dropped ids are removed before filtering (phase -1,
     no score, ``review`` "drop" in ``scores``).
 
+    Multiple-choice items: ``choices`` names the field holding each item's list of choices,
+    or one field per choice; ``context`` the fields they follow; ``blank`` the mark in the
+    context each choice fills; ``label`` is the answer, read as ``answer_format`` (``index0``,
+    ``index1``, ``letter``, ``text``; detected when None). Each choice is represented with
+    its context (``choice_context="joint"``), apart from it (``"apart"``) or alone
+    (``"none"``); a precomputed ``features`` array is (N, K, d), NaN rows for missing
+    choices. An item is kept or removed whole; ``fields["items"]`` says how the answers were
+    read and the chance level.
+
     >>> import aflite
     >>> rows = [{"text": ("nobody " if i % 3 == 0 else "") + f"w{i % 7} x{i % 5}",
     ...          "label": int(i % 3 == 0)} for i in range(300)]
@@ -149,10 +163,13 @@ def filter_dataset(
     options = FILTER_DEFAULTS | filter_options
     data_ = read_labelled(
         data, label=label, text=text, id=id, group=group, split=split,
-        need_text=needs_text(features),
+        need_text=needs_text(features), choices=choices, context=context, blank=blank,
+        answer_format=answer_format,
     )  # fmt: skip
     _check_sizes(data_, options)
-    if isinstance(features, str):
+    if data_.choices is not None:
+        x = _choice_features(data_, features, choice_context, device=device, seed=seed)
+    elif isinstance(features, str):
         device_ = "cpu" if device == "auto" else device
         x = text_features(data_, features, cache_dir=cache_dir, device=device_, seed=seed)
     else:
@@ -183,13 +200,36 @@ def filter_dataset(
         review = np.full(len(data_), None, dtype=object)
         review[decisions.protected], review[decisions.dropped] = "keep", "drop"
         frame["review"] = review
+    fields = data_.fields.as_dict()
+    if data_.choices is not None:
+        fields["items"] = data_.choices.as_dict()
     return DatasetFilterResult(
         kept=data_.subset(result.kept),
         removed=data_.subset(result.removed),
         scores=frame,
         result=result,
-        fields=data_.fields.as_dict(),
+        fields=fields,
     )
+
+
+def _choice_features(data: LabelledData, features: Any, context: str, **kw: Any) -> np.ndarray:
+    """(N, K, d) features of multiple-choice items: from a feature spec, or given."""
+    from aflite.features.build import parse_feature_spec
+    from aflite.features.choices import choice_features
+
+    items = data.choices
+    assert items is not None
+    if isinstance(features, str):
+        device = "cpu" if kw["device"] == "auto" else kw["device"]
+        spec = parse_feature_spec(features)
+        return choice_features(spec, items, context=context, seed=kw["seed"], device=device)
+    x = np.asarray(features)
+    if x.ndim != 3 or x.shape[0] != len(data) or x.shape[1] < items.width:
+        raise DataError(
+            f"features: expected an ({len(data)}, {items.width}, d) array (items, choices, "
+            f"features), got shape {x.shape}"
+        )
+    return x
 
 
 def _with_dropped(result: Any, rest: np.ndarray, dropped: np.ndarray) -> Any:

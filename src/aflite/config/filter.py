@@ -49,6 +49,12 @@ def _strategies() -> list[str]:
     return list(STRATEGIES)
 
 
+def _answers() -> tuple[str, ...]:
+    from aflite.io.choices import ANSWER_FORMATS
+
+    return ANSWER_FORMATS
+
+
 def _features(value: Any, name: str) -> None:
     from aflite.features.build import parse_feature_spec
 
@@ -150,6 +156,32 @@ class FilterConfig(Config):
     group_field: str | None = option(
         None, "Rows sharing this field never straddle a split (e.g. premise).",
         metavar="FIELD", check=c.optional_text,
+    )
+    choices_field: str | None = option(
+        None, "Multiple-choice items: the field holding each item's list of choices (e.g. "
+        "endings); --label-field is then the answer.", metavar="FIELD", check=c.optional_text,
+    )
+    choices_fields: tuple[str, ...] = option(
+        (), "Multiple-choice items: one field per choice, e.g. option1,option2 (an item may "
+        "leave the last ones empty); --label-field is then the answer.",
+        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
+    )
+    context_fields: tuple[str, ...] = option(
+        (), "Multiple-choice items: the context the choices follow, e.g. premise,question.",
+        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
+    )
+    blank: str | None = option(
+        None, "Multiple-choice items: the mark in the context each choice fills (e.g. _).",
+        metavar="TEXT", check=c.optional_text,
+    )
+    answer_format: str | None = option(
+        None, "How the answer is given: index0 | index1 | letter | text (default: detected).",
+        metavar="FORMAT", check=lambda v, n: None if v is None else c.choice(_answers)(v, n),
+    )
+    choice_context: str = option(
+        "joint", "Multiple-choice items: joint: the context and each choice as one text; apart: "
+        "encoded apart and combined; none: each choice alone (a choices-only baseline).",
+        metavar="joint|apart|none", check=c.choice(["joint", "apart", "none"]),
     )
     features: str = option("ngrams", _Lazy("features"), metavar="KIND[:ARG]", check=_features)
     model: str = option(
@@ -260,6 +292,7 @@ class FilterConfig(Config):
                 raise ConfigError("text_fields", f"'{f}' is the label field ({{label_field}})")
             seen.add(f)
         kind = parse_feature_spec(self.features).entry
+        self._check_choices(kind)
         if (
             self.warmup_finetune
             and kind.learn is None  # a kind learned on the warm-up rows is its own warm-up model
@@ -281,6 +314,47 @@ class FilterConfig(Config):
                 raise ConfigError("model", f"{{backend}} ray runs the model families {ok} only")
         if self.by is not None and self.backend == "ray":
             raise ConfigError("by", "scores on this machine; leave out {backend} ray")
+
+    @property
+    def choices(self) -> str | tuple[str, ...] | None:
+        """Where the multiple-choice items' choices are (None: rows with a class label)."""
+        return self.choices_field or self.choices_fields or None
+
+    def _check_choices(self, kind: Any) -> None:
+        if self.choices_field and self.choices_fields:
+            raise ConfigError("choices_fields", "name the choices one way: this or {choices_field}")
+        if len(self.choices_fields) == 1:
+            raise ConfigError(
+                "choices_fields", "name two or more fields, or {choices_field} for one list"
+            )
+        if self.choices is None:
+            for name in ("context_fields", "blank", "answer_format"):
+                if getattr(self, name):
+                    raise ConfigError(name, "needs {choices_field} or {choices_fields}")
+            if self.choice_context != "joint":
+                raise ConfigError("choice_context", "needs {choices_field} or {choices_fields}")
+            return
+        if self.blank is not None and not self.context_fields:
+            raise ConfigError("blank", "needs {context_fields}, the fields holding it")
+        named = [self.choices_field] if self.choices_field else list(self.choices_fields)
+        if self.label_field in named + list(self.context_fields):
+            raise ConfigError("label_field", f"'{self.label_field}' is a choice or context field")
+        if self.text_fields:
+            raise ConfigError(
+                "text_fields", "multiple-choice items are read from {choices_field} / "
+                "{choices_fields} and {context_fields}",
+            )
+        if kind.choices is None:
+            from aflite.features.registry import FEATURE_KINDS
+
+            names = ", ".join(k.usage for k in FEATURE_KINDS.values() if k.choices is not None)
+            raise ConfigError("features", f"multiple-choice items take {names} features")
+        for name, on in (("warmup_fraction", self.warmup_fraction is not None),
+                         ("by", self.by is not None), ("balance", self.balance is not None),
+                         ("backend", self.backend is not None),
+                         ("audits", bool(self.audits))):  # fmt: skip
+            if on:
+                raise ConfigError(name, "is not available for multiple-choice items")
 
     def algorithm_options(self) -> dict[str, Any]:
         """The options :func:`aflite.adversarial_filter` takes, by its parameter names."""

@@ -10,6 +10,7 @@ import numpy as np
 
 from aflite.errors import DataError
 from aflite.features.cache import cached
+from aflite.features.choices import choice_encodings, choice_ngrams, choice_precomputed
 from aflite.features.encoders import check_encoder_installed, combine_fields, encode_texts
 from aflite.features.ngrams import ngram_features
 from aflite.features.precomputed import load_precomputed
@@ -67,6 +68,7 @@ def _fit_ngrams(spec: Any, texts: dict[str, Sequence[str]], seed: int) -> Any:
     syntax="ngrams[:svd=N,hash=N]",
     description="word n-grams of each text field",
     fit=_fit_ngrams,
+    choices=choice_ngrams,
 )
 def _ngrams(spec: Any, texts: dict[str, Sequence[str]], *, seed: int = 0, **_: Any):
     opts = _ngram_options(spec)
@@ -106,6 +108,7 @@ def _finetune_encoder(
     aliases=("st",),
     description="embeddings of a sentence-transformers model (cached)",
     finetune=_finetune_encoder,
+    choices=choice_encodings,
 )
 def _sentence_transformers(
     spec: Any,
@@ -150,6 +153,7 @@ def _sentence_transformers(
     syntax="precomputed:FILE[#KEY]",
     description="a pre-computed matrix (.npy, .npz, .safetensors, Parquet)",
     by_id=True,
+    choices=choice_precomputed,
 )
 def _precomputed(spec: Any, texts: Any, *, n_rows: int, ids: Any = None, **_: Any):
     return load_precomputed(spec.arg, n_rows=n_rows, ids=ids), False

@@ -33,7 +33,9 @@ class FeatureKind(Entry):
       encoder can be fine-tuned on the warm-up rows (``--warmup-finetune``); ``encode(texts)``
       embeds a set's text fields with the fine-tuned encoder;
     - ``fit(spec, texts, seed) -> transformer``: Phi is fitted on a training set (a
-      vocabulary) and applied to other sets with ``transformer.transform(texts)``.
+      vocabulary) and applied to other sets with ``transformer.transform(texts)``;
+    - ``choices(spec, items, *, context, seed, device, progress, encode) -> (N, K, d)``: the
+      kind represents each choice of multiple-choice items (:mod:`aflite.features.choices`).
 
     ``by_id``: rows are matched to Phi by id (a set needs ids; equal texts may differ).
     """
@@ -48,6 +50,7 @@ class FeatureKind(Entry):
     default_warmup_fraction: float | None = None
     finetune: Callable[..., Any] | None = None
     fit: Callable[..., Any] | None = None
+    choices: Callable[..., Any] | None = None
     by_id: bool = False
 
     def __post_init__(self) -> None:

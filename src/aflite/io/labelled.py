@@ -22,6 +22,7 @@ import numpy as np
 
 from aflite.errors import DataError
 from aflite.io.base import Table
+from aflite.io.choices import ChoiceFields, Choices, read_choices
 from aflite.io.ids import check_ids
 
 __all__ = [
@@ -50,16 +51,22 @@ class LabelledFields:
     id: str | None = None
     group: str | None = None
     picked: tuple[str, ...] = ()
+    choices: ChoiceFields | None = None  # multiple-choice items: where they are
 
     def as_dict(self) -> dict[str, Any]:
-        """``{"label", "text", "id", "group", "auto"}``, as results and summaries show them."""
-        return {
+        """``{"label", "text", "id", "group", "auto"}`` (and ``"choices"``, ``"context"``,
+        ``"blank"`` for multiple-choice items), as results and summaries show them."""
+        out = {
             "label": self.label,
             "id": self.id,
             "group": self.group,
             "auto": list(self.picked),
             "text": list(self.text),
         }
+        if self.choices is not None:
+            c = self.choices
+            out |= {"choices": list(c.choices), "context": list(c.context), "blank": c.blank}
+        return out
 
     def note(self) -> str:
         """One line saying what was picked, or "" when nothing was."""
@@ -78,7 +85,9 @@ class LabelledData:
     """A checked labelled data set: ``labels`` (the class labels as text), ``label_values``
     (as given), ``ids`` (the id field's values, or row numbers), ``texts`` (field -> values;
     None when no text field was read), ``groups`` (as text, or None) and the ``table`` they
-    were read from. ``subset(rows)`` gives rows back in the input's own type."""
+    were read from. ``subset(rows)`` gives rows back in the input's own type. For
+    multiple-choice items ``choices`` holds them (:class:`~aflite.io.choices.Choices`) and
+    ``labels`` are the answers' 0-based positions, as text."""
 
     source: Any
     table: Table
@@ -88,6 +97,7 @@ class LabelledData:
     ids: list[Any]
     texts: dict[str, list[str]] | None
     groups: np.ndarray | None
+    choices: Choices | None = None
 
     def __len__(self) -> int:
         return len(self.table)
@@ -111,6 +121,8 @@ class LabelledData:
     def label_codes(self) -> np.ndarray:
         """Labels for the algorithm: as given, or as text where their types are mixed (1 and
         "1" cannot be sorted together)."""
+        if self.choices is not None:
+            return self.choices.answers  # the right choice's position
         values = self.label_values
         if values is None:
             raise DataError(f"{self.where}: no label field was read")
@@ -228,6 +240,10 @@ def read_labelled(
     input_format: str | None = None,
     need_text: bool = True,
     pick: bool = True,
+    choices: str | Sequence[str] | None = None,
+    context: str | Sequence[str] | None = None,
+    blank: str | None = None,
+    answer_format: str | None = None,
 ) -> LabelledData:
     """Read and check ``data`` (a path, a :class:`Table`, a DataFrame, a Dataset, a
     DatasetDict with ``split``, a list of dicts); every problem is a one-line DataError.
@@ -238,11 +254,20 @@ def read_labelled(
     column named ``id`` where there is one (with ``pick``); ``"none"`` numbers the rows. Ids
     must be unique, including as text.
 
+    ``choices`` reads multiple-choice items (:mod:`aflite.io.choices`): one field holding a
+    list of choices, or two or more fields, one per choice; ``context`` the fields before
+    them, ``blank`` the mark in the context each choice fills; ``label`` is then the answer,
+    read as ``answer_format`` (``index0``, ``index1``, ``letter``, ``text``; None: detected).
+    The text fields are then the context and choice fields, never picked.
+
     >>> d = read_labelled([{"t": "a b", "y": 0}, {"t": "c", "y": 1}], label="y")
     >>> d.fields.text, d.labels.tolist(), d.subset([1])
     (('t',), ['0', '1'], [{'t': 'c', 'y': 1}])
     """
     table = as_table(data, split=split, input_format=input_format)
+    if choices is not None:
+        return _read_items(data, table, label, choices, context, blank, answer_format, text,
+                           id, group, pick)  # fmt: skip
     labels = values = None
     if label is not None:
         labels, values = _labels(table, label)
@@ -267,3 +292,46 @@ def read_labelled(
         label, tuple(names), None if id_field == NO_ID else id_field, group or None, tuple(picked)
     )
     return LabelledData(data, table, fields, labels, values, ids, texts, groups)
+
+
+def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value or ())
+
+
+def _read_items(
+    data: Any,
+    table: Table,
+    label: str | None,
+    choices: str | Sequence[str],
+    context: str | Sequence[str] | None,
+    blank: str | None,
+    answer_format: str | None,
+    text: str | Sequence[str] | None,
+    id_field: str | None,
+    group: str | None,
+    pick: bool,
+) -> LabelledData:
+    """``read_labelled`` for multiple-choice items: the answer positions as the labels."""
+    if text:
+        raise DataError("text fields and choices: name the choices (and context) only")
+    if label is None:
+        raise DataError("choices: name the field holding the answer (--label-field / label=)")
+    fields = ChoiceFields(_names(choices), _names(context), blank, answer_format)
+    items = read_choices(table, fields, label)
+    groups = None if not group else np.asarray([str(v) for v in table.column(group)])
+    picked: list[str] = []
+    if id_field is None and pick and ID_COLUMN in table.columns and ID_COLUMN != label:
+        id_field, picked = ID_COLUMN, ["id"]
+    ids = _ids(table, id_field, "id" in picked)
+    texts = {f: table.text_column(f) for f in fields.context}
+    if fields.list_field:
+        texts[fields.choices[0]] = [" | ".join(o) for o in items.options]
+    else:
+        for j, f in enumerate(fields.choices):
+            texts[f] = [o[j] if j < len(o) else "" for o in items.options]
+    names = tuple(texts)
+    lf = LabelledFields(label, names, None if id_field == NO_ID else id_field, group or None,
+                        tuple(picked), fields)  # fmt: skip
+    labels = np.asarray([str(a) for a in items.answers])
+    values = np.asarray(table.column(label), dtype=object)
+    return LabelledData(data, table, lf, labels, values, ids, texts, groups, items)

@@ -86,6 +86,10 @@ def load_job_inputs(job: FilterJob, *, pick: bool = True) -> LabelledData:
         group=job.group_field,
         need_text=spec.needs_text,
         pick=pick,
+        choices=job.choices,
+        context=job.context_fields,
+        blank=job.blank,
+        answer_format=job.answer_format,
     )
 
 
@@ -148,7 +152,7 @@ def plan_job(job: FilterJob, inputs: LabelledData) -> JobPlan:
         warm_rows = warm_rows[~decisions.dropped[warm_rows]]
         rest = rest[~decisions.dropped[rest]]
     target, _, _ = resolve_job_sizes(job, len(rest))
-    if len(np.unique(labels[rest])) < 2:
+    if inputs.choices is None and len(np.unique(labels[rest])) < 2:
         raise DataError(f"{job.input}: fewer than two classes among the rows to filter")
     if job.audits and not inputs.texts:
         raise DataError("--audits: the audits read text; name the text fields with --text-fields")
@@ -159,9 +163,13 @@ def check_representation(phi: Any, features: str) -> None:
     """The algorithm's checks of Phi (a real, non-empty, finite matrix), run by a job before
     Phi is checkpointed, as a one-line DataError naming ``--features``."""
     from aflite.algorithm._validation import check_features
+    from aflite.algorithm.choices import check_choices
 
     try:
-        check_features(phi)
+        if np.ndim(phi) == 3:  # multiple-choice items: (N, K, d), padded choices NaN rows
+            check_choices(phi, np.zeros(len(phi), dtype=np.int64))
+        else:
+            check_features(phi)
     except ValueError as e:
         raise DataError(f"--features {features}: {e}") from None
 
@@ -180,4 +188,8 @@ def job_key(job: FilterJob) -> dict[str, Any]:
     for k in ("keep_ids", "drop_ids"):
         if d[k] is None:
             d.pop(k)
+    for k, default in (("choices_field", None), ("choices_fields", ()), ("context_fields", ()),
+                       ("blank", None), ("answer_format", None), ("choice_context", "joint")):
+        if d[k] == default:
+            d.pop(k)  # so checkpoints written before multiple-choice input still resume
     return json.loads(json.dumps(d, default=str))

@@ -146,7 +146,9 @@ def _locked_run(
 
 def _filter(job, phi, inputs, plan, resume_state, checkpoint, *, progress):
     """AFLITE's phases (or one ``--by`` pass) over Phi, on the job's backend."""
-    labels, rest = inputs.labels, plan.rest
+    rest = plan.rest
+    # multiple-choice items: the right choice's position
+    labels = inputs.labels if inputs.choices is None else inputs.choices.answers
     backend = None
     if job.backend == "ray":
         from aflite.distributed import RayBackend

@@ -140,6 +140,9 @@ def run_summary(
         "seconds": round(seconds, 3),
         "outputs": dict(names),
     }
+    if inputs.choices is not None:
+        # multiple-choice items: how the answers were read and the chance level of picking
+        summary["items"] = inputs.choices.as_dict()
     if decisions is not None:
         summary["review"] = decisions.summary() | {
             "protected_kept": int(decisions.protected[split.kept].sum()),
@@ -166,6 +169,9 @@ def outcome_text(
     )
     text = f"{result.summary()}\nwarm-up rows: {n_warmup}\noutputs in {out}/: " + ", ".join(shown)
     note = inputs.fields.note()
+    if inputs.choices is not None:
+        items = inputs.choices
+        note = "\n".join(filter(None, [note, f"{items.note()}; chance level {items.chance():.3f}"]))
     if note:
         text += "\n" + note
     hint = stop_hint(result, job.threshold)

@@ -41,6 +41,16 @@ def compute_representation(
     from aflite.features.cache import default_cache_dir
 
     device = str(resolve_device(job.device))
+    if inputs.choices is not None:
+        from aflite.features.choices import choice_features
+
+        with progress_bar("embedding", enabled=progress) as bar:
+            x = choice_features(
+                spec, inputs.choices, context=job.choice_context, seed=job.seed,
+                device=device, progress=bar, fingerprint=inputs.table.fingerprint(),
+                cache_dir=job.cache_dir or str(default_cache_dir()),
+            )  # fmt: skip
+        return x if len(rest) == len(x) else x[rest]
     codes = np.unique(inputs.labels, return_inverse=True)[1]
     kind = spec.entry
     if kind.learn is not None:  # Phi learned on the warm-up rows (the image CNN)

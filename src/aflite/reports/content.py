@@ -69,6 +69,11 @@ def report_data(
         kc = kc[np.argsort(kept_scores[kc], kind="stable")][:n_examples]
         data.top_kept[str(c)] = [example(result.kept[i], result.kept_scores[i]) for i in kc]
     x = np.asarray(phi, dtype=np.float32)
+    items = None
+    if x.ndim == 3:
+        # multiple-choice items (N, K, d): an item's place among the others is the mean of its
+        # choices; the bias is the choice-wise model's, over the answer positions
+        items, x = x, np.nanmean(x, axis=1)
     # centred, so non-negative features (ReLU layers, TF-IDF) do not all look alike
     centre = x[:: max(1, len(x) // 20_000)].mean(axis=0)
     classes = np.unique(labels)
@@ -114,7 +119,10 @@ def report_data(
         control = random_control(len(labels), len(result.kept), seed=seed)
         data.knn = knn_with_control(x, labels, result.kept, control, seed=seed)
         data.bias_control = BiasControl.from_json(
-            bias_with_control(x, labels, result, control, groups=rest_groups, seed=seed)
+            bias_with_control(
+                x if items is None else items, labels if items is None else labels.astype(int),
+                result, control, groups=rest_groups, seed=seed,
+            )  # fmt: skip
         )
     return data
 
