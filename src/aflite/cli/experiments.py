@@ -16,14 +16,11 @@ from aflite.errors import DataError
 def _labelled(
     path: str, label_field: str, fields: list[str], group_field: str | None, id_field: str | None
 ):
-    from aflite.experiments import LabelledTexts
     from aflite.jobs import read_labelled_texts
 
-    inputs = read_labelled_texts(
+    return read_labelled_texts(
         path, fields, label_field=label_field, group_field=group_field, id_field=id_field
     )
-    ids = inputs.ids if id_field else None
-    return LabelledTexts(inputs.texts, inputs.labels, ids), inputs.groups
 
 
 def _ood_sets(
@@ -40,9 +37,7 @@ def _ood_sets(
         raise DataError(f"--ood-group-field: no --ood set is named {unknown}")
     out = {}
     for path, name in zip(paths, names):
-        data, cats = _labelled(path, label_field, fields, for_set(per_set, name), id_field)
-        data.categories = cats
-        out[name] = data
+        out[name] = _labelled(path, label_field, fields, for_set(per_set, name), id_field)
     return out
 
 
@@ -125,8 +120,8 @@ def _compare(
 
         opts["cache_dir"] = str(default_cache_dir())
     group_field, id_field = opts.pop("group_field"), opts.pop("id_field")
-    tr, g_tr = _labelled(train, label_field, fields, group_field, id_field)
-    dv, g_dv = _labelled(dev, label_field, fields, group_field, id_field)
+    tr = _labelled(train, label_field, fields, group_field, id_field)
+    dv = _labelled(dev, label_field, fields, group_field, id_field)
     ood_sets = _ood_sets(ood or [], label_field, fields, id_field, ood_group_field)
     res = compare_experiment(
         tr,
@@ -136,8 +131,6 @@ def _compare(
         evaluators=parse_fields(evaluators),
         ood=ood_sets,
         ood_labels=_ood_labels(ood_labels, list(ood_sets)),
-        groups=g_tr,
-        dev_groups=g_dv,
         seed=seed,
         seeds=seeds,
         label_map=mapping,

@@ -8,7 +8,6 @@ from aflite._internal.lazy import lazy_exports
 _EXPORTS = {
     "EVALUATORS": "aflite.experiments.evaluators",
     "CompareResult": "aflite.experiments.compare",
-    "LabelledTexts": "aflite.experiments.compare",
     "SyntheticLevel": "aflite.experiments.synthetic",
     "compare_experiment": "aflite.experiments.compare",
     "make_biased_circles": "aflite.experiments.synthetic",

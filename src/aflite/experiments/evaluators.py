@@ -21,7 +21,7 @@ from aflite._internal.text import did_you_mean
 from aflite.errors import DataError
 
 if TYPE_CHECKING:
-    from aflite.experiments.compare import LabelledTexts
+    from aflite.experiments.sets import LabelledTexts
 
 __all__ = [
     "EVALUATORS",

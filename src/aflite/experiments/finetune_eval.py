@@ -41,7 +41,7 @@ from aflite.errors import DataError
 from aflite.experiments.evaluators import _Evaluator, register_evaluator
 
 if TYPE_CHECKING:
-    from aflite.experiments.compare import LabelledTexts
+    from aflite.experiments.sets import LabelledTexts
 
 __all__ = ["FinetuneOptions", "FinetuneEvaluator", "parse_finetune_name"]
 
