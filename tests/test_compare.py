@@ -309,9 +309,25 @@ def test_seeds_give_a_spread_and_the_same_seed_the_same_table(rows):
     assert one.runs[0]["rows"] == res.runs[0]["rows"] and "±" not in one.markdown()
 
 
-def test_seeds_must_be_positive(rows):
-    with pytest.raises(ValueError, match="seeds must be a positive"):
-        compare_experiment(lt(rows[:100]), lt(rows[4500:4600]), seeds=0, **FAST)
+def test_options_are_checked_before_any_work_named_as_in_each_door(rows, monkeypatch, capsys):
+    # the data is not read yet: the options are checked first
+    for bad, want in (
+        ({"seeds": 0}, "seeds: must be a positive whole number, got 0"),
+        ({"evaluators": ["gpt"]}, "evaluators: unknown evaluator 'gpt'"),
+        ({"threshold": 75}, "threshold: must be in [0, 1], got 75"),
+    ):
+        with pytest.raises(DataError) as e:
+            compare_experiment("no-such-file.jsonl", "no-such-file.jsonl", **{**FAST, **bad})
+        assert str(e.value).startswith(want)
+    base = ["experiment", "compare", "no-such.jsonl", "--dev", "x.jsonl", "--text-fields", "h"]
+    for args, want in (
+        (["--seeds", "0"], "--seeds: must be a positive whole number, got 0"),
+        (["--evaluators", "gpt"], "--evaluators: unknown evaluator 'gpt'"),
+        (["--ood-labels", "hans:"], "--ood-labels: 'hans:' is not VALUE or SET:VALUE"),
+        (["--label-map", "a"], "--label-map: 'a' is not PREDICTED=LABEL"),
+    ):
+        code, _, err = _main(monkeypatch, capsys, *base, *args)
+        assert code == 2 and err.count("\n") == 1 and want in err, err
 
 
 def test_cli_seeds(tmp_path, rows, monkeypatch, capsys):

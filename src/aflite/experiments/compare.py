@@ -12,12 +12,12 @@ import numpy as np
 import aflite
 from aflite._internal.labels import label_counts, majority_rate
 from aflite.audits.before_after import bias_with_control
+from aflite.config import CompareConfig, FilterConfig, config_fields
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.defaults import overrides
 from aflite.errors import DataError
 from aflite.experiments.evaluators import (
     EVALUATORS,
-    check_evaluator,
     default_evaluators,
     evaluate,
     make_evaluator,
@@ -27,6 +27,8 @@ from aflite.experiments.results import FILTERED, FULL, RANDOM, CompareResult
 from aflite.experiments.sets import LabelledTexts, experiment_set
 
 __all__ = ["CompareResult", "compare_experiment", "EVALUATORS"]
+
+_OWN = {f.name: f.default for f in config_fields(CompareConfig)}  # compare's own defaults
 
 
 def compare_experiment(
@@ -51,9 +53,9 @@ def compare_experiment(
     warmup_finetune: bool = False,
     cache_dir: str | None = None,
     device: str = "auto",
-    seed: int = 0,
+    seed: int = _OWN["seed"],
     label_map: dict[Any, Any] | None = None,
-    seeds: int = 1,
+    seeds: int = _OWN["seeds"],
     progress: bool = False,
 ) -> CompareResult:
     """Run the protocol (the paper's Table 3): train ``evaluators`` on D, a random D_n of the
@@ -67,8 +69,11 @@ def compare_experiment(
     fields. The group field of the training and dev sets keeps rows together in the filter; that
     of an ``ood`` set breaks its accuracy down by value (below).
 
-    The filter options are those of ``aflite filter`` with its defaults
-    (:data:`aflite.defaults.FILTER_DEFAULTS`); sizes given as counts apply to D, and dev is
+    The options are those of ``aflite experiment compare``
+    (:class:`~aflite.config.CompareConfig`), checked there (a bad value is a
+    :class:`~aflite.config.ConfigError` naming it), and the filter's of ``aflite filter`` with
+    its defaults (:data:`aflite.defaults.FILTER_DEFAULTS`, from
+    :class:`~aflite.config.FilterConfig`); sizes given as counts apply to D, and dev is
     filtered to the same fractions. Every arm uses one representation
     (:func:`~aflite.experiments.represent.shared_representation`): ``features`` is any text
     ``--features`` spec over ``feature_fields`` (all text fields by default; the evaluators
@@ -99,6 +104,20 @@ def compare_experiment(
     from aflite.algorithm.filtering import check_filter_options
     from aflite.experiments.represent import shared_representation
 
+    own = CompareConfig.check_fields({
+        "feature_fields": feature_fields, "partial_field": partial_field,
+        "evaluators": evaluators, "seed": seed, "seeds": seeds, "label_map": label_map,
+    })  # fmt: skip
+    feature_fields, evaluators, label_map = (
+        own["feature_fields"],
+        own["evaluators"],
+        own["label_map"],
+    )
+    options = FilterConfig.check_fields({
+        "target_size": target_size, "n_partitions": n_partitions, "train_size": train_size,
+        "slice_size": slice_size, "threshold": threshold, "min_bias": min_bias,
+        "balance": balance, "strategy": strategy,
+    })  # fmt: skip
     train = experiment_set("train", train)
     fields = list(train.texts)
     dev = experiment_set("dev", dev, fields)
@@ -108,8 +127,6 @@ def compare_experiment(
         raise DataError(f"feature fields {feature_fields} must be among the text fields {fields}")
     partial_field = partial_field or fields[-1]
     evaluators = default_evaluators() if evaluators is None else list(evaluators)
-    for name in evaluators:
-        check_evaluator(name)
     from aflite.experiments.ood import for_set, restrict_labels, split_by_category
 
     ood = {
@@ -122,15 +139,7 @@ def compare_experiment(
     spaces = {
         name: label_space(name, data.labels, trained, label_map) for name, data in ood.items()
     }
-    options = {
-        "target_size": target_size, "n_partitions": n_partitions, "train_size": train_size,
-        "slice_size": slice_size, "threshold": threshold, "min_bias": min_bias,
-        "balance": balance, "strategy": strategy,
-    }  # fmt: skip
     device = str(resolve_device(device))
-
-    if isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer)) or seeds < 1:
-        raise ValueError(f"seeds must be a positive number of runs, got {seeds!r}")
 
     def view(d: LabelledTexts) -> LabelledTexts:
         # the representation reads only its fields; a view per set keeps one fingerprint each
