@@ -107,15 +107,19 @@ def run_arm(
     name: str, rows: list[dict[str, Any]], n_rows: int | None, args: argparse.Namespace
 ) -> dict[str, Any]:
     """One representation: compare_experiment on D and the held-out slice of the pool."""
-    from aflite.experiments import LabelledTexts, compare_experiment
+    from aflite.experiments import compare_experiment
+    from aflite.io import LabelledData, read_labelled
 
     train_idx, held_idx = premise_split(
         [r["premise"] for r in rows], n_rows, args.heldout, seed=args.split_seed
     )
 
-    def labelled(idx: np.ndarray) -> LabelledTexts:
-        texts = {f: [rows[i][f] for i in idx] for f in ("premise", "hypothesis")}
-        return LabelledTexts(texts, np.array([rows[i]["label"] for i in idx]))
+    def labelled(idx: np.ndarray) -> LabelledData:
+        # premises are the groups: a premise's pairs never straddle a split of the filter
+        keep = ("premise", "hypothesis", "label")
+        return read_labelled(
+            [{f: rows[i][f] for f in keep} for i in idx], text=keep[:2], group="premise"
+        )
 
     ood = {} if args.no_stress else {"stress": stress_set(labelled(held_idx), args.seed)}
 
@@ -130,8 +134,6 @@ def run_arm(
             evaluators=args.evaluators.split(","),
             ood=ood,
             partial_field="hypothesis",
-            groups=np.array([rows[i]["premise"] for i in train_idx], dtype=object),
-            dev_groups=np.array([rows[i]["premise"] for i in held_idx], dtype=object),
             cache_dir=args.cache_dir,
             device=args.device,
             seed=args.seed,
@@ -148,12 +150,15 @@ def run_arm(
 
 def stress_set(held: Any, seed: int) -> Any:
     """Every stress test applied to the held-out pairs, labels kept, test as the category."""
-    from aflite.experiments import LabelledTexts
     from aflite.experiments.stress import make_stress_set
+    from aflite.io import read_labelled
 
     s = make_stress_set(held.texts["premise"], held.texts["hypothesis"], seed=seed)
-    texts = {"premise": s.premise, "hypothesis": s.hypothesis}
-    return LabelledTexts(texts, held.labels[s.source], categories=np.asarray(s.category))
+    rows = [
+        {"premise": p, "hypothesis": h, "label": y, "category": c}
+        for p, h, y, c in zip(s.premise, s.hypothesis, held.labels[s.source], s.category)
+    ]
+    return read_labelled(rows, text=["premise", "hypothesis"], group="category")
 
 
 def _cell(s: dict[str, Any], signed: bool = False) -> str:

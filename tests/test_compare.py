@@ -12,8 +12,9 @@ import pytest
 
 from aflite.data import bundled_snli
 from aflite.errors import DataError
-from aflite.experiments import LabelledTexts, compare_experiment
+from aflite.experiments import compare_experiment
 from aflite.experiments.labels import label_space, mapped_accuracy, parse_label_map
+from aflite.io import read_labelled
 
 COLLAPSE = {"neutral": "non-entailment", "contradiction": "non-entailment"}
 FAST = dict(n_partitions=8, evaluators=["logreg"])
@@ -24,11 +25,13 @@ def rows():
     return [json.loads(line) for line in bundled_snli().read_text().splitlines()]
 
 
-def lt(rs, fields=("hypothesis",), labels=None):
-    return LabelledTexts(
-        {f: [r[f] for r in rs] for f in fields},
-        np.array(labels if labels is not None else [r["label"] for r in rs]),
-    )
+def lt(rs, fields=("hypothesis",), labels=None, ids=False):
+    labels = labels if labels is not None else [r["label"] for r in rs]
+    rows = [
+        {f: r[f] for f in fields} | {"label": y} | ({"id": r["id"]} if ids else {})
+        for r, y in zip(rs, labels)
+    ]
+    return read_labelled(rows, text=list(fields))
 
 
 def hans_like(rs):
@@ -195,11 +198,8 @@ def test_precomputed_features_found_by_id(rows, tmp_path):
     x += np.random.default_rng(0).normal(0, 0.01, x.shape).astype(np.float32)
     np.savez(path, features=x[::-1], ids=np.array([r["id"] for r in both][::-1]))
 
-    def with_ids(rs):
-        return LabelledTexts(lt(rs).texts, lt(rs).labels, [r["id"] for r in rs])
-
     res = compare_experiment(
-        with_ids(rows[:300]), with_ids(rows[4500:4600]), features=f"precomputed:{path}",
+        lt(rows[:300], ids=True), lt(rows[4500:4600], ids=True), features=f"precomputed:{path}",
         target_size=0.8, **FAST,
     )  # fmt: skip
     assert all(r["dev"] == 1.0 for r in res.rows)
@@ -309,9 +309,25 @@ def test_seeds_give_a_spread_and_the_same_seed_the_same_table(rows):
     assert one.runs[0]["rows"] == res.runs[0]["rows"] and "±" not in one.markdown()
 
 
-def test_seeds_must_be_positive(rows):
-    with pytest.raises(ValueError, match="seeds must be a positive"):
-        compare_experiment(lt(rows[:100]), lt(rows[4500:4600]), seeds=0, **FAST)
+def test_options_are_checked_before_any_work_named_as_in_each_door(rows, monkeypatch, capsys):
+    # the data is not read yet: the options are checked first
+    for bad, want in (
+        ({"seeds": 0}, "seeds: must be a positive whole number, got 0"),
+        ({"evaluators": ["gpt"]}, "evaluators: unknown evaluator 'gpt'"),
+        ({"threshold": 75}, "threshold: must be in [0, 1], got 75"),
+    ):
+        with pytest.raises(DataError) as e:
+            compare_experiment("no-such-file.jsonl", "no-such-file.jsonl", **{**FAST, **bad})
+        assert str(e.value).startswith(want)
+    base = ["experiment", "compare", "no-such.jsonl", "--dev", "x.jsonl", "--text-fields", "h"]
+    for args, want in (
+        (["--seeds", "0"], "--seeds: must be a positive whole number, got 0"),
+        (["--evaluators", "gpt"], "--evaluators: unknown evaluator 'gpt'"),
+        (["--ood-labels", "hans:"], "--ood-labels: 'hans:' is not VALUE or SET:VALUE"),
+        (["--label-map", "a"], "--label-map: 'a' is not PREDICTED=LABEL"),
+    ):
+        code, _, err = _main(monkeypatch, capsys, *base, *args)
+        assert code == 2 and err.count("\n") == 1 and want in err, err
 
 
 def test_cli_seeds(tmp_path, rows, monkeypatch, capsys):
@@ -466,3 +482,19 @@ def test_finetuned_warmup_encoder_represents_every_set(rows, monkeypatch):
     assert res.sizes["warm-up"] == 30 and res.sizes["D"] == 120
     assert res.details["sets_represented"] == 2  # train and dev, through the tuned encoder
     assert all(0.0 <= r["dev"] <= 1.0 for r in res.rows)
+
+
+def test_every_set_is_checked_as_the_command_line_checks_it(rows, tmp_path):
+    good = lt(rows[:60])
+    bad = [{"hypothesis": r["hypothesis"], "label": r["label"]} for r in rows[60:70]]
+    bad[3]["label"] = ""
+    path = tmp_path / "dev.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in bad))
+    with pytest.raises(DataError) as api:
+        compare_experiment(good, str(path))  # read by compare, text field picked
+    assert str(api.value) == f"{path}:4: field 'label' is not a class label ('')"
+    with pytest.raises(DataError, match=r"^data: row 4: field 'label' is not a class label"):
+        compare_experiment(good, bad)
+    with pytest.raises(DataError, match="^hans: no text field premise"):
+        two = lt(rows[:60], fields=("premise", "hypothesis"))
+        compare_experiment(two, two, ood={"hans": good})

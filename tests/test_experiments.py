@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from aflite.data import bundled_snli
-from aflite.experiments import LabelledTexts, compare_experiment, make_biased_circles, run_synthetic
+from aflite.experiments import compare_experiment, make_biased_circles, run_synthetic
+from aflite.io import read_labelled
 
 
 @pytest.mark.slow
@@ -38,10 +39,9 @@ def test_flipped_rows_carry_the_flipped_labels_artifact():
 def snli_split():
     rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()]
 
-    def lt(rs, fields):
-        return LabelledTexts(
-            {f: [r[f] for r in rs] for f in fields}, np.array([r["label"] for r in rs])
-        )
+    def lt(rs, fields, group=None):
+        keep = [*fields, "label"] + ([group] if group and group not in fields else [])
+        return read_labelled([{k: r[k] for k in keep} for r in rs], text=fields, group=group)
 
     return rows[:4500], rows[4500:], lt
 
@@ -50,12 +50,10 @@ def snli_split():
 def test_compare_protocol_on_snli(snli_split):
     train, dev, lt = snli_split
     res = compare_experiment(
-        lt(train, ["hypothesis"]),
-        lt(dev, ["hypothesis"]),
+        lt(train, ["hypothesis"], group="premise"),
+        lt(dev, ["hypothesis"], group="premise"),
         evaluators=["logreg", "partial", "max-ppmi", "sklearn.naive_bayes.MultinomialNB"],
         ood={"extra": lt(dev[:300], ["hypothesis"])},
-        groups=np.array([r["premise"] for r in train]),
-        dev_groups=np.array([r["premise"] for r in dev]),
         n_partitions=32,  # half the default m: the protocol is the point here, at half the time
     )
     acc = {(r["evaluator"], r["train"]): r for r in res.rows}
@@ -160,15 +158,19 @@ def test_majority_rate_of_every_evaluation_set(snli_split):
 
 def test_ngrams_evaluator_reads_every_field_partial_only_its_own():
     from aflite.experiments.evaluators import make_evaluator
+    from aflite.experiments.sets import LabelledTexts
 
     # the label is written in the premise only; hypotheses are the same for every class
     rng = np.random.default_rng(0)
     y = rng.integers(0, 3, 600)
     words = np.array(["alpha", "beta", "gamma"])
-    data = LabelledTexts(
-        {"premise": [f"a man {w} here" for w in words[y]], "hypothesis": ["a man"] * 600},
-        y,
-    )
+    data = LabelledTexts.of(
+        read_labelled(
+            [{"premise": f"a man {w} here", "hypothesis": "a man", "label": int(c)}
+             for w, c in zip(words[y], y)],
+            text=["premise", "hypothesis"],
+        )
+    )  # fmt: skip
     tr, te = data.subset(np.arange(400)), data.subset(np.arange(400, 600))
     pair = make_evaluator("ngrams", ["premise", "hypothesis"], "hypothesis", 0).fit(tr, None)
     hyp = make_evaluator("partial", ["premise", "hypothesis"], "hypothesis", 0).fit(tr, None)

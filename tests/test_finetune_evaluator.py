@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from aflite.errors import DataError
-from aflite.experiments import LabelledTexts, compare_experiment
+from aflite.experiments import compare_experiment
 from aflite.experiments.evaluators import check_evaluator, default_evaluators, make_evaluator
 from aflite.experiments.finetune_eval import FinetuneOptions, parse_finetune_name
+from aflite.io import read_labelled
 
 transformers = pytest.importorskip("transformers")
 
@@ -29,7 +30,8 @@ def _pairs(n, seed):
         premises.append("a man " + " ".join(words))
         hyps.append(("nobody " if label == "contradiction" else "someone ") + words[0])
         labels.append(label)
-    return LabelledTexts({"premise": premises, "hypothesis": hyps}, np.array(labels))
+    rows = [{"premise": p, "hypothesis": h, "label": y} for p, h, y in zip(premises, hyps, labels)]
+    return read_labelled(rows, text=["premise", "hypothesis"])
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +81,9 @@ def test_parse_names(tmp_path):
 
 @pytest.mark.slow
 def test_finetuned_model_learns_the_planted_word_and_is_seeded(tiny_model):
-    train, dev = _pairs(240, 0), _pairs(100, 1)
+    from aflite.experiments.sets import LabelledTexts
+
+    train, dev = LabelledTexts.of(_pairs(240, 0)), LabelledTexts.of(_pairs(100, 1))
     name = f"finetune:{tiny_model}:epochs=3:lr=1e-2:batch_size=16:max_length=16:device=cpu"
     check_evaluator(name)
     fields = ["premise", "hypothesis"]

@@ -11,8 +11,10 @@ from conftest import cli
 
 from aflite.data import bundled_snli
 from aflite.errors import DataError
-from aflite.experiments import LabelledTexts, compare_experiment
+from aflite.experiments import compare_experiment
 from aflite.experiments.ood import parse_per_set, restrict_labels, split_by_category
+from aflite.experiments.sets import LabelledTexts
+from aflite.io import read_labelled
 
 COLLAPSE = {"neutral": "non-entailment", "contradiction": "non-entailment"}
 FAST = dict(n_partitions=8, evaluators=["logreg"])
@@ -25,11 +27,13 @@ def rows():
 
 
 def lt(rs, labels=None, categories=None):
-    return LabelledTexts(
-        {"hypothesis": [r["hypothesis"] for r in rs]},
-        np.array(labels if labels is not None else [r["label"] for r in rs]),
-        categories=None if categories is None else np.array(categories),
-    )
+    labels = labels if labels is not None else [r["label"] for r in rs]
+    cats = categories if categories is not None else [None] * len(rs)
+    rows = [
+        {"hypothesis": r["hypothesis"], "label": y} | ({"cat": c} if c is not None else {})
+        for r, y, c in zip(rs, labels, cats)
+    ]
+    return read_labelled(rows, text="hypothesis", group="cat" if categories else None)
 
 
 def test_parse_per_set():
@@ -46,10 +50,10 @@ def test_restrict_and_split_known_answer():
     d = LabelledTexts(
         {"h": list("abcdef")},
         np.array(["e", "n", "n", "e", "n", "n"]),
-        categories=np.array(["x", "x", "y", "y", "y", "z"]),
+        groups=np.array(["x", "x", "y", "y", "y", "z"]),
     )
     kept = restrict_labels("hans", d, ["n"])
-    assert kept.texts["h"] == list("bcef") and kept.categories.tolist() == ["x", "y", "y", "z"]
+    assert kept.texts["h"] == list("bcef") and kept.groups.tolist() == ["x", "y", "y", "z"]
     assert restrict_labels("hans", d, None) is d
     with pytest.raises(DataError, match="^--ood-labels: hans has no rows labelled maybe"):
         restrict_labels("hans", d, ["maybe"])

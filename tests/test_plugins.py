@@ -20,10 +20,10 @@ import aflite
 from aflite.algorithm.models import MODELS, PhaseCounts, register_model
 from aflite.audits import AUDITS, AuditResult, register_audit, run_audits
 from aflite.errors import DataError
-from aflite.experiments import LabelledTexts, compare_experiment
+from aflite.experiments import compare_experiment
 from aflite.experiments.evaluators import EVALUATORS, register_evaluator
 from aflite.features.registry import FEATURE_KINDS, register_feature_kind
-from aflite.io import FORMATS, RowsTable, read_table, register_format
+from aflite.io import FORMATS, RowsTable, read_labelled, read_table, register_format
 from aflite.scoring import EXAMPLE_SCORERS, register_example_scorer, score_examples
 
 N, N_EASY = 60, 20
@@ -268,8 +268,8 @@ def test_per_example_scorer_by_name(toys, jsonl, tmp_path):
 
 def test_evaluator_by_name(toys, jsonl, tmp_path):
     rows = _rows()
-    texts = LabelledTexts({"text": [r["text"] for r in rows]}, np.array([r["label"] for r in rows]))
-    dev = texts.subset(np.arange(0, N, 3))
+    texts = read_labelled(rows, text="text", id="none")
+    dev = read_labelled(texts.subset(np.arange(0, N, 3)), text="text", id="none")
     res = compare_experiment(
         texts, dev, evaluators=["toy-majority"], n_partitions=4, train_size=10, slice_size=5,
         target_size=40, device="cpu",

@@ -3,6 +3,7 @@
 Pure array code: nothing here reads or writes data files.
 """
 
+from aflite.algorithm._validation import check_features, encode_groups, encode_labels, resolve_size
 from aflite.algorithm.by_scores import filter_by_scores
 from aflite.algorithm.filtering import ConvergenceWarning, FilterState, adversarial_filter
 from aflite.algorithm.models import MODELS, Model, PhaseCounts, register_model
@@ -29,10 +30,14 @@ __all__ = [
     "Model",
     "SolveReport",
     "adversarial_filter",
+    "check_features",
+    "encode_groups",
+    "encode_labels",
     "filter_by_scores",
     "optimum",
     "predictability_scores",
     "register_model",
     "representation_bias",
+    "resolve_size",
     "subset_bias",
 ]

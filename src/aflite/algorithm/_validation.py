@@ -19,6 +19,7 @@ __all__ = [
 
 
 def check_features(features: Any) -> np.ndarray:
+    """``features`` as a non-empty 2-D array of finite real numbers (else a ValueError)."""
     x = np.asarray(features)
     if x.ndim == 1:
         raise ValueError(
@@ -60,6 +61,7 @@ def encode_labels(labels: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def encode_groups(groups: Any, n_rows: int) -> np.ndarray | None:
+    """Group codes 0..k-1, one per row (None for no groups)."""
     if groups is None:
         return None
     g = np.asarray(groups)

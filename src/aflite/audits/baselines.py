@@ -110,7 +110,7 @@ def bias_train_rows(
     ``flag``. By default t is min(N/2, max(N/10, 2000)) of the initial N, capped at half the
     smallest set, so every set can be measured.
     """
-    from aflite.algorithm._validation import resolve_size
+    from aflite.algorithm import resolve_size
     from aflite.errors import DataError
 
     n0, smallest = int(sizes[0]), int(min(sizes))
@@ -145,7 +145,7 @@ def representation_bias_audit(
     giving a number.
     """
     import aflite
-    from aflite.algorithm._validation import resolve_size
+    from aflite.algorithm import resolve_size
 
     y = np.asarray(labels)
     maj = majority_rate(y)

@@ -74,8 +74,10 @@ _CONFIG_HELP = (
 )
 
 
-def _typer_param(f: Any, hints: dict[str, Any], default: Any, help_: str) -> inspect.Parameter:
-    """The typer parameter of config field ``f``."""
+def _typer_param(
+    f: Any, hints: dict[str, Any], default: Any, help_: str, required: bool = False
+) -> inspect.Parameter:
+    """The typer parameter of config field ``f`` (``required``: on this command)."""
     import typer
 
     from aflite.config.filter import help_text
@@ -86,7 +88,7 @@ def _typer_param(f: Any, hints: dict[str, Any], default: Any, help_: str) -> ins
     if kind is str and default is not None and not isinstance(default, str):
         default = str(default)  # a size shown as it is typed: 0.5
     help_ = help_text(help_)
-    if meta["required"]:
+    if meta["required"] or required:
         default = ...
     decls = [meta["flag"]] if meta["flag"] else []
     if meta["argument"]:
@@ -120,13 +122,15 @@ def config_options(
     fixed: dict[str, Any] | None = None,
     defaults: dict[str, Any] | None = None,
     helps: dict[str, str] | None = None,
+    required: tuple[str, ...] = (),
     presets: bool = False,
     config_file: bool = False,
     into: str = "config",
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Give a typer command an option for every field of ``cls`` (or the fields in ``only``),
-    with the field's default, metavar and help (``defaults`` / ``helps`` change a command's
-    own); the command receives the checked config as keyword ``into``.
+    with the field's default, metavar and help (``defaults`` / ``helps`` / ``required``
+    change a command's own); the command receives the checked config as keyword ``into``.
+    Decorators for two configs stack.
 
     ``fixed`` values are set under the options (the demo's data). With ``presets``,
     ``--preset NAME``; with ``config_file``, ``--config FILE``. Options the user gives
@@ -143,7 +147,7 @@ def config_options(
     added = [
         _typer_param(
             f, hints, defaults.get(f.name, f.metadata["cli_default"]),
-            helps.get(f.name, f.metadata["help"]),
+            helps.get(f.name, f.metadata["help"]), f.name in required,
         )
         for f in fields
         if f.metadata["entries"] is None
@@ -182,7 +186,9 @@ def config_options(
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         sig = inspect.signature(command)
-        own = [p for p in sig.parameters.values() if p.name != into]
+        # a stacked config decorator's command takes the context too
+        takes_ctx = "ctx" in sig.parameters
+        own = [p for p in sig.parameters.values() if p.name not in (into, "ctx")]
         clash = [p.name for p in added + extra if p.name in sig.parameters]
         if clash:
             raise TypeError(f"{command.__name__} declares config options itself: {clash}")
@@ -190,6 +196,8 @@ def config_options(
         @functools.wraps(command)
         def wrapper(ctx: Any, **kwargs: Any) -> Any:
             given = {p.name: kwargs.pop(p.name) for p in added}
+            if takes_ctx:
+                kwargs["ctx"] = ctx
             explicit = {k: v for k, v in given.items() if _explicit(ctx, k)}
             for param, (field, key) in entry_of.items():
                 given.pop(param)

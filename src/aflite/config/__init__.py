@@ -11,6 +11,7 @@ aflite.config.base.ConfigError: threshold: must be in [0, 1], got 75
 
 from aflite.config.audit import AUDIT_CONTEXT_OPTIONS, AuditConfig
 from aflite.config.base import Config, ConfigError, config_fields, flag, option
+from aflite.config.compare import CompareConfig
 from aflite.config.files import read_config_file
 from aflite.config.filter import FilterConfig
 from aflite.config.presets import PRESET_OPTIONS, PRESETS, preset
@@ -19,6 +20,7 @@ from aflite.config.score import ScoreConfig, scorer_options
 __all__ = [
     "AUDIT_CONTEXT_OPTIONS",
     "AuditConfig",
+    "CompareConfig",
     "Config",
     "ConfigError",
     "FilterConfig",

@@ -106,10 +106,11 @@ def _help(kind: str) -> str:
     return features_help()
 
 
-class _Lazy(str):
-    """A help text made on first use, so importing the config imports no registry."""
+class LazyHelp(str):
+    """A help text made on first use (the list of a registry's names, by ``kind``), so
+    importing the config imports no registry."""
 
-    def __new__(cls, kind: str) -> _Lazy:
+    def __new__(cls, kind: str) -> LazyHelp:
         obj = super().__new__(cls, kind)
         obj.kind = kind  # type: ignore[attr-defined]
         return obj
@@ -117,7 +118,7 @@ class _Lazy(str):
 
 def help_text(value: Any) -> str:
     """The help of a field, with registry lists filled in."""
-    return _help(value.kind) if isinstance(value, _Lazy) else str(value)
+    return _help(value.kind) if isinstance(value, LazyHelp) else str(value)
 
 
 _SIZE = {"coerce": c.to_size, "check": c.size, "cli_type": str, "metavar": "SIZE"}
@@ -133,13 +134,13 @@ class FilterConfig(Config):
     ``AFLITE_CACHE`` or ``~/.cache/aflite``.
     """
 
-    input: str = option(None, _Lazy("input"), metavar="INPUT", check=c.text, argument=True)
+    input: str = option(None, LazyHelp("input"), metavar="INPUT", check=c.text, argument=True)
     split: str | None = option(
         None, "The split to filter, for a Hugging Face DatasetDict folder (e.g. train).",
         check=c.optional_text, metavar="TEXT",
     )
     input_format: str | None = option(
-        None, _Lazy("formats"), metavar="FORMAT",
+        None, LazyHelp("formats"), metavar="FORMAT",
         check=lambda v, n: None if v is None else c.registered(_formats)(v, n),
     )
     label_field: str = option("label", "Field holding the class label.", metavar="FIELD",
@@ -183,7 +184,7 @@ class FilterConfig(Config):
         "encoded apart and combined; none: each choice alone (a choices-only baseline).",
         metavar="joint|apart|none", check=c.choice(["joint", "apart", "none"]),
     )
-    features: str = option("ngrams", _Lazy("features"), metavar="KIND[:ARG]", check=_features)
+    features: str = option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=_features)
     model: str = option(
         "linear", "Model family the partitions train (linear: batched logistic regression), or "
         "one added with aflite.register_model.",
@@ -256,7 +257,7 @@ class FilterConfig(Config):
     )
     report: bool = option(True, "Write report.html.", check=c.boolean, result=False)
     audits: tuple[str, ...] = option(
-        (), _Lazy("audits"), metavar="NAMES", coerce=c.to_names, cli_type=str,
+        (), LazyHelp("audits"), metavar="NAMES", coerce=c.to_names, cli_type=str,
         cli_default=None, check=c.all_of(c.registered(_audits)),
     )
     backend: str | None = option(

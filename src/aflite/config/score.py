@@ -11,7 +11,7 @@ from typing import Any
 
 from aflite.config import checks as c
 from aflite.config.base import Config, ConfigError, option
-from aflite.config.filter import _Lazy
+from aflite.config.filter import LazyHelp
 
 __all__ = ["ScoreConfig", "scorer_options"]
 
@@ -107,9 +107,9 @@ class ScoreConfig(Config):
     """Options of one scoring run (the ``aflite score`` command line, as a frozen dataclass);
     ``options`` are scorer options (``epochs``, ``C``, ...: :func:`scorer_options`)."""
 
-    input: str = option(None, _Lazy("input"), metavar="INPUT", check=c.text, argument=True)
+    input: str = option(None, LazyHelp("input"), metavar="INPUT", check=c.text, argument=True)
     scorers: tuple[str, ...] | None = option(
-        None, _Lazy("scorers"), metavar="NAMES", coerce=_scorers, cli_type=str,
+        None, LazyHelp("scorers"), metavar="NAMES", coerce=_scorers, cli_type=str,
     )
     label_field: str = option("label", "Field holding the class label.", metavar="FIELD",
                               check=c.text)
@@ -129,7 +129,7 @@ class ScoreConfig(Config):
         None, "Rows sharing this field never straddle a fold (e.g. premise).", metavar="FIELD",
         check=c.optional_text,
     )
-    features: str = option("ngrams", _Lazy("features"), metavar="KIND[:ARG]", check=c.text)
+    features: str = option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=c.text)
     dynamics: str | None = option(
         None, "Training dynamics logged elsewhere (allenai/cartography's "
         "dynamics_epoch_N.jsonl, matched by id) instead of recording them.",

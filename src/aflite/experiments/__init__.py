@@ -8,7 +8,7 @@ from aflite._internal.lazy import lazy_exports
 _EXPORTS = {
     "EVALUATORS": "aflite.experiments.evaluators",
     "CompareResult": "aflite.experiments.compare",
-    "LabelledTexts": "aflite.experiments.compare",
+    "LabelledTexts": "aflite.experiments.sets",
     "SyntheticLevel": "aflite.experiments.synthetic",
     "compare_experiment": "aflite.experiments.compare",
     "make_biased_circles": "aflite.experiments.synthetic",

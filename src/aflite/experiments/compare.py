@@ -4,9 +4,7 @@ set, on the dev set filtered by the same procedure, and on any out-of-distributi
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,68 +12,35 @@ import numpy as np
 import aflite
 from aflite._internal.labels import label_counts, majority_rate
 from aflite.audits.before_after import bias_with_control
+from aflite.config import CompareConfig, FilterConfig, config_fields
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.defaults import overrides
 from aflite.errors import DataError
 from aflite.experiments.evaluators import (
     EVALUATORS,
-    check_evaluator,
     default_evaluators,
     evaluate,
     make_evaluator,
 )
 from aflite.experiments.labels import check_label_map, label_space, mapped_accuracy
 from aflite.experiments.results import FILTERED, FULL, RANDOM, CompareResult
+from aflite.experiments.sets import LabelledTexts, experiment_set
 
-__all__ = ["LabelledTexts", "CompareResult", "compare_experiment", "EVALUATORS"]
+__all__ = ["CompareResult", "compare_experiment", "EVALUATORS"]
 
-
-@dataclass
-class LabelledTexts:
-    """Text fields and labels of one split; ``ids`` (optional) find its rows in a
-    pre-computed feature file; ``categories`` (optional, one value per row, e.g. HANS's
-    ``heuristic``) break an out-of-distribution set's accuracy down by value."""
-
-    texts: dict[str, list[str]]
-    labels: np.ndarray
-    ids: list[Any] | None = None
-    categories: np.ndarray | None = None
-
-    def subset(self, idx: np.ndarray) -> LabelledTexts:
-        return LabelledTexts(
-            {k: [v[i] for i in idx] for k, v in self.texts.items()},
-            self.labels[idx],
-            None if self.ids is None else [self.ids[i] for i in idx],
-            None if self.categories is None else np.asarray(self.categories)[idx],
-        )
-
-    def fingerprint(self, *, with_ids: bool = False) -> str:
-        """A digest of the field names and texts (and ids): equal texts, equal embeddings."""
-        h = hashlib.sha256()
-        for name, values in self.texts.items():
-            h.update(f"{name}\x1e{len(values)}\x1e".encode())
-            for v in values:
-                h.update(v.encode("utf-8", "surrogatepass") + b"\x1f")
-        if with_ids and self.ids is not None:
-            h.update("\x1d".join(map(str, self.ids)).encode("utf-8", "surrogatepass"))
-        return h.hexdigest()[:24]
-
-    def __len__(self) -> int:
-        return len(self.labels)
+_OWN = {f.name: f.default for f in config_fields(CompareConfig)}  # compare's own defaults
 
 
 def compare_experiment(
-    train: LabelledTexts,
-    dev: LabelledTexts,
+    train: Any,
+    dev: Any,
     *,
     features: str = "ngrams",
     feature_fields: Sequence[str] | None = None,
     partial_field: str | None = None,
     evaluators: Sequence[str] | None = None,
-    ood: dict[str, LabelledTexts] | None = None,
+    ood: dict[str, Any] | None = None,
     ood_labels: Sequence[Any] | dict[str | None, Sequence[Any]] | None = None,
-    groups: np.ndarray | None = None,
-    dev_groups: np.ndarray | None = None,
     target_size: int | float = D["target_size"],
     n_partitions: int = D["n_partitions"],
     train_size: int | float = D["train_size"],
@@ -88,17 +53,27 @@ def compare_experiment(
     warmup_finetune: bool = False,
     cache_dir: str | None = None,
     device: str = "auto",
-    seed: int = 0,
+    seed: int = _OWN["seed"],
     label_map: dict[Any, Any] | None = None,
-    seeds: int = 1,
+    seeds: int = _OWN["seeds"],
     progress: bool = False,
 ) -> CompareResult:
     """Run the protocol (the paper's Table 3): train ``evaluators`` on D, a random D_n of the
     filtered size and the filtered D(Phi); score them on dev, on dev filtered by the same
     procedure, and on each ``ood`` set.
 
-    The filter options are those of ``aflite filter`` with its defaults
-    (:data:`aflite.defaults.FILTER_DEFAULTS`); sizes given as counts apply to D, and dev is
+    Each set is a :class:`~aflite.io.labelled.LabelledData` from
+    :func:`~aflite.io.read_labelled` (``read_labelled(rows, text=["premise", "hypothesis"],
+    group="premise")``), or any input it reads with its defaults; every set is checked there,
+    as ``aflite experiment compare`` checks its files, and must have the training set's text
+    fields. The group field of the training and dev sets keeps rows together in the filter; that
+    of an ``ood`` set breaks its accuracy down by value (below).
+
+    The options are those of ``aflite experiment compare``
+    (:class:`~aflite.config.CompareConfig`), checked there (a bad value is a
+    :class:`~aflite.config.ConfigError` naming it), and the filter's of ``aflite filter`` with
+    its defaults (:data:`aflite.defaults.FILTER_DEFAULTS`, from
+    :class:`~aflite.config.FilterConfig`); sizes given as counts apply to D, and dev is
     filtered to the same fractions. Every arm uses one representation
     (:func:`~aflite.experiments.represent.shared_representation`): ``features`` is any text
     ``--features`` spec over ``feature_fields`` (all text fields by default; the evaluators
@@ -116,7 +91,7 @@ def compare_experiment(
 
     ``ood_labels`` keeps only the rows of each ``ood`` set with those gold labels (the paper's
     HANS columns are its ``["non-entailment"]`` rows); a dict gives them per set name (key
-    None: every other set). An ``ood`` set with ``categories`` is also scored per category,
+    None: every other set). An ``ood`` set with a group field is also scored per value,
     each as an evaluation set ``NAME[VALUE]`` after the whole set (its size and majority rate
     in ``sizes`` and ``majority``).
 
@@ -129,36 +104,46 @@ def compare_experiment(
     from aflite.algorithm.filtering import check_filter_options
     from aflite.experiments.represent import shared_representation
 
+    own = CompareConfig.check_fields({
+        "feature_fields": feature_fields, "partial_field": partial_field,
+        "evaluators": evaluators, "seed": seed, "seeds": seeds, "label_map": label_map,
+    })  # fmt: skip
+    feature_fields, evaluators, label_map = (
+        own["feature_fields"],
+        own["evaluators"],
+        own["label_map"],
+    )
+    options = FilterConfig.check_fields({
+        "target_size": target_size, "n_partitions": n_partitions, "train_size": train_size,
+        "slice_size": slice_size, "threshold": threshold, "min_bias": min_bias,
+        "balance": balance, "strategy": strategy,
+    })  # fmt: skip
+    train = experiment_set("train", train)
     fields = list(train.texts)
+    dev = experiment_set("dev", dev, fields)
+    groups, dev_groups = train.groups, dev.groups
     feature_fields = fields if feature_fields is None else list(feature_fields)
     if not feature_fields or set(feature_fields) - set(fields):
         raise DataError(f"feature fields {feature_fields} must be among the text fields {fields}")
     partial_field = partial_field or fields[-1]
     evaluators = default_evaluators() if evaluators is None else list(evaluators)
-    for name in evaluators:
-        check_evaluator(name)
     from aflite.experiments.ood import for_set, restrict_labels, split_by_category
 
-    ood = {n: restrict_labels(n, d, for_set(ood_labels, n)) for n, d in (ood or {}).items()}
+    ood = {
+        n: restrict_labels(n, experiment_set(n, d, fields), for_set(ood_labels, n))
+        for n, d in (ood or {}).items()
+    }
     trained = np.unique(train.labels)
     check_label_map(label_map, trained)
     dev_space = label_space("dev", dev.labels, trained, label_map)
     spaces = {
         name: label_space(name, data.labels, trained, label_map) for name, data in ood.items()
     }
-    options = {
-        "target_size": target_size, "n_partitions": n_partitions, "train_size": train_size,
-        "slice_size": slice_size, "threshold": threshold, "min_bias": min_bias,
-        "balance": balance, "strategy": strategy,
-    }  # fmt: skip
     device = str(resolve_device(device))
-
-    if isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer)) or seeds < 1:
-        raise ValueError(f"seeds must be a positive number of runs, got {seeds!r}")
 
     def view(d: LabelledTexts) -> LabelledTexts:
         # the representation reads only its fields; a view per set keeps one fingerprint each
-        return LabelledTexts({f: d.texts[f] for f in feature_fields}, d.labels, d.ids)
+        return d.fields(feature_fields)
 
     rep = shared_representation(
         view(train), features=features, warmup_fraction=warmup_fraction,
@@ -167,7 +152,7 @@ def compare_experiment(
     )  # fmt: skip
     rest = rep.rest
     d_train = train.subset(rest)
-    d_groups = None if groups is None else np.asarray(groups)[rest]
+    d_groups = None if groups is None else groups[rest]
     dev_options = _as_fractions(options, len(rest))
     check_filter_options(len(rest), **_checked(options))
     check_filter_options(len(dev), **_checked(dev_options))
@@ -248,7 +233,7 @@ def compare_experiment(
                         phi_dev,
                         dev.labels,
                         dev_res,
-                        groups=None if dev_groups is None else np.asarray(dev_groups),
+                        groups=dev_groups,
                         seed=run_seed,
                     ),  # fmt: skip
                 },

@@ -21,7 +21,7 @@ from aflite._internal.text import did_you_mean
 from aflite.errors import DataError
 
 if TYPE_CHECKING:
-    from aflite.experiments.compare import LabelledTexts
+    from aflite.experiments.sets import LabelledTexts
 
 __all__ = [
     "EVALUATORS",
@@ -96,7 +96,10 @@ def make_evaluator(name: str, fields: list[str], partial_field: str, seed: int) 
     return cls(name, fields, partial_field, seed)
 
 
-class _Evaluator:
+class BaseEvaluator:
+    """What an evaluator class inherits: its name, the text fields it sees, the partial-input
+    field and its seed; accuracy from ``predict``."""
+
     def __init__(self, name: str, fields: list[str], partial_field: str, seed: int) -> None:
         self.name, self.fields, self.partial_field, self.seed = name, fields, partial_field, seed
 
@@ -108,7 +111,7 @@ class _Evaluator:
         return float(np.mean(self.predict(data, phi) == data.labels))
 
 
-class _SklearnEvaluator(_Evaluator):
+class _SklearnEvaluator(BaseEvaluator):
     """A scikit-learn classifier on the filter's features."""
 
     def _model(self) -> Any:
@@ -134,7 +137,7 @@ class LogRegEvaluator(_SklearnEvaluator):
 
 
 @register_evaluator("partial")
-class PartialInputEvaluator(_Evaluator):
+class PartialInputEvaluator(BaseEvaluator):
     """Logistic regression on word n-grams of the partial-input field alone."""
 
     def fit(self, train: LabelledTexts, phi: np.ndarray | None) -> PartialInputEvaluator:
@@ -167,7 +170,7 @@ class NgramEvaluator(PartialInputEvaluator):
 
 
 @register_evaluator("max-ppmi")
-class MaxPPMIEvaluator(_Evaluator):
+class MaxPPMIEvaluator(BaseEvaluator):
     """The Max-PPMI baseline: per-class maximum word-label PPMI of the partial-input field."""
 
     def fit(self, train: LabelledTexts, phi: np.ndarray | None) -> MaxPPMIEvaluator:

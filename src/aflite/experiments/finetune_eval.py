@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from aflite.errors import DataError
-from aflite.experiments.evaluators import _Evaluator, register_evaluator
+from aflite.experiments.evaluators import BaseEvaluator, register_evaluator
 
 if TYPE_CHECKING:
-    from aflite.experiments.compare import LabelledTexts
+    from aflite.experiments.sets import LabelledTexts
 
 __all__ = ["FinetuneOptions", "FinetuneEvaluator", "parse_finetune_name"]
 
@@ -98,9 +98,9 @@ def parse_finetune_name(name: str) -> FinetuneOptions:
 def model_folder(model: str) -> Path:
     """The local folder of ``model`` (a path, a packaged model or the Hugging Face cache) that
     holds a ``config.json``; a one-line DataError when there is none (no download)."""
-    from aflite.features.encoders import _model_folder
+    from aflite.features.encoders import model_folder
 
-    folder = _model_folder(model)
+    folder = model_folder(model)
     if folder is None:
         raise DataError(
             f"finetune: model '{model}' is not a local folder, a packaged model or in the local "
@@ -113,7 +113,7 @@ def model_folder(model: str) -> Path:
 
 
 @register_evaluator("finetune")
-class FinetuneEvaluator(_Evaluator):
+class FinetuneEvaluator(BaseEvaluator):
     """The encoder of ``finetune:MODEL`` with a classification head, fine-tuned end to end."""
 
     takes_argument = True

@@ -14,7 +14,7 @@ import numpy as np
 from aflite.errors import DataError
 
 if TYPE_CHECKING:
-    from aflite.experiments.compare import LabelledTexts
+    from aflite.experiments.sets import LabelledTexts
 
 __all__ = ["group_set_name", "parse_per_set", "restrict_labels", "split_by_category"]
 
@@ -65,9 +65,9 @@ def restrict_labels(name: str, data: LabelledTexts, labels: Sequence[Any] | None
 
 
 def split_by_category(name: str, data: LabelledTexts) -> dict[str, np.ndarray]:
-    """``{SET[VALUE]: row indices}`` for each value of ``data.categories``, in sorted order;
-    an empty dict when the set has no categories."""
-    if data.categories is None:
+    """``{SET[VALUE]: row indices}`` for each value of ``data.groups`` (the set's
+    categories), in sorted order; an empty dict when the set has none."""
+    if data.groups is None:
         return {}
-    cats = np.asarray(data.categories).astype(str)
+    cats = np.asarray(data.groups).astype(str)
     return {group_set_name(name, v): np.flatnonzero(cats == v) for v in np.unique(cats)}

@@ -15,7 +15,7 @@ from aflite.errors import DataError
 from aflite.features.build import build_features, parse_feature_spec
 
 if TYPE_CHECKING:
-    from aflite.experiments.compare import LabelledTexts
+    from aflite.experiments.sets import LabelledTexts
 
 __all__ = ["SharedRepresentation", "shared_representation"]
 

@@ -64,7 +64,8 @@ def _local_snapshot(name: str) -> Path | None:
     return None
 
 
-def _model_folder(name: str) -> Path | None:
+def model_folder(name: str) -> Path | None:
+    """The local folder of model ``name`` (a path, or a downloaded snapshot), or None."""
     path = Path(resolve_model_path(name))
     return path if path.exists() else _local_snapshot(name)
 
@@ -76,7 +77,7 @@ def model_fingerprint(name: str) -> str:
     """A key for a model's *content*: the SHA-256 of every file of its local folder (weights,
     config, tokenizer), so a model changed at the same path or name gets new embeddings.
     A model found nowhere locally is keyed by its name."""
-    folder = _model_folder(name)
+    folder = model_folder(name)
     if folder is None:
         return f"name:{name}"
     files = sorted(
@@ -129,7 +130,7 @@ def load_encoder(name: str, device: str = "cpu") -> Any:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise MissingExtraError(_INSTALL_TEXT) from None
-    folder = _model_folder(name)
+    folder = model_folder(name)
     if folder is None and name.startswith(("/", ".", "~")):
         raise DataError(f"sentence-transformers model folder '{name}' does not exist")
     if folder is None and (os.environ.get("HF_HUB_OFFLINE") or not _hub_reachable()):

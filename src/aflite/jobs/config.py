@@ -162,7 +162,7 @@ def plan_job(job: FilterJob, inputs: LabelledData) -> JobPlan:
 def check_representation(phi: Any, features: str) -> None:
     """The algorithm's checks of Phi (a real, non-empty, finite matrix), run by a job before
     Phi is checkpointed, as a one-line DataError naming ``--features``."""
-    from aflite.algorithm._validation import check_features
+    from aflite.algorithm import check_features
     from aflite.algorithm.choices import check_choices
 
     try:

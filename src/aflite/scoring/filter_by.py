@@ -66,7 +66,7 @@ def filter_by_score(
     AFLITE measures it (``n_partitions``, t = ``train_size``). ``options`` go to the scorer
     (e.g. ``epochs=5``).
     """
-    from aflite.algorithm._validation import encode_labels
+    from aflite.algorithm import encode_labels
     from aflite.algorithm.by_scores import filter_by_scores
     from aflite.algorithm.filtering import resolve_filter_sizes
     from aflite.scoring.run import score_examples

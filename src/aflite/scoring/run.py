@@ -165,7 +165,7 @@ def score_examples(
     True
     """
     from aflite._internal.device import resolve_device
-    from aflite.algorithm._validation import check_features, encode_groups, encode_labels
+    from aflite.algorithm import check_features, encode_groups, encode_labels
     from aflite.scoring.crossfit import crossfit_folds
 
     names = resolve_scorers(

@@ -26,7 +26,7 @@ import torch
 
 from aflite._internal.threads import workers
 from aflite.algorithm.solvers.blocks import BlockPlan
-from aflite.algorithm.solvers.ensemble import SolveReport, _shortest
+from aflite.algorithm.solvers.ensemble import SolveReport, shortest_float
 from aflite.algorithm.solvers.lbfgs import Batch, minimize
 from aflite.algorithm.solvers.primal import boehning_from_gram
 from aflite.algorithm.storage import FeatureStore
@@ -244,7 +244,7 @@ def fit_choices(
         solver="choice",
         iterations=int(out.iters.max()),
         mean_iterations=float(out.iters.double().mean()),
-        residual=_shortest(out.resid.max()),
+        residual=shortest_float(out.resid.max()),
         n_capped=int((out.iters >= model.max_iter).sum()),
         n_stalled=int(out.stalled.sum()),
         flops=out.flops + 2.0 * n_pred * k * d * p,  # + the held-out margins

@@ -107,7 +107,7 @@ class SolveReport:
         return asdict(self)
 
 
-def _shortest(value: torch.Tensor) -> float:
+def shortest_float(value: torch.Tensor) -> float:
     """A float32 scalar as the shortest decimal that reads back to it (9.988996e-05, not
     9.988996316678822e-05), so summaries carry no digits the solver never computed."""
     v = value.detach().cpu().numpy()
@@ -233,7 +233,7 @@ def fit_ensemble(
         solver=solver,
         iterations=int(out.iters.max()),
         mean_iterations=float(out.iters.double().mean()),
-        residual=_shortest(out.resid.max()),
+        residual=shortest_float(out.resid.max()),
         n_capped=int((out.iters >= model.max_iter).sum()),
         n_stalled=int(out.stalled.sum()),
         flops=flops + out.flops + 2.0 * n_pred * store.dim * p * n_classes,  # + predict

@@ -1,0 +1,167 @@
+"""The options of the train-on-D / random / filtered comparison (``aflite experiment compare``
+and ``experiment ood``, :func:`aflite.experiments.compare_experiment`), declared once. The
+filter's options they also take are :class:`~aflite.config.FilterConfig`'s, with its
+defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aflite.config import checks as c
+from aflite.config.base import Config, ConfigError, option
+
+__all__ = ["CompareConfig", "COMPARE_FILTER_OPTIONS"]
+
+# the filter's options compare and ood take, with the filter's defaults
+COMPARE_FILTER_OPTIONS = (
+    "group_field", "id_field", "features", "target_size", "n_partitions", "train_size",
+    "slice_size", "threshold", "min_bias", "balance", "strategy", "warmup_fraction",
+    "warmup_finetune", "device", "cache_dir",
+)  # fmt: skip
+
+
+def _to_optional_names(value: Any, name: str) -> tuple[str, ...] | None:
+    return None if value is None else c.to_names(value, name)
+
+
+def _to_list(value: Any, name: str) -> tuple[str, ...]:
+    """A repeatable option: the values given, in order."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(name, f"must be a list of text values, got {value!r}")
+    return tuple(value)
+
+
+def _evaluators(value: Any, name: str) -> None:
+    from aflite.experiments.evaluators import check_evaluator
+
+    for ev in value or ():
+        try:
+            check_evaluator(ev)
+        except ValueError as e:
+            raise c.flagged(name, e) from None
+
+
+def _per_set(value: Any, name: str) -> None:
+    from aflite.config.base import flag
+    from aflite.errors import DataError
+    from aflite.experiments.ood import parse_per_set
+
+    try:
+        parse_per_set(value, flag(name))
+    except DataError as e:
+        raise c.flagged(name, e) from None
+
+
+def _to_label_map(value: Any, name: str) -> Mapping[Any, Any] | None:
+    if value is None or isinstance(value, Mapping):
+        return value
+    if not isinstance(value, str):
+        raise ConfigError(name, f"must be PREDICTED=LABEL,... or a mapping, got {value!r}")
+    from aflite.errors import DataError
+    from aflite.experiments.labels import parse_label_map
+
+    try:
+        return parse_label_map(value)
+    except DataError as e:
+        raise c.flagged(name, e) from None
+
+
+@dataclass(frozen=True)
+class CompareConfig(Config):
+    """Options of one comparison (the ``aflite experiment compare`` command line, less the
+    filter's options, as a frozen dataclass), each checked when the object is made."""
+
+    train: str | None = option(
+        None,
+        "Training data file.",
+        metavar="TRAIN",
+        check=c.optional_text,
+        argument=True,
+        required=True,
+    )
+    dev: str | None = option(
+        None, "Dev data file (evaluated as is and filtered).", check=c.optional_text, required=True
+    )
+    ood: tuple[str, ...] = option(
+        (),
+        "Extra labelled sets to evaluate on (repeatable).",
+        coerce=_to_list,
+        cli_type=list[str],
+        cli_default=None,
+    )
+    ood_group_field: tuple[str, ...] = option(
+        (),
+        "Break each --ood set's accuracy down by this field of it (repeatable; SET:FIELD "
+        "for one set, by file stem), e.g. heuristic for HANS or category for a stress set.",
+        metavar="[SET:]FIELD",
+        coerce=_to_list,
+        check=_per_set,
+        cli_type=list[str],
+        cli_default=None,
+    )
+    ood_labels: tuple[str, ...] = option(
+        (),
+        "Keep only the --ood rows with these gold labels (repeatable; SET:LABEL,... for one "
+        "set), e.g. hans:non-entailment as in the paper's HANS columns.",
+        metavar="[SET:]LABELS",
+        coerce=_to_list,
+        check=_per_set,
+        cli_type=list[str],
+        cli_default=None,
+    )
+    label_field: str = option("label", "Field holding the class label.", check=c.text)
+    text_fields: tuple[str, ...] = option(
+        (),
+        "Comma-separated text fields, e.g. premise,hypothesis.",
+        coerce=c.to_names,
+        cli_type=str,
+        required=True,
+    )
+    feature_fields: tuple[str, ...] | None = option(
+        None,
+        "Text fields the filter's features read (default: all --text-fields; the "
+        "evaluators always see every text field), e.g. hypothesis for a hypothesis-only filter.",
+        coerce=_to_optional_names,
+        cli_type=str,
+    )
+    partial_field: str | None = option(
+        None,
+        "Field of the partial-input evaluators (default: last text field).",
+        check=c.optional_text,
+    )
+    evaluators: tuple[str, ...] | None = option(
+        None,
+        "",
+        coerce=_to_optional_names,
+        check=_evaluators,
+        cli_type=str,
+    )
+    seed: int = option(
+        0, "Random seed (of the representation, filter and random subset).", check=c.seed
+    )
+    seeds: int = option(
+        1,
+        "Repeat the filter and the random subset with this many seeds (--seed, --seed + 1, "
+        "...); cells show mean ± standard deviation, and a row the difference filtered - random.",
+        check=c.positive_int,
+    )
+    label_map: Any = option(
+        None,
+        "Map predicted labels to an evaluation set's labels, for sets whose labels the "
+        "models never saw, e.g. neutral=non-entailment,contradiction=non-entailment.",
+        coerce=_to_label_map,
+        cli_type=str,
+        metavar="TEXT",
+    )
+    markdown: str | None = option(
+        None, "Write the table as Markdown here.", check=c.optional_text, result=False
+    )
+    json_out: str | None = option(
+        None, "Write the results as JSON here.", flag="--json", check=c.optional_text, result=False
+    )
