@@ -79,9 +79,8 @@ def filter_by_score(
         len(codes), target_size=target_size, train_size=train_size,
         slice_size=1 if slice_size is None else slice_size,
     )  # fmt: skip
-    opts = dict(options) | (
-        {"n_partitions": n_partitions, "train_size": t} if name == "predictability" else {}
-    )
+    phase = EXAMPLE_SCORERS.lookup(name).filter_phase
+    opts = dict(options) | ({"n_partitions": n_partitions, "train_size": t} if phase else {})
     scored = score_examples(
         features, codes, scorers=[name], groups=groups, seed=seed, device=device, **opts
     )
@@ -91,7 +90,7 @@ def filter_by_score(
         lower_is_easier=lower, balance=balance, min_bias=min_bias, n_partitions=n_partitions,
         train_size=t, groups=groups, seed=seed, device=device,
         # the predictability scorer ran the loop's first measurement: no need to run it twice
-        initial_predictability=value if name == "predictability" else None,
+        initial_predictability=value if phase else None,
         info={"by": shown, "seconds": scored.info["seconds"]},
         params={"by": shown, "device": scored.info["device"],
                 "scorer_options": scored.info["options"]},

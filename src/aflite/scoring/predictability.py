@@ -14,6 +14,7 @@ __all__ = ["predictability"]
     "predictability",
     description="AFLITE's score: share of correct held-out predictions over random partitions",
     options={"n_partitions": 64, "train_size": 0.1},
+    filter_phase=True,
 )
 def predictability(ctx: ScoringContext) -> dict[str, np.ndarray]:
     """One phase of AFLITE: ``n_partitions`` models, each trained on ``train_size`` rows (the

@@ -64,12 +64,16 @@ class ScoringContext:
 class ExampleScorer(Entry):
     """A registered scorer: its function (``target``), the columns it returns and what it
     needs. ``check(options)`` refuses bad option values before any work (``options`` holds
-    the call's options over the declared defaults, and ``dynamics`` when given)."""
+    the call's options over the declared defaults, and ``dynamics`` when given).
+    ``filter_phase``: the scorer is one phase of the filter itself (AFLITE's predictability),
+    so ``filter --by`` hands it the run's ``n_partitions`` and ``train_size`` and its scores
+    are the loop's first measurement of the representation bias."""
 
     columns: tuple[str, ...] = ()
     needs_partial: bool = False
     lower_is_easier: tuple[str, ...] = ()
     check: Callable[[dict[str, Any]], None] | None = None
+    filter_phase: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", tuple(self.columns or (self.name,)))
