@@ -57,8 +57,8 @@ def export_cmd(
 @app.command("audit")
 @config_options(
     AuditConfig,
-    defaults={"audits": ",".join(audit_names())},
-    helps={"audits": "Audits to run: any of " + ", ".join(audit_names()) + "."},
+    defaults={"audits": ",".join(audit_names(choices=False))},
+    helps={"audits": "Audits to run: any of " + ", ".join(audit_names(choices=False)) + "."},
 )
 def audit_cmd(
     quiet: bool = typer.Option(False, help="No progress bars (ours, tqdm's and Hugging Face's)."),
