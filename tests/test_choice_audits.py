@@ -127,3 +127,27 @@ def test_filter_runs_the_choice_audits_before_and_after_on_copa(tmp_path):
     position = [a["details"] for a in audits if a["name"].startswith("answer-position")]
     assert all(d["chance"] == 0.5 for d in position)
     assert "of 80 items" in audits[1]["summary"] and "of 60 items" in audits[5]["summary"]
+
+
+def test_the_audit_command_reads_items_and_refuses_the_other_kind(tmp_path):
+    rows = [{"p": "it rained", "c1": "we got wet all day", "c2": "sun", "y": i % 2 * 0}
+            for i in range(8)]  # fmt: skip
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "a.json"
+    r = run_in_process("audit", str(path), "--choices-fields", "c1,c2", "--context-fields", "p",
+                       "--label-field", "y", "--audits", "answer-position,choice-length",
+                       "--json", str(out))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    got = {a["name"]: a["details"] for a in json.loads(out.read_text())["audits"]}
+    assert got["answer-position baseline"]["accuracy"] == 1.0
+    assert got["choice length"]["longest"] == 1.0 and got["choice length"]["shortest"] == 0.0
+    for args, message in [
+        (["--choices-fields", "c1,c2", "--audits", "pmi"], "--audits: the pmi audit is for rows"),
+        (["--text-fields", "p", "--audits", "choice-pmi"],
+         "--audits: the choice-pmi audit is for multiple-choice items"),
+        (["--context-fields", "p"], "--context-fields: needs --choices-field or --choices-fields"),
+        ([], "--text-fields: name at least one text field (or --choices-field"),
+    ]:  # fmt: skip
+        r = run_in_process("audit", str(path), "--label-field", "y", *args)
+        assert r.returncode == 2 and r.stderr.startswith(f"aflite: error: {message}"), r.stderr
