@@ -53,7 +53,7 @@ def test_a_give_away_word_only_in_right_choices_tops_the_pmi():
     rng = np.random.default_rng(0)
     words = ["red", "blue", "green", "tall", "small", "old"]
     opts, answers = [], []
-    for i in range(40):
+    for _ in range(40):
         a = int(rng.integers(3))
         o = [" ".join(rng.choice(words, 2)) for _ in range(3)]
         o[a] += " indeed"
