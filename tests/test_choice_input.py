@@ -186,8 +186,13 @@ def test_bad_items_give_the_same_error_through_every_door(case, tmp_path):
             "--warmup-fraction: is not available for multiple-choice items",
         ),
         (
-            ["--choices-field", "c", "--audits", "pmi"],
-            "--audits: is not available for multiple-choice items",
+            ["--choices-field", "c", "--audits", "choice-pmi,pmi"],
+            "--audits: the pmi audit is for rows with a class label; multiple-choice items "
+            "take choices-only, answer-position, choice-pmi, choice-length",
+        ),
+        (
+            ["--text-fields", "t", "--audits", "pmi,choice-length"],
+            "--audits: the choice-length audit is for multiple-choice items (name their choices)",
         ),
     ],
 )

@@ -297,7 +297,7 @@ def test_every_option_an_audit_reads_is_an_audit_option():
     from aflite.audits import AuditContext
     from aflite.config import AUDIT_CONTEXT_OPTIONS, AuditConfig
 
-    data = {"texts", "labels", "suffix", "tag", "_features"}  # the data and a run's tags
+    data = {"texts", "labels", "choices", "suffix", "tag", "_features"}  # the data, tags
     read = {f.name for f in dataclasses.fields(AuditContext)} - data
     assert read == set(AUDIT_CONTEXT_OPTIONS)
     assert set(AUDIT_CONTEXT_OPTIONS.values()) <= set(AuditConfig.names())

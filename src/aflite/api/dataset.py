@@ -296,13 +296,22 @@ def audit(
     audits: list[str] | None = None,
     split: str | None = None,
     seed: int = 0,
+    choices: str | list[str] | None = None,
+    context: str | list[str] | None = None,
+    blank: str | None = None,
+    answer_format: str | None = None,
     **options: Any,
 ) -> list[Any]:
     """Run the bias audits (word-label PMI, z-statistics, partial input, Max-PPMI, KNN,
     representation bias, identity PMI; ``audits`` picks some) on ``data``'s text fields.
+    With ``choices`` (and ``context``, ``blank``, ``answer_format``, as in
+    :func:`filter_dataset`), multiple-choice items and their audits (choices-only,
+    answer-position, choice-pmi, choice-length).
     Returns :class:`~aflite.audits.AuditResult` objects (``.summary``, ``.header``, ``.rows``).
     """
     from aflite.audits import run_audits
 
-    data_ = read_labelled(data, label=label, text=text, id=NO_ID, split=split)
-    return run_audits(data_.texts, data_.label_codes(), audits=audits, seed=seed, **options)
+    data_ = read_labelled(data, label=label, text=text, id=NO_ID, split=split, choices=choices,
+                          context=context, blank=blank, answer_format=answer_format)  # fmt: skip
+    return run_audits(data_.texts, data_.label_codes(), audits=audits, seed=seed,
+                      choices=data_.choices, **options)  # fmt: skip

@@ -44,6 +44,7 @@ class AuditSet:
     texts: dict[str, Sequence[str]]
     labels: np.ndarray
     features: np.ndarray | None = None
+    choices: Any = None  # multiple-choice items (aflite.io.choices.Choices), row-aligned
 
     def subset(self, rows: np.ndarray) -> AuditSet:
         """The rows at ``rows``, in that order."""
@@ -51,6 +52,7 @@ class AuditSet:
             {f: [v[i] for i in rows] for f, v in self.texts.items()},
             np.asarray(self.labels)[rows],
             None if self.features is None else self.features[rows],
+            None if self.choices is None else self.choices.subset(rows),
         )
 
     def __len__(self) -> int:
@@ -105,7 +107,8 @@ def audit_before_after(
     def run(data: AuditSet, tag: str, chosen: list[str], counts: Any = None) -> list[AuditResult]:
         return run_audits(
             data.texts, data.labels, audits=chosen, features=data.features, seed=seed, tag=tag,
-            bias_train_size=t, counts_path=counts, progress=progress, **options,
+            bias_train_size=t, counts_path=counts, choices=data.choices, progress=progress,
+            **options,
         )  # fmt: skip
 
     if after is None:

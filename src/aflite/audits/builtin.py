@@ -148,3 +148,49 @@ def _bias(ctx: AuditContext) -> list[AuditResult]:
             name=f"representation bias{ctx.suffix}",
         )
     ]
+
+
+# multiple-choice items: ctx.choices holds them (aflite.audits.choice_audits)
+
+
+def _check_choice_folds(ctx: AuditContext) -> None:
+    from aflite.errors import DataError
+
+    if len(ctx.choices) < FOLDS:
+        raise DataError(
+            f"the choices-only audit cross-validates in {FOLDS} folds, which needs {FOLDS} "
+            f"items; there are {len(ctx.choices)} (leave the audit out or use more data)"
+        )
+
+
+@register_audit("choices-only", check=_check_choice_folds, choices=True)
+def _choices_only(ctx: AuditContext) -> list[AuditResult]:
+    from aflite.audits.choice_audits import choices_only_baseline
+
+    return [
+        choices_only_baseline(
+            ctx.choices, folds=FOLDS, seed=ctx.seed, name=f"choices-only baseline{ctx.suffix}"
+        )
+    ]
+
+
+@register_audit("answer-position", choices=True)
+def _answer_position(ctx: AuditContext) -> list[AuditResult]:
+    from aflite.audits.choice_audits import answer_position_baseline
+
+    return [answer_position_baseline(ctx.choices, name=f"answer-position baseline{ctx.suffix}")]
+
+
+@register_audit("choice-pmi", choices=True)
+def _choice_pmi(ctx: AuditContext) -> list[AuditResult]:
+    from aflite.audits.choice_audits import choice_pmi
+
+    name = f"word-label PMI (right vs wrong choices){ctx.suffix}"
+    return [choice_pmi(ctx.choices, min_count=ctx.min_count, name=name)]
+
+
+@register_audit("choice-length", choices=True)
+def _choice_length(ctx: AuditContext) -> list[AuditResult]:
+    from aflite.audits.choice_audits import choice_length
+
+    return [choice_length(ctx.choices, name=f"choice length{ctx.suffix}")]

@@ -17,7 +17,7 @@ import numpy as np
 
 from aflite._internal.registry import Entry, Registry
 
-__all__ = ["AUDITS", "Audit", "AuditContext", "register_audit"]
+__all__ = ["AUDITS", "Audit", "AuditContext", "audits_for", "register_audit", "wrong_kind"]
 
 
 @dataclass
@@ -39,6 +39,7 @@ class AuditContext:
     counts_path: str | Path | None = None
     given_features: np.ndarray | None = None
     bias_train_size: int | None = None
+    choices: Any = None  # multiple-choice items (aflite.io.choices.Choices), row-aligned
     _features: Any = field(default=None, repr=False)
 
     @property
@@ -59,13 +60,32 @@ class Audit(Entry):
     any audit of the call does, so a missing dependency fails early; ``reads_features``: it
     reads ``ctx.features`` (the representation), not only the texts; ``sized``: its figures
     move with the number of rows alone, so a comparison with a smaller set runs it on a random
-    control of that size too."""
+    control of that size too; ``choices``: it audits multiple-choice items (``ctx.choices``)
+    and runs on them only, the others on rows with a class label only."""
 
     check: Callable[[AuditContext], None] | None = None
     reads_features: bool = False
     sized: bool = False
+    choices: bool = False
 
 
 AUDITS: Registry[Audit] = Registry("audit", entry=Audit)
 register_audit = AUDITS.register
 """Register ``audit(ctx) -> list[AuditResult]`` under a name (``check=`` as in :class:`Audit`)."""
+
+
+def audits_for(choices: bool) -> list[str]:
+    """The registered audits of multiple-choice items (``choices``) or of labelled rows."""
+    return [name for name in AUDITS if AUDITS[name].choices == choices]
+
+
+def wrong_kind(names: Sequence[str], choices: bool) -> str | None:
+    """Why one of ``names`` cannot run on multiple-choice items (``choices``) or on labelled
+    rows, in one line; None when all can."""
+    for name in names:
+        if AUDITS.lookup(name).choices != choices:
+            if choices:
+                return (f"the {name} audit is for rows with a class label; multiple-choice "
+                        f"items take {', '.join(audits_for(True))}")  # fmt: skip
+            return f"the {name} audit is for multiple-choice items (name their choices)"
+    return None

@@ -31,6 +31,7 @@ def run_audits(
     seed: int = 0,
     tag: str = "",
     bias_train_size: int | None = None,
+    choices: Any = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[AuditResult]:
     """Run ``audits`` (names from ``AUDITS``; all of them by default). Word audits use ``field`` (default: the last
@@ -39,10 +40,19 @@ def run_audits(
     ``knn`` and ``bias`` use ``features`` (computed from n-grams of all fields if None).
     ``bias_train_size`` is t for ``bias`` as a row count: sets that are compared are measured
     at one t (:func:`aflite.audits.baselines.bias_train_rows`). ``progress(name)`` is called
-    after each audit."""
-    audits = list(AUDITS) if audits is None else list(audits)
+    after each audit. ``choices`` (:class:`~aflite.io.choices.Choices`, row-aligned) are
+    multiple-choice items: they take the audits registered with ``choices=True``
+    (choices-only, answer-position, choice-pmi, choice-length), labelled rows the others;
+    by default every audit of the kind runs."""
+    from aflite.audits.registry import audits_for, wrong_kind
+    from aflite.errors import DataError
+
+    audits = audits_for(choices is not None) if audits is None else list(audits)
     for a in audits:
         AUDITS.lookup(a)
+    why = wrong_kind(audits, choices is not None)
+    if why is not None:
+        raise DataError(why)
     fields = list(texts)
     field = field or fields[-1]
     if field not in texts:
@@ -63,6 +73,7 @@ def run_audits(
         counts_path=counts_path,
         given_features=features,
         bias_train_size=bias_train_size,
+        choices=choices,
     )
     chosen = [name for name in AUDITS if name in audits]
     for name in chosen:

@@ -57,8 +57,9 @@ def export_cmd(
 @app.command("audit")
 @config_options(
     AuditConfig,
-    defaults={"audits": ",".join(audit_names())},
-    helps={"audits": "Audits to run: any of " + ", ".join(audit_names()) + "."},
+    helps={"audits": "Audits to run (default: all of the data's kind): for labelled rows any of "
+           + ", ".join(audit_names()) + "; for multiple-choice items any of "
+           + ", ".join(audit_names(choices=True)) + "."},
 )
 def audit_cmd(
     quiet: bool = typer.Option(False, help="No progress bars (ours, tqdm's and Hugging Face's)."),
@@ -93,10 +94,12 @@ def audit_cmd(
     from aflite.audits.before_after import AuditSet, audit_before_after, sized_audits
     from aflite.features.build import build_features, parse_feature_spec
     from aflite.features.registry import FEATURE_KINDS
+    from aflite.io.labelled import read_labelled
     from aflite.jobs import read_labelled_texts
     from aflite.reports.terminal import print_audits
 
-    names = list(config.audits or ())
+    items = config.choices_field or config.choices_fields or None
+    names = list(config.audits) if config.audits else audit_names(choices=items is not None)
     fields = list(config.text_fields)
     words = load_identity_words(config.identity_words) if config.identity_words else None
     min_counts = parse_min_counts(config.identity_min_count)
@@ -118,15 +121,20 @@ def audit_cmd(
             )
         return phi
 
-    sets = [read_labelled_texts(input_path, fields, label_field=label_field)]
-    if compare:
-        sets.append(read_labelled_texts(compare, fields, label_field=label_field))
+    def read(path: str):  # noqa: ANN202 -- LabelledData
+        if items is None:
+            return read_labelled_texts(path, fields, label_field=label_field)
+        return read_labelled(path, label=label_field, choices=items, pick=False,
+                             context=config.context_fields, blank=config.blank,
+                             answer_format=config.answer_format)  # fmt: skip
+
+    sets = [read(input_path)] + ([read(compare)] if compare else [])
     bias_t = None
     if "bias" in names:
         # before and after are measured at one t, resolved on INPUT
         given = config.bias_train_size
         bias_t = bias_train_rows([len(s.labels) for s in sets], given, flag="--bias-train-size")
-    audit_sets = [AuditSet(s.texts, s.labels, phi_of(s)) for s in sets]
+    audit_sets = [AuditSet(s.texts, s.labels, phi_of(s), s.choices) for s in sets]
     if note:
         typer.echo(note)
     run_t = run_train_size(compare) if compare else None

@@ -33,11 +33,12 @@ def format_names() -> list[str]:
     return list(FORMATS)
 
 
-def audit_names() -> list[str]:
-    """The registered audits, in the order they run."""
-    from aflite.audits import AUDITS
+def audit_names(*, choices: bool = False) -> list[str]:
+    """The registered audits of labelled rows (or of multiple-choice items, ``choices``), in
+    the order they run."""
+    from aflite.audits.registry import audits_for
 
-    return list(AUDITS)
+    return audits_for(choices)
 
 
 def evaluator_names() -> list[str]:

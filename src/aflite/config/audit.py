@@ -40,6 +40,12 @@ def _audits() -> Any:
     return AUDITS
 
 
+def _answers() -> Any:
+    from aflite.io.choices import ANSWER_FORMATS
+
+    return ANSWER_FORMATS
+
+
 def _min_counts(value: Any, name: str) -> None:
     from aflite.audits import parse_min_counts
 
@@ -58,7 +64,27 @@ class AuditConfig(Config):
     label_field: str = option("label", "Field holding the class label.", check=c.text)
     text_fields: tuple[str, ...] = option(
         (), "Comma-separated text fields, e.g. premise,hypothesis.", coerce=c.to_names,
-        cli_type=str, required=True,
+        cli_type=str, cli_default=None,
+    )
+    choices_field: str | None = option(
+        None, "Multiple-choice items: the field holding each item's list of choices; "
+        "--label-field is then the answer.", metavar="FIELD", check=c.optional_text,
+    )
+    choices_fields: tuple[str, ...] = option(
+        (), "Multiple-choice items: one field per choice, e.g. choice1,choice2.",
+        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
+    )
+    context_fields: tuple[str, ...] = option(
+        (), "Multiple-choice items: the context the choices follow, e.g. premise,question.",
+        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
+    )
+    blank: str | None = option(
+        None, "Multiple-choice items: the mark in the context each choice fills (e.g. _).",
+        metavar="TEXT", check=c.optional_text,
+    )
+    answer_format: str | None = option(
+        None, "How the answer is given: index0 | index1 | letter | text (default: detected).",
+        metavar="FORMAT", check=lambda v, n: None if v is None else c.choice(_answers)(v, n),
     )
     field: str | None = option(
         None, "Field for word audits and the partial-input baseline (default: last text "
@@ -113,5 +139,21 @@ class AuditConfig(Config):
     def check_together(self) -> None:
         if self.input is None:
             raise ConfigError("input", "name the data file to audit")
-        if not self.text_fields:
-            raise ConfigError("text_fields", "name at least one text field")
+        if self.choices_field and self.choices_fields:
+            raise ConfigError("choices_fields", "name the choices one way: this or {choices_field}")
+        items = bool(self.choices_field or self.choices_fields)
+        if items and self.text_fields:
+            raise ConfigError("text_fields", "multiple-choice items are read from "
+                              "{choices_field} / {choices_fields} and {context_fields}")
+        if not items:
+            for name in ("context_fields", "blank", "answer_format"):
+                if getattr(self, name):
+                    raise ConfigError(name, "needs {choices_field} or {choices_fields}")
+        if not self.text_fields and not items:
+            raise ConfigError("text_fields", "name at least one text field (or {choices_field} "
+                              "/ {choices_fields} for multiple-choice items)")
+        from aflite.audits.registry import wrong_kind
+
+        why = wrong_kind(self.audits, items) if self.audits else None
+        if why is not None:
+            raise ConfigError("audits", why)

@@ -334,6 +334,7 @@ class FilterConfig(Config):
                     raise ConfigError(name, "needs {choices_field} or {choices_fields}")
             if self.choice_context != "joint":
                 raise ConfigError("choice_context", "needs {choices_field} or {choices_fields}")
+            self._check_audit_kind(choices=False)
             return
         if self.blank is not None and not self.context_fields:
             raise ConfigError("blank", "needs {context_fields}, the fields holding it")
@@ -352,10 +353,17 @@ class FilterConfig(Config):
             raise ConfigError("features", f"multiple-choice items take {names} features")
         for name, on in (("warmup_fraction", self.warmup_fraction is not None),
                          ("by", self.by is not None), ("balance", self.balance is not None),
-                         ("backend", self.backend is not None),
-                         ("audits", bool(self.audits))):  # fmt: skip
+                         ("backend", self.backend is not None)):  # fmt: skip
             if on:
                 raise ConfigError(name, "is not available for multiple-choice items")
+        self._check_audit_kind(choices=True)
+
+    def _check_audit_kind(self, *, choices: bool) -> None:
+        from aflite.audits.registry import wrong_kind
+
+        why = wrong_kind(self.audits, choices) if self.audits else None
+        if why is not None:
+            raise ConfigError("audits", why)
 
     def algorithm_options(self) -> dict[str, Any]:
         """The options :func:`aflite.adversarial_filter` takes, by its parameter names."""

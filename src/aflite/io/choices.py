@@ -77,6 +77,18 @@ class Choices:
     def __len__(self) -> int:
         return len(self.options)
 
+    def subset(self, rows: Sequence[int]) -> Choices:
+        """The items at ``rows``, in that order."""
+        rows = [int(i) for i in rows]
+        return Choices(
+            self.fields,
+            [self.options[i] for i in rows],
+            None if self.contexts is None else [self.contexts[i] for i in rows],
+            np.asarray(self.answers)[rows],
+            self.answer_format,
+            self.detected,
+        )
+
     @property
     def n_choices(self) -> np.ndarray:
         """(N,) the number of choices of each item."""

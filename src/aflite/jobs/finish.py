@@ -85,8 +85,9 @@ def audits_before_after(
     from aflite.audits.before_after import AuditSet, audit_before_after
 
     def of(rows: np.ndarray) -> AuditSet:
+        items = None if inputs.choices is None else inputs.choices.subset(rows)
         return AuditSet({f: [v[i] for i in rows] for f, v in inputs.texts.items()},
-                        inputs.labels[rows])  # fmt: skip
+                        inputs.labels[rows], choices=items)  # fmt: skip
 
     # no control here: the report's KNN table and bias control measure one on Phi
     measured = audit_before_after(of(rest), of(kept), audits=job.audits, control=False,
