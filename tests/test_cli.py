@@ -16,13 +16,10 @@ from aflite.data import bundled_snli
 from aflite.jobs import FilterJob, run_filter_job
 
 
-def run_cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "aflite", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-    )
+def run_cli(*args):
+    # in this process: a subprocess's exit code and streams without its start-up (the kill
+    # tests below start real processes)
+    return run_in_process(*args)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import aflite
 from aflite.algorithm.partitions import train_masks
 
-_cfg = settings(max_examples=25, deadline=None)
+_cfg = settings(max_examples=15, deadline=None)
 
 
 @st.composite
