@@ -9,6 +9,14 @@ from typing import Any
 
 from aflite.config import checks as c
 from aflite.config.base import Config, ConfigError, option
+from aflite.config.choices import (
+    answer_format_option,
+    blank_option,
+    check_item_fields,
+    choices_field_option,
+    choices_fields_option,
+    context_fields_option,
+)
 
 __all__ = ["AuditConfig", "AUDIT_CONTEXT_OPTIONS"]
 
@@ -40,12 +48,6 @@ def _audits() -> Any:
     return AUDITS
 
 
-def _answers() -> Any:
-    from aflite.io.choices import ANSWER_FORMATS
-
-    return ANSWER_FORMATS
-
-
 def _min_counts(value: Any, name: str) -> None:
     from aflite.audits import parse_min_counts
 
@@ -66,26 +68,11 @@ class AuditConfig(Config):
         (), "Comma-separated text fields, e.g. premise,hypothesis.", coerce=c.to_names,
         cli_type=str, cli_default=None,
     )
-    choices_field: str | None = option(
-        None, "Multiple-choice items: the field holding each item's list of choices; "
-        "--label-field is then the answer.", metavar="FIELD", check=c.optional_text,
-    )
-    choices_fields: tuple[str, ...] = option(
-        (), "Multiple-choice items: one field per choice, e.g. choice1,choice2.",
-        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
-    )
-    context_fields: tuple[str, ...] = option(
-        (), "Multiple-choice items: the context the choices follow, e.g. premise,question.",
-        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
-    )
-    blank: str | None = option(
-        None, "Multiple-choice items: the mark in the context each choice fills (e.g. _).",
-        metavar="TEXT", check=c.optional_text,
-    )
-    answer_format: str | None = option(
-        None, "How the answer is given: index0 | index1 | letter | text (default: detected).",
-        metavar="FORMAT", check=lambda v, n: None if v is None else c.choice(_answers)(v, n),
-    )
+    choices_field: str | None = choices_field_option()
+    choices_fields: tuple[str, ...] = choices_fields_option()
+    context_fields: tuple[str, ...] = context_fields_option()
+    blank: str | None = blank_option()
+    answer_format: str | None = answer_format_option()
     field: str | None = option(
         None, "Field for word audits and the partial-input baseline (default: last text "
         "field).", check=c.optional_text,
@@ -139,16 +126,7 @@ class AuditConfig(Config):
     def check_together(self) -> None:
         if self.input is None:
             raise ConfigError("input", "name the data file to audit")
-        if self.choices_field and self.choices_fields:
-            raise ConfigError("choices_fields", "name the choices one way: this or {choices_field}")
-        items = bool(self.choices_field or self.choices_fields)
-        if items and self.text_fields:
-            raise ConfigError("text_fields", "multiple-choice items are read from "
-                              "{choices_field} / {choices_fields} and {context_fields}")
-        if not items:
-            for name in ("context_fields", "blank", "answer_format"):
-                if getattr(self, name):
-                    raise ConfigError(name, "needs {choices_field} or {choices_fields}")
+        items = check_item_fields(self)
         if not self.text_fields and not items:
             raise ConfigError("text_fields", "name at least one text field (or {choices_field} "
                               "/ {choices_fields} for multiple-choice items)")

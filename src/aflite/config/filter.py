@@ -13,6 +13,14 @@ from typing import Any
 
 from aflite.config import checks as c
 from aflite.config.base import Config, ConfigError, option
+from aflite.config.choices import (
+    answer_format_option,
+    blank_option,
+    check_item_fields,
+    choices_field_option,
+    choices_fields_option,
+    context_fields_option,
+)
 from aflite.types import Balance, Strategy
 
 __all__ = ["FilterConfig"]
@@ -47,12 +55,6 @@ def _strategies() -> list[str]:
     from aflite.types import STRATEGIES
 
     return list(STRATEGIES)
-
-
-def _answers() -> tuple[str, ...]:
-    from aflite.io.choices import ANSWER_FORMATS
-
-    return ANSWER_FORMATS
 
 
 def _features(value: Any, name: str) -> None:
@@ -158,27 +160,11 @@ class FilterConfig(Config):
         None, "Rows sharing this field never straddle a split (e.g. premise).",
         metavar="FIELD", check=c.optional_text,
     )
-    choices_field: str | None = option(
-        None, "Multiple-choice items: the field holding each item's list of choices (e.g. "
-        "endings); --label-field is then the answer.", metavar="FIELD", check=c.optional_text,
-    )
-    choices_fields: tuple[str, ...] = option(
-        (), "Multiple-choice items: one field per choice, e.g. option1,option2 (an item may "
-        "leave the last ones empty); --label-field is then the answer.",
-        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
-    )
-    context_fields: tuple[str, ...] = option(
-        (), "Multiple-choice items: the context the choices follow, e.g. premise,question.",
-        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
-    )
-    blank: str | None = option(
-        None, "Multiple-choice items: the mark in the context each choice fills (e.g. _).",
-        metavar="TEXT", check=c.optional_text,
-    )
-    answer_format: str | None = option(
-        None, "How the answer is given: index0 | index1 | letter | text (default: detected).",
-        metavar="FORMAT", check=lambda v, n: None if v is None else c.choice(_answers)(v, n),
-    )
+    choices_field: str | None = choices_field_option()
+    choices_fields: tuple[str, ...] = choices_fields_option()
+    context_fields: tuple[str, ...] = context_fields_option()
+    blank: str | None = blank_option()
+    answer_format: str | None = answer_format_option()
     choice_context: str = option(
         "joint", "Multiple-choice items: joint: the context and each choice as one text; apart: "
         "encoded apart and combined; none: each choice alone (a choices-only baseline).",
@@ -322,30 +308,11 @@ class FilterConfig(Config):
         return self.choices_field or self.choices_fields or None
 
     def _check_choices(self, kind: Any) -> None:
-        if self.choices_field and self.choices_fields:
-            raise ConfigError("choices_fields", "name the choices one way: this or {choices_field}")
-        if len(self.choices_fields) == 1:
-            raise ConfigError(
-                "choices_fields", "name two or more fields, or {choices_field} for one list"
-            )
-        if self.choices is None:
-            for name in ("context_fields", "blank", "answer_format"):
-                if getattr(self, name):
-                    raise ConfigError(name, "needs {choices_field} or {choices_fields}")
+        if not check_item_fields(self):
             if self.choice_context != "joint":
                 raise ConfigError("choice_context", "needs {choices_field} or {choices_fields}")
             self._check_audit_kind(choices=False)
             return
-        if self.blank is not None and not self.context_fields:
-            raise ConfigError("blank", "needs {context_fields}, the fields holding it")
-        named = [self.choices_field] if self.choices_field else list(self.choices_fields)
-        if self.label_field in named + list(self.context_fields):
-            raise ConfigError("label_field", f"'{self.label_field}' is a choice or context field")
-        if self.text_fields:
-            raise ConfigError(
-                "text_fields", "multiple-choice items are read from {choices_field} / "
-                "{choices_fields} and {context_fields}",
-            )
         if kind.choices is None:
             from aflite.features.registry import FEATURE_KINDS
 

@@ -1,0 +1,88 @@
+"""The options that read multiple-choice items, declared once for every command that reads
+them (``aflite filter``, ``aflite audit``): one factory per field, so each config declares the
+field with the same default, help and check, and the checks the fields need together."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aflite.config import checks as c
+from aflite.config.base import ConfigError, option
+
+__all__ = [
+    "answer_format_option",
+    "blank_option",
+    "check_item_fields",
+    "choices_field_option",
+    "choices_fields_option",
+    "context_fields_option",
+]
+
+
+def _answers() -> tuple[str, ...]:
+    from aflite.io.choices import ANSWER_FORMATS
+
+    return ANSWER_FORMATS
+
+
+def choices_field_option() -> Any:
+    return option(
+        None, "Multiple-choice items: the field holding each item's list of choices (e.g. "
+        "endings); --label-field is then the answer.", metavar="FIELD", check=c.optional_text,
+    )  # fmt: skip
+
+
+def choices_fields_option() -> Any:
+    return option(
+        (), "Multiple-choice items: one field per choice, e.g. option1,option2 (an item may "
+        "leave the last ones empty); --label-field is then the answer.",
+        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
+    )  # fmt: skip
+
+
+def context_fields_option() -> Any:
+    return option(
+        (), "Multiple-choice items: the context the choices follow, e.g. premise,question.",
+        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
+    )  # fmt: skip
+
+
+def blank_option() -> Any:
+    return option(
+        None, "Multiple-choice items: the mark in the context each choice fills (e.g. _).",
+        metavar="TEXT", check=c.optional_text,
+    )  # fmt: skip
+
+
+def answer_format_option() -> Any:
+    return option(
+        None, "How the answer is given: index0 | index1 | letter | text (default: detected).",
+        metavar="FORMAT", check=lambda v, n: None if v is None else c.choice(_answers)(v, n),
+    )  # fmt: skip
+
+
+def check_item_fields(config: Any) -> bool:
+    """The checks the item fields of ``config`` need together; True when it reads
+    multiple-choice items (then its ``text_fields`` must be empty)."""
+    if config.choices_field and config.choices_fields:
+        raise ConfigError("choices_fields", "name the choices one way: this or {choices_field}")
+    if len(config.choices_fields) == 1:
+        raise ConfigError(
+            "choices_fields", "name two or more fields, or {choices_field} for one list"
+        )
+    if not (config.choices_field or config.choices_fields):
+        for name in ("context_fields", "blank", "answer_format"):
+            if getattr(config, name):
+                raise ConfigError(name, "needs {choices_field} or {choices_fields}")
+        return False
+    if config.blank is not None and not config.context_fields:
+        raise ConfigError("blank", "needs {context_fields}, the fields holding it")
+    named = [config.choices_field] if config.choices_field else list(config.choices_fields)
+    if config.label_field in named + list(config.context_fields):
+        raise ConfigError("label_field", f"'{config.label_field}' is a choice or context field")
+    if config.text_fields:
+        raise ConfigError(
+            "text_fields", "multiple-choice items are read from {choices_field} / "
+            "{choices_fields} and {context_fields}",
+        )  # fmt: skip
+    return True
