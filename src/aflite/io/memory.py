@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from aflite.errors import DataError
-from aflite.io.base import BaseTable, RowsTable, did_you_mean
+from aflite.io.base import BaseTable, RowsTable
+from aflite.io.formats.hf import HFDatasetTable, choose_split
 
 __all__ = ["MemoryTable", "FrameTable", "DatasetTable", "DictRowsTable", "memory_table"]
 
@@ -77,30 +78,14 @@ class FrameTable(MemoryTable):
         return self._frame.iloc[np.asarray(rows, dtype=np.int64)]
 
 
-class DatasetTable(MemoryTable):
-    """A Hugging Face ``datasets.Dataset`` held in memory (a split chosen by the caller)."""
+class DatasetTable(HFDatasetTable, MemoryTable):
+    """A Hugging Face ``datasets.Dataset`` held in memory (a split chosen by the caller): the
+    hf format's table, with no folder to write rows to."""
 
     def __init__(self, dataset: Any, path: str = "Dataset", split: str | None = None) -> None:
-        super().__init__(path, list(dataset.column_names))
-        self._ds = dataset
-        self.split = split
+        super().__init__(path, dataset, split)
 
-    def __len__(self) -> int:
-        return len(self._ds)
-
-    def where(self, i: int) -> str:
-        if self.split is not None:
-            return f"{self.path} (split {self.split}): row {i + 1}"
-        return f"{self.path}: row {i + 1}"
-
-    def values(self, name: str) -> list[Any]:
-        return list(self._ds[name])
-
-    def content_hash(self) -> str:
-        fp = getattr(self._ds, "_fingerprint", None)
-        if fp is None:
-            return _hash_values(self)
-        return hashlib.sha256(f"{fp}\0{self.split}".encode()).hexdigest()[:16]
+    write_subset = MemoryTable.write_subset
 
     def subset(self, rows: Sequence[int] | np.ndarray) -> Any:
         return self._ds.select(np.asarray(rows, dtype=np.int64).tolist())
@@ -122,21 +107,6 @@ class DictRowsTable(RowsTable, MemoryTable):
         return [self._rows[i] for i in np.asarray(rows, dtype=np.int64)]
 
 
-def _split_of(data: Any, split: str | None) -> Any:
-    names = list(data.keys())
-    if split is None:
-        raise DataError(
-            f"DatasetDict: a DatasetDict with splits {', '.join(names)}; choose one "
-            "(--split / split=)"
-        )
-    if split not in data:
-        raise DataError(
-            f"DatasetDict: no split '{split}' (splits: {', '.join(names)}"
-            f"{did_you_mean(split, names)})"
-        )
-    return data[split]
-
-
 def memory_table(data: Any, *, split: str | None = None) -> MemoryTable:
     """``data`` (a DataFrame, a Dataset, a DatasetDict with ``split``, a list of dicts) as a
     table; anything else is a one-line DataError naming what can be passed."""
@@ -144,15 +114,8 @@ def memory_table(data: Any, *, split: str | None = None) -> MemoryTable:
     if mod == "pandas" and hasattr(data, "iloc") and hasattr(data, "columns"):
         table: MemoryTable = FrameTable(data)
     elif mod == "datasets" and hasattr(data, "column_names"):
-        if hasattr(data, "select"):
-            if split is not None:
-                raise DataError(
-                    "Dataset: a single Dataset without splits; leave out the split "
-                    "(--split / split=)"
-                )
-            table = DatasetTable(data)
-        else:  # a DatasetDict
-            table = DatasetTable(_split_of(data, split), split=split)
+        where = "Dataset" if hasattr(data, "select") else "DatasetDict"
+        table = DatasetTable(choose_split(data, split, where), split=split)
     elif isinstance(data, Sequence) and not isinstance(data, (bytes, str)):
         rows = list(data)
         bad = next((i for i, r in enumerate(rows) if not isinstance(r, dict)), None)

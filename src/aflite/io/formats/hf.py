@@ -17,7 +17,7 @@ from aflite.errors import DataError, MissingExtraError
 from aflite.io.base import BaseTable, did_you_mean, plain_value
 from aflite.io.registry import ReadOptions, register_format
 
-__all__ = ["HFDatasetTable"]
+__all__ = ["HFDatasetTable", "choose_split"]
 
 # files save_to_disk writes: a Dataset's, then a DatasetDict's
 _MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
@@ -50,6 +50,29 @@ def _load_named(path: str, split: str | None) -> Any:
         ) from None
 
 
+def choose_split(data: Any, split: str | None, where: str) -> Any:
+    """The Dataset ``split`` of a DatasetDict, or a single Dataset given no split; a wrong
+    or missing split is a one-line DataError naming ``where`` and the splits there are."""
+    if not hasattr(data, "select"):  # a DatasetDict
+        names = list(data.keys())
+        if split is None:
+            raise DataError(
+                f"{where}: a DatasetDict with splits {', '.join(names)}; choose one "
+                "(--split / split=)"
+            )
+        if split not in data:
+            raise DataError(
+                f"{where}: no split '{split}' (splits: {', '.join(names)}"
+                f"{did_you_mean(split, names)})"
+            )
+        return data[split]
+    if split is not None:
+        raise DataError(
+            f"{where}: a single Dataset without splits; leave out the split (--split / split=)"
+        )
+    return data
+
+
 def _load_folder(path: str, split: str | None) -> Any:
     import datasets
 
@@ -59,22 +82,7 @@ def _load_folder(path: str, split: str | None) -> Any:
         raise DataError(
             f"{path}: not a dataset saved with save_to_disk ({type(e).__name__})"
         ) from None
-    if isinstance(ds, datasets.DatasetDict):
-        names = list(ds)
-        if split is None:
-            raise DataError(
-                f"{path}: a DatasetDict with splits {', '.join(names)}; choose one "
-                "(--split / split=)"
-            )
-        if split not in ds:
-            raise DataError(
-                f"{path}: no split '{split}' (splits: {', '.join(names)}"
-                f"{did_you_mean(split, names)})"
-            )
-        return ds[split]
-    if split is not None:
-        raise DataError(f"{path}: a single Dataset without splits; leave out the split (--split / split=)")
-    return ds
+    return choose_split(ds, split, path)
 
 
 @register_format(
