@@ -229,6 +229,18 @@ def _ids(table: Table, field: str | None, picked: bool) -> list[Any]:
         ) from None
 
 
+def _groups_and_ids(
+    table: Table, label: str | None, id_field: str | None, group: str | None, pick: bool
+) -> tuple[np.ndarray | None, str | None, list[Any], list[str]]:
+    """The groups (as text), the id field (a column named ``id`` picked where none was named,
+    with ``pick``), the checked ids, and ``["id"]`` when it was picked."""
+    groups = np.asarray([str(v) for v in table.column(group)]) if group else None
+    picked: list[str] = []
+    if id_field is None and pick and ID_COLUMN in table.columns and ID_COLUMN != label:
+        id_field, picked = ID_COLUMN, ["id"]
+    return groups, id_field, _ids(table, id_field, "id" in picked), picked
+
+
 def read_labelled(
     data: Any,
     *,
@@ -271,14 +283,7 @@ def read_labelled(
     labels = values = None
     if label is not None:
         labels, values = _labels(table, label)
-    groups = None
-    if group:
-        groups = np.asarray([str(v) for v in table.column(group)])
-    picked: list[str] = []
-    id_field = id
-    if id_field is None and pick and ID_COLUMN in table.columns and ID_COLUMN != label:
-        id_field, picked = ID_COLUMN, ["id"]
-    ids = _ids(table, id_field, "id" in picked)
+    groups, id_field, ids, picked = _groups_and_ids(table, label, id, group, pick)
     names = [text] if isinstance(text, str) else list(text or [])
     if need_text and not names:
         if not pick:
@@ -318,11 +323,7 @@ def _read_items(
         raise DataError("choices: name the field holding the answer (--label-field / label=)")
     fields = ChoiceFields(_names(choices), _names(context), blank, answer_format)
     items = read_choices(table, fields, label)
-    groups = None if not group else np.asarray([str(v) for v in table.column(group)])
-    picked: list[str] = []
-    if id_field is None and pick and ID_COLUMN in table.columns and ID_COLUMN != label:
-        id_field, picked = ID_COLUMN, ["id"]
-    ids = _ids(table, id_field, "id" in picked)
+    groups, id_field, ids, picked = _groups_and_ids(table, label, id_field, group, pick)
     texts = {f: table.text_column(f) for f in fields.context}
     if fields.list_field:
         texts[fields.choices[0]] = [" | ".join(o) for o in items.options]
