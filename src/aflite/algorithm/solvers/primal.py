@@ -5,8 +5,10 @@ weights and, in the last row, the intercept. In the dense pass the logits of eve
 under every classifier are one product ``X~ @ theta[:d].view(d, C*P)`` and a 0/1 training
 mask (N, P) selects which rows enter which classifier's loss: compute-bound on any device.
 The gathered pass (many classes, small t/N) multiplies each part's own rows instead. The
-L-BFGS keeps each classifier's parameters as one contiguous row of a
-(P, (d+1)*C) matrix, so its inner products and updates are contiguous reductions.
+L-BFGS keeps each classifier's parameters as one contiguous row of a (P, C*(d+1)) matrix,
+class-major (each class's weights, then its intercept), so its inner products and updates
+are contiguous reductions, the block pass gathers a classifier's (C, d+1) weights as they
+lie, and the preconditioner is one product ``(P*C, d+1) @ B^-1``.
 """
 
 from __future__ import annotations
@@ -132,7 +134,7 @@ def _objective_gathered(xg, yg, wg, neg, reg_c, theta):
     resid = logp.exp_()
     resid.scatter_add_(2, yg[:, :, None], picked.new_full((1, 1, 1), -1.0).expand(p, yg.shape[1], 1))
     resid.mul_(wg[:, :, None])
-    grad = torch.empty_like(theta)
+    grad = theta.new_empty(theta.shape)  # contiguous, whatever the strides of theta
     torch.bmm(xg.transpose(1, 2), resid, out=grad[:, :d])
     grad[:, d] = resid.sum(dim=1)
     grad.mul_(reg_c)
@@ -151,14 +153,14 @@ def _gather_rows(store: FeatureStore, idx: torch.Tensor, wg: torch.Tensor) -> to
 
 
 def _to_rows(theta: torch.Tensor) -> torch.Tensor:
-    """(d+1, C, P) -> (P, (d+1)*C): one contiguous parameter row per classifier."""
+    """(d+1, C, P) -> (P, C*(d+1)): one contiguous, class-major parameter row per classifier."""
     d1, c, p = theta.shape
-    return theta.permute(2, 0, 1).reshape(p, d1 * c)
+    return theta.permute(2, 1, 0).reshape(p, c * d1)
 
 
 def _to_stacked(rows: torch.Tensor, d1: int, c: int) -> torch.Tensor:
-    """(P, (d+1)*C) -> (d+1, C, P), the layout of the objective."""
-    return rows.view(rows.shape[0], d1, c).permute(1, 2, 0).contiguous()
+    """(P, C*(d+1)) -> (d+1, C, P), the layout of the dense objective."""
+    return rows.view(rows.shape[0], c, d1).permute(2, 1, 0).contiguous()
 
 
 def solve_primal(
@@ -201,21 +203,19 @@ def solve_primal(
         if gathered is not None:
             flops[0] += 4.0 * v["xg"].shape[1] * store.dim * x.shape[0] * c
             loss, grad = _objective_gathered(
-                v["xg"], v["yg"], v["wg"], v["neg"], reg_c, x.view(-1, d1, c)
+                v["xg"], v["yg"], v["wg"], v["neg"], reg_c, x.view(-1, c, d1).transpose(1, 2)
             )
-            return loss, grad.view(x.shape)
+            return loss, grad.transpose(1, 2).reshape(x.shape)
         flops[0] += 4.0 * store.n_stored * store.dim * x.shape[0] * c
         theta = _to_stacked(x, d1, c)
         loss, grad = _objective(store, y, onehot, v["train"], v["neg"].T, reg_c, theta)
         return loss, _to_rows(grad)
 
     def precond(*vs: torch.Tensor) -> list[torch.Tensor]:
-        # B^-1 acts on each classifier's (d+1, C) block: one product for all of them
+        # B^-1 (symmetric) acts on each class's d+1 parameters: rows of (P*C, d+1)
         p = vs[0].shape[0]
         flops[0] += 2.0 * d1 * d1 * p * c * len(vs)
-        stacked = torch.cat([v.view(p, d1, c).permute(1, 2, 0).reshape(d1, c * p) for v in vs], 1)
-        both = binv @ stacked
-        return [_to_rows(part.reshape(d1, c, p)) for part in both.split(p * c, dim=1)]
+        return [(v.view(p * c, d1) @ binv).view(p, c * d1) for v in vs]
 
     b = Batch(p_all, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0,)))
     b.set(neg=neg)
@@ -224,7 +224,7 @@ def solve_primal(
     if gathered is not None:
         idx, wg = gathered
         b.set(xg=_gather_rows(store, idx, wg), yg=y[idx], wg=wg)
-    theta = torch.zeros((p_all, d1 * c), dtype=torch.float32, device=dev)
+    theta = torch.zeros((p_all, c * d1), dtype=torch.float32, device=dev)
     minimize(b, theta, objective, precond, tol=tol, max_iter=max_iter, history=history)
-    theta = b.out("theta").view(p_all, d1, c).permute(1, 0, 2).contiguous()  # (d+1, P, C)
+    theta = b.out("theta").view(p_all, c, d1).permute(2, 0, 1).contiguous()  # (d+1, P, C)
     return theta, b.outcome(flops[0])
