@@ -173,10 +173,16 @@ def right_choice_words(
             f"PMI with right, {len(kept)} kept items",
         ],
         "rows": [
-            [r[2], int(r[4]), int(r[5]), round(float(r[3]), 3), pmi(pmi_all, r[2]),
-             pmi(pmi_kept, r[2])]
+            [
+                r[2],
+                int(r[4]),
+                int(r[5]),
+                round(float(r[3]), 3),
+                pmi(pmi_all, r[2]),
+                pmi(pmi_kept, r[2]),
+            ]
             for r in rows
-        ],  # fmt: skip
+        ],
     }
     return out
 
