@@ -146,3 +146,13 @@ def test_a_run_on_items_reports_removed_items_whole_and_the_planted_word(tmp_pat
     assert "<b>bold</b>" not in page
     why_html = page[page.index("<h2>Why removed</h2>") :]
     assert "<h3>right choices</h3>" in why_html and "<td>zxq</td>" in why_html
+    # the export names, for each removed item, the listed words its choices hold
+    from aflite.exports.rows import load_review_rows
+
+    listed = {r[0] for r in why}
+    exported, _ = load_review_rows(tmp_path / "out")
+    assert exported and all(r.split == "removed" for r in exported)
+    for r in exported:
+        words = set(" ".join(by_id[r.id]["endings"]).split())
+        assert set(r.why_removed) == listed & words
+    assert any("zxq" in r.why_removed for r in exported)
