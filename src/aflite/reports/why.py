@@ -145,7 +145,8 @@ def right_choice_words(
         "Words that mark the right choice among the removed items: PMI(word, right) = "
         "log2 p(right | word) / p(right) over every choice of those items (add-1 smoothed; "
         "p(right) is about 1/K), beside the same PMI over all items and over the kept ones. "
-        f"Words in at least {min_count} choices of removed items, with a positive PMI."
+        f"Words in at least {min_count} choices of removed items, with a positive PMI; n/a: "
+        f"in fewer than {min_count} choices of that set."
         + (f" Counted on a random {max_items:,} items of each set." if sampled else "")
     )
     if n_rm == 0:
