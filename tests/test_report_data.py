@@ -12,6 +12,7 @@ from aflite.reports.data import (
     BiasControl,
     Heatmap,
     HeatmapClasses,
+    ItemExample,
     KnnTable,
     ReportData,
     Table,
@@ -22,6 +23,10 @@ FULL = {
     "top_removed": {"a": [{"score": 0.9, "id": "3", "text": "x"}]},
     "top_kept": {"a": [{"score": 0.1, "id": "4", "text": "y"}]},
     "heatmaps": {"a": {"similarity": [[1.0, 0.5], [0.5, 1.0]], "n_kept": 1}},
+    "items": {
+        "removed": [{"score": 0.9, "context": "c", "choices": ["x", "y"], "answer": 1, "id": "3"}],
+        "kept": [{"score": 0.1, "context": None, "choices": ["u", "v", "w"], "answer": 0}],
+    },
     "heatmap_classes": {"total": 2, "shown": 1, "skipped": {"b": "1 kept and 0 removed rows"}},
     "why_removed": {
         "kind": "neighbours",
@@ -50,6 +55,8 @@ def test_a_full_document_reads_into_types_and_writes_back_byte_for_byte(tmp_path
     assert data.heatmap_classes == HeatmapClasses(2, 1, {"b": "1 kept and 0 removed rows"})
     assert data.why_removed.kind == "neighbours" and data.why_removed.same_label == {"removed": 1.0}
     assert data.why_removed.classes["a"] == Table(["id", "score"], [["3", 0.9]])
+    assert data.items.removed == [ItemExample(0.9, "c", ["x", "y"], 1, "3")]
+    assert data.items.kept == [ItemExample(0.1, None, ["u", "v", "w"], 0)]
     assert data.knn == KnnTable(["class"], [["a"]], 5)
     assert data.bias_control == BiasControl(2, 5, 0.6, 0.4, None, "t = 2 leaves none")
     assert data.to_json() == FULL
@@ -81,9 +88,18 @@ def test_missing_or_misshapen_parts_are_left_out(tmp_path):
         "bias_control": [],
         "audits": [{"name": "kept"}, "junk"],
         "top_kept": None,
+        "items": {
+            "removed": [
+                {"choices": "x y", "answer": 0, "score": 1},
+                {"choices": ["a"]},
+                {"choices": ["a", "b"], "answer": 1, "score": 0.5},
+            ],
+            "kept": 3,
+        },
     }
     data = ReportData.from_json(odd)
     assert data.images is None and data.heatmaps == {} and data.why_removed is None
     assert data.bias_control is None and data.top_kept == {}
     assert data.audits == [{"name": "kept"}]
+    assert data.items.removed == [ItemExample(0.5, None, ["a", "b"], 1)] and data.items.kept == []
     assert ReportData.from_json(["a list"]) == ReportData()

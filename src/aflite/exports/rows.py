@@ -1,5 +1,6 @@
 """A filter run's rows as the exports see them: id, label, split, phase, scores, text fields
-and the why-removed n-grams of its class that the row contains."""
+and the why-removed n-grams of its class that the row contains (for multiple-choice items, the
+words that mark right choices that its choices contain)."""
 
 from __future__ import annotations
 
@@ -86,9 +87,16 @@ def load_review_rows(
     texts = pq.read_table(texts_path).to_pydict() if texts_path.exists() else {}
     fields = list(texts)
     why = ReportData.load(d).why_removed
-    grams = {
-        cls: [str(r[0]) for r in table.rows] for cls, table in why.classes.items()
-    } if why is not None and why.kind == "ngrams" else {}  # fmt: skip
+    grams: dict[str, list[str]] = {}
+    why_fields = fields
+    if why is not None and why.kind == "ngrams":
+        grams = {cls: [str(r[0]) for r in table.rows] for cls, table in why.classes.items()}
+    elif why is not None and why.kind == "choice-words":
+        # multiple-choice items: the words that mark right choices, whatever the answer's
+        # position, looked for in the choices (not the context)
+        words = [str(r[0]) for table in why.classes.values() for r in table.rows]
+        grams = {str(label): words for label in set(t["label"])}
+        why_fields = [f for f in (summary.get("items") or {}).get("choices", []) if f in fields]
     out = []
     review = t.get("review") or [None] * len(t["id"])
     for i, split in enumerate(t["split"]):
@@ -105,7 +113,7 @@ def load_review_rows(
                 score=_number(t["score"][i]),
                 review=review[i],
                 texts=row_texts,
-                why_removed=ngrams_in(row_texts, grams.get(label, []), fields)
+                why_removed=ngrams_in(row_texts, grams.get(label, []), why_fields)
                 if split == "removed" and fields
                 else [],
             )

@@ -58,7 +58,8 @@ def finish_job(
                             decisions=decisions)  # fmt: skip
     report = report_data(
         result, phi, inputs.labels[rest], rest, ids=inputs.ids, texts=inputs.texts or None,
-        groups=inputs.groups, images=getattr(inputs.table, "images", None), seed=job.seed,
+        groups=inputs.groups, images=getattr(inputs.table, "images", None),
+        choices=inputs.choices, seed=job.seed,
     )  # fmt: skip
     if job.audits and inputs.texts:
         report.audits = audits_before_after(job, inputs=inputs, rest=rest, kept=split.kept)

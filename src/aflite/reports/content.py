@@ -1,7 +1,7 @@
 """What the report shows beyond the summary, computed when a job finishes
-(:class:`~aflite.reports.data.ReportData`, saved as ``result/report_extra.json``): example rows,
-similarity heatmaps, why rows were removed, image grids, KNN distances and the bias of a random
-control."""
+(:class:`~aflite.reports.data.ReportData`, saved as ``result/report_extra.json``): example rows
+(or multiple-choice items), similarity heatmaps, why rows were removed, image grids, KNN
+distances and the bias of a random control."""
 
 from __future__ import annotations
 
@@ -17,13 +17,15 @@ from aflite.reports.data import (
     BiasControl,
     Heatmap,
     HeatmapClasses,
+    ItemExample,
+    ItemExamples,
     KnnTable,
     ReportData,
     WhyRemoved,
 )
-from aflite.reports.why import nearest_removed, ngram_log_odds, unit_rows
+from aflite.reports.why import nearest_removed, ngram_log_odds, right_choice_words, unit_rows
 
-__all__ = ["report_data", "image_grid", "knn_with_control"]
+__all__ = ["report_data", "row_examples", "item_examples", "image_grid", "knn_with_control"]
 
 
 def report_data(
@@ -36,6 +38,7 @@ def report_data(
     texts: dict[str, list[str]] | None = None,
     groups: np.ndarray | None = None,
     images: np.ndarray | None = None,
+    choices: Any = None,
     seed: int = 0,
     n_examples: int = 8,
     heatmap_rows: int = 40,
@@ -45,35 +48,32 @@ def report_data(
     ``heatmap_classes`` classes), why rows were removed, KNN table, bias control.
 
     ``phi`` and ``labels`` are aligned with the filtered rows (``rest``); ``ids``, ``texts``
-    (by field), ``groups`` and ``images`` with every input row.
+    (by field), ``groups``, ``images`` and multiple-choice items (``choices``, a
+    :class:`~aflite.io.choices.Choices`) with every input row. For items the examples are
+    whole items (:func:`item_examples`) and the removal is explained by the words that mark
+    their right choices (:func:`~aflite.reports.why.right_choice_words`).
     """
     rng = np.random.default_rng(seed)
     data = ReportData()
     fields = list(texts) if texts else []
-
-    def example(pos: int, score: float) -> dict[str, Any]:
-        row: dict[str, Any] = {"score": float(score)}
-        if ids is not None:
-            row["id"] = str(ids[rest[pos]])
-        for f in fields:
-            row[f] = texts[f][rest[pos]]
-        return row
+    items = None if choices is None else choices.subset(rest)
 
     kept_scores = np.nan_to_num(result.kept_scores, nan=0.0)
-    for c in np.unique(labels):
-        rm = np.flatnonzero(labels[result.removed] == c)
-        # most predictable first, by score (not by the phase that removed them)
-        rm = rm[np.argsort(-result.removed_score[rm], kind="stable")][:n_examples]
-        data.top_removed[str(c)] = [example(result.removed[i], result.removed_score[i]) for i in rm]
-        kc = np.flatnonzero(labels[result.kept] == c)
-        kc = kc[np.argsort(kept_scores[kc], kind="stable")][:n_examples]
-        data.top_kept[str(c)] = [example(result.kept[i], result.kept_scores[i]) for i in kc]
+    if items is not None:
+        # an item is kept or removed whole: shown whole, not per answer position
+        rest_ids = None if ids is None else [ids[i] for i in rest]
+        data.items = item_examples(result, items, rest_ids, n_removed=2 * n_examples,
+                                   n_kept=n_examples // 2)  # fmt: skip
+    else:
+        data.top_removed, data.top_kept = row_examples(
+            result, labels, rest, ids=ids, texts=texts, n_examples=n_examples
+        )
     x = np.asarray(phi, dtype=np.float32)
-    items = None
+    per_choice = None
     if x.ndim == 3:
         # multiple-choice items (N, K, d): an item's place among the others is the mean of its
         # choices; the bias is the choice-wise model's, over the answer positions
-        items, x = x, np.nanmean(x, axis=1)
+        per_choice, x = x, np.nanmean(x, axis=1)
     # centred, so non-negative features (ReLU layers, TF-IDF) do not all look alike
     centre = x[:: max(1, len(x) // 20_000)].mean(axis=0)
     classes = np.unique(labels)
@@ -93,7 +93,9 @@ def report_data(
         sim = np.round((v @ v.T).astype(np.float64), 3).tolist()
         data.heatmaps[str(c)] = Heatmap(sim, len(a))
     if len(result.removed):
-        if fields:
+        if items is not None:
+            why = right_choice_words(items, result.kept, result.removed, seed=seed)
+        elif fields:
             rest_texts = {f: [texts[f][i] for i in rest] for f in fields}
             why = ngram_log_odds(rest_texts, labels, result.kept, result.removed, seed=seed)
         else:
@@ -120,11 +122,76 @@ def report_data(
         data.knn = knn_with_control(x, labels, result.kept, control, seed=seed)
         data.bias_control = BiasControl.from_json(
             bias_with_control(
-                x if items is None else items, labels if items is None else labels.astype(int),
+                x if per_choice is None else per_choice,
+                labels if per_choice is None else labels.astype(int),
                 result, control, groups=rest_groups, seed=seed,
             )  # fmt: skip
         )
     return data
+
+
+def row_examples(
+    result: FilterResult,
+    labels: np.ndarray,
+    rest: np.ndarray,
+    *,
+    ids: Sequence[Any] | None = None,
+    texts: dict[str, list[str]] | None = None,
+    n_examples: int = 8,
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+    """Per class, its ``n_examples`` most predictable removed rows and least predictable kept
+    rows, each with its score, id and text fields (``ids``, ``texts``: every input row)."""
+    fields = list(texts) if texts else []
+
+    def example(pos: int, score: float) -> dict[str, Any]:
+        row: dict[str, Any] = {"score": float(score)}
+        if ids is not None:
+            row["id"] = str(ids[rest[pos]])
+        for f in fields:
+            row[f] = texts[f][rest[pos]]  # type: ignore[index]
+        return row
+
+    top_removed, top_kept = {}, {}
+    kept_scores = np.nan_to_num(result.kept_scores, nan=0.0)
+    for c in np.unique(labels):
+        rm = np.flatnonzero(labels[result.removed] == c)
+        # most predictable first, by score (not by the phase that removed them)
+        rm = rm[np.argsort(-result.removed_score[rm], kind="stable")][:n_examples]
+        top_removed[str(c)] = [example(result.removed[i], result.removed_score[i]) for i in rm]
+        kc = np.flatnonzero(labels[result.kept] == c)
+        kc = kc[np.argsort(kept_scores[kc], kind="stable")][:n_examples]
+        top_kept[str(c)] = [example(result.kept[i], result.kept_scores[i]) for i in kc]
+    return top_removed, top_kept
+
+
+def item_examples(
+    result: FilterResult,
+    items: Any,
+    ids: Sequence[Any] | None = None,
+    *,
+    n_removed: int = 16,
+    n_kept: int = 4,
+) -> ItemExamples:
+    """The ``n_removed`` most predictable removed items (most predictable first) and the
+    ``n_kept`` least predictable kept ones, each whole: context, every choice, the answer and
+    its score. ``items`` and ``ids`` are aligned with the filtered rows."""
+
+    def example(pos: int, score: float) -> ItemExample:
+        return ItemExample(
+            score=float(score),
+            context=None if items.contexts is None else items.contexts[pos],
+            choices=list(items.options[pos]),
+            answer=int(items.answers[pos]),
+            id=None if ids is None else str(ids[pos]),
+        )
+
+    # by score, not by the phase that removed them; ties in the order the filter gave
+    rm = np.argsort(-np.asarray(result.removed_score, dtype=np.float64), kind="stable")
+    kp = np.argsort(np.nan_to_num(result.kept_scores, nan=0.0), kind="stable")
+    return ItemExamples(
+        [example(result.removed[i], result.removed_score[i]) for i in rm[:n_removed]],
+        [example(result.kept[i], result.kept_scores[i]) for i in kp[:n_kept]],
+    )
 
 
 def image_grid(

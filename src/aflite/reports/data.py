@@ -22,6 +22,8 @@ __all__ = [
     "BiasControl",
     "Heatmap",
     "HeatmapClasses",
+    "ItemExample",
+    "ItemExamples",
     "KnnTable",
     "ReportData",
     "Table",
@@ -112,6 +114,60 @@ class WhyRemoved:
 
 
 @dataclass
+class ItemExample:
+    """One multiple-choice item as the report shows it: its predictability ``score``, its
+    ``context`` (None without one), every one of its ``choices`` and the right one's
+    position ``answer`` (0-based)."""
+
+    score: float
+    context: str | None
+    choices: list[str]
+    answer: int
+    id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"score": self.score, "context": self.context, "choices": self.choices,
+               "answer": self.answer}  # fmt: skip
+        return out | ({"id": self.id} if self.id is not None else {})
+
+    @classmethod
+    def from_json(cls, d: Any) -> ItemExample | None:
+        if not isinstance(d, dict) or not isinstance(d.get("choices"), list):
+            return None
+        try:
+            answer, score = int(d.get("answer")), float(d.get("score"))
+        except (TypeError, ValueError):
+            return None
+        ctx, ident = d.get("context"), d.get("id")
+        return cls(score, None if ctx is None else str(ctx), [str(c) for c in d["choices"]],
+                   answer, None if ident is None else str(ident))  # fmt: skip
+
+
+@dataclass
+class ItemExamples:
+    """Example multiple-choice items: the most predictable ``removed`` ones (most predictable
+    first) and the least predictable ``kept`` ones (least first)."""
+
+    removed: list[ItemExample] = field(default_factory=list)
+    kept: list[ItemExample] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"removed": [e.to_json() for e in self.removed],
+                "kept": [e.to_json() for e in self.kept]}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, d: Any) -> ItemExamples | None:
+        if not isinstance(d, dict):
+            return None
+
+        def read(v: Any) -> list[ItemExample]:
+            got = [ItemExample.from_json(e) for e in (v if isinstance(v, list) else [])]
+            return [e for e in got if e is not None]
+
+        return cls(read(d.get("removed")), read(d.get("kept")))
+
+
+@dataclass
 class KnnTable(Table):
     """Nearest-neighbour distances of all rows, a random subset of the kept size (its size:
     ``control_size``) and the kept rows."""
@@ -166,6 +222,7 @@ class ReportData:
     """Everything the report reads besides ``summary.json``.
 
     ``top_removed`` / ``top_kept``: per class, example rows (``score``, ``id``, text fields);
+    for multiple-choice items they are empty and ``items`` holds example items instead;
     ``heatmaps`` per class; ``images``: PNG data URIs of image grids by name; ``audits``: the
     registered audits before filtering and on the kept rows, each an
     :meth:`~aflite.audits.AuditResult.to_dict` with its ``tag`` ("before" or "kept").
@@ -173,6 +230,7 @@ class ReportData:
 
     top_removed: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     top_kept: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    items: ItemExamples | None = None
     heatmaps: dict[str, Heatmap] = field(default_factory=dict)
     heatmap_classes: HeatmapClasses | None = None
     why_removed: WhyRemoved | None = None
@@ -189,6 +247,7 @@ class ReportData:
             "heatmaps": {c: h.to_json() for c, h in self.heatmaps.items()},
         }
         parts = {
+            "items": self.items,
             "heatmap_classes": self.heatmap_classes,
             "why_removed": self.why_removed,
             "images": self.images,
@@ -215,6 +274,7 @@ class ReportData:
         return cls(
             top_removed=_dict(d.get("top_removed")),
             top_kept=_dict(d.get("top_kept")),
+            items=ItemExamples.from_json(d.get("items")),
             heatmaps=heatmaps,
             heatmap_classes=HeatmapClasses(hc.get("total"), hc.get("shown"),
                                            _dict(hc.get("skipped")))

@@ -13,6 +13,7 @@ from aflite._internal.text import plural
 from aflite.reports.audit_pairs import MISSING, pair_audits, paired_table
 from aflite.reports.data import ReportData, WhyRemoved
 from aflite.reports.interactive import REVIEW_CSS, filter_rows_payload, review_section
+from aflite.reports.items_html import ITEMS_CSS, items_html
 from aflite.reports.markup import CSS, esc, is_png, row_html, table_html
 from aflite.reports.plots import png_data_uri
 from aflite.reports.warnings import DRIFT_WARNING, label_drift, run_warnings
@@ -169,9 +170,12 @@ def _why_removed_html(why: WhyRemoved | None, fields: list[str] | None = None) -
         if table.rows and why.kind == "ngrams":
             out.append(_ngram_table(table.header, table.rows, fields))
         elif table.rows:
-            out.append(table_html(table.header, table.rows))
+            # a word counted too rarely in a set to have a PMI there: n/a
+            rows = [["n/a" if v is None else v for v in r] for r in table.rows]
+            out.append(table_html(table.header, rows))
         else:
-            out.append("<p class='muted'>Nothing over-represented among the removed rows.</p>")
+            what = "items" if why.kind == "choice-words" else "rows"
+            out.append(f"<p class='muted'>Nothing over-represented among the removed {what}.</p>")
     for cls, reason in why.skipped.items():
         out.append(f"<p class='muted'>Class {esc(cls)} not shown: {esc(reason)}.</p>")
     return out
@@ -228,7 +232,7 @@ def render_report(out_dir: str | Path) -> str:
         csp,
         "<meta name='viewport' content='width=device-width,initial-scale=1'>",
         f"<title>aflite report: {esc(Path(summary['input']).name)}</title>",
-        f"<style>{CSS}{REVIEW_CSS}</style></head><body>",
+        f"<style>{CSS}{REVIEW_CSS}{ITEMS_CSS}</style></head><body>",
         f"<h1>aflite report</h1><p class='muted'>{esc(summary['input'])} "
         f"({esc(summary.get('input_format', ''))}, fingerprint "
         f"{esc(summary.get('input_fingerprint', ''))})</p>",
@@ -304,6 +308,7 @@ def render_report(out_dir: str | Path) -> str:
                 parts.append(
                     table_html(header, [[r["score"]] + [r[k] for k in header[1:]] for r in rows])
                 )
+    parts += items_html(report.items)
 
     parts += _audits_html(report.audits or [])
     versions = summary.get("versions", {})

@@ -1,8 +1,9 @@
 """Why rows were removed, per class: the word n-grams over-represented among the removed rows
-(for text), or the removed rows' nearest removed neighbours (for features without text).
+(for text), or the removed rows' nearest removed neighbours (for features without text); for
+multiple-choice items, the words that mark the right choice among the removed items.
 
-Both read only the filtered rows: ``labels`` and the positions in ``kept`` / ``removed`` are
-aligned with them.
+Each reads only the filtered rows: ``labels``, the items and the positions in ``kept`` /
+``removed`` are aligned with them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import numpy as np
 
 from aflite.audits.text import get_tokenizer
 
-__all__ = ["ngram_log_odds", "nearest_removed", "unit_rows"]
+__all__ = ["ngram_log_odds", "nearest_removed", "right_choice_words", "unit_rows"]
+
+RIGHT_CHOICES = "right choices"  # the one table of a multiple-choice run's explanation
 
 
 def ngram_log_odds(
@@ -103,6 +106,85 @@ def ngram_log_odds(
                 for i in order
             ],
         }
+    return out
+
+
+def right_choice_words(
+    items: Any,
+    kept: np.ndarray,
+    removed: np.ndarray,
+    *,
+    top: int = 10,
+    min_count: int = 3,
+    max_items: int = 200_000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The words most associated with the right choice among the removed multiple-choice
+    ``items`` (:class:`~aflite.io.choices.Choices`): the answer artifacts the filter took out.
+
+    The association is the choice-PMI audit's (:func:`aflite.audits.choice_audits.choice_pmi`:
+    word-label PMI of every choice labelled right or wrong, add-1 smoothed), over the removed
+    items, listed beside the same PMI over all the filtered items and over the kept ones.
+    Words in at least ``min_count`` choices of removed items with a positive PMI are listed,
+    the highest first. Each set is counted on at most ``max_items`` random items.
+    """
+    from aflite.audits.choice_audits import choice_pmi
+
+    rng = np.random.default_rng(seed)
+
+    def sample(rows: np.ndarray) -> Any:
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) > max_items:
+            rows = np.sort(rng.choice(rows, max_items, replace=False))
+        return items.subset(rows)
+
+    n_all, n_rm = len(kept) + len(removed), len(removed)
+    sampled = max(n_all, n_rm) > max_items
+    out: dict[str, Any] = {"kind": "choice-words", "classes": {}, "skipped": {}}
+    out["note"] = (
+        "Words that mark the right choice among the removed items: PMI(word, right) = "
+        "log2 p(right | word) / p(right) over every choice of those items (add-1 smoothed; "
+        "p(right) is about 1/K), beside the same PMI over all items and over the kept ones. "
+        f"Words in at least {min_count} choices of removed items, with a positive PMI; n/a: "
+        f"in fewer than {min_count} choices of that set."
+        + (f" Counted on a random {max_items:,} items of each set." if sampled else "")
+    )
+    if n_rm == 0:
+        return out
+    rm = choice_pmi(sample(removed), min_count=min_count, top=top)
+    pmi_all = choice_pmi(sample(np.arange(n_all)), min_count=min_count, top=0)
+    pmi_all = pmi_all.details["pmi"].get("right", {})
+    pmi_kept: dict[str, float] = {}
+    if len(kept):
+        pmi_kept = choice_pmi(sample(kept), min_count=min_count, top=0).details["pmi"]
+        pmi_kept = pmi_kept.get("right", {})
+    # the audit's table: label, rank, word, pmi, count with label, count (best first)
+    rows = [r for r in rm.rows if r[0] == "right" and r[3] > 0]
+
+    def pmi(table: dict[str, float], word: str) -> float | None:
+        return round(float(table[word]), 3) if word in table else None
+
+    out["classes"][RIGHT_CHOICES] = {
+        "header": [
+            "word",
+            f"right choices with it (of {n_rm} removed items)",
+            "choices of removed items with it",
+            "PMI with right, removed items",
+            f"PMI with right, all {n_all} items",
+            f"PMI with right, {len(kept)} kept items",
+        ],
+        "rows": [
+            [
+                r[2],
+                int(r[4]),
+                int(r[5]),
+                round(float(r[3]), 3),
+                pmi(pmi_all, r[2]),
+                pmi(pmi_kept, r[2]),
+            ]
+            for r in rows
+        ],
+    }
     return out
 
 
