@@ -29,6 +29,7 @@ from aflite.algorithm.storage import FeatureStore
 __all__ = [
     "check_choices",
     "choice_chance",
+    "choice_scale",
     "choice_store",
     "is_choice_input",
     "pad_choices",
@@ -120,6 +121,31 @@ def check_choices(features: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, n
     return x, y, np.arange(k)
 
 
+def _centred(x: np.ndarray, valid: np.ndarray, s: int, step: int) -> np.ndarray:
+    """Items ``s`` to ``s + step`` centred on their real choices' mean; padding 0."""
+    real = valid[s : s + step, :, None]
+    block = np.where(real, np.asarray(x[s : s + step], dtype=np.float64), 0.0)
+    block -= block.sum(axis=1, keepdims=True) / real.sum(axis=1, keepdims=True)
+    return np.where(real, block, 0.0)
+
+
+def _step(k: int, d: int) -> int:
+    return max(1, 2**22 // max(1, k * d))
+
+
+def choice_scale(x: np.ndarray) -> np.ndarray:
+    """(d,) the scale of each feature in the store (see the module docstring): 1 / the spread
+    of the item-centred choices, 0 for a feature that never varies within an item."""
+    n, k, d = x.shape
+    valid = valid_choices(x)
+    sumsq = np.zeros(d)
+    for s in range(0, n, _step(k, d)):
+        sumsq += (_centred(x, valid, s, _step(k, d)) ** 2).sum(axis=(0, 1))
+    std = np.sqrt(sumsq / max(1, int(valid.sum())))
+    # centred features have mean 0: the classifiers' rule for a constant feature, at mean 0
+    return np.where(std > 1e-12, 1.0 / np.where(std > 0, std, 1), 0.0)
+
+
 def choice_store(
     x: np.ndarray, device: torch.device, *, chunk_rows: int | None = None, in_place: bool = False
 ) -> FeatureStore:
@@ -128,23 +154,11 @@ def choice_store(
     always a new float32 array (the padding must not reach the caller's array)."""
     n, k, d = x.shape
     valid = valid_choices(x)
-    step = max(1, 2**22 // max(1, k * d))
-
-    def centred(s: int) -> tuple[np.ndarray, np.ndarray]:
-        real = valid[s : s + step, :, None]
-        block = np.where(real, np.asarray(x[s : s + step], dtype=np.float64), 0.0)
-        block -= block.sum(axis=1, keepdims=True) / real.sum(axis=1, keepdims=True)
-        return np.where(real, block, 0.0), real
-
-    sumsq = np.zeros(d)
-    for s in range(0, n, step):
-        sumsq += (centred(s)[0] ** 2).sum(axis=(0, 1))
-    std = np.sqrt(sumsq / max(1, int(valid.sum())))
-    # centred features have mean 0: the classifiers' rule for a constant feature, at mean 0
-    scale = np.where(std > 1e-12, 1.0 / np.where(std > 0, std, 1), 0.0)
+    scale = choice_scale(x)
     out = np.empty((n, k * d), dtype=np.float32)
+    step = _step(k, d)
     for s in range(0, n, step):
-        block, _ = centred(s)
+        block = _centred(x, valid, s, step)
         out[s : s + step] = (block * scale).reshape(len(block), k * d)
     return FeatureStore.from_standardised(out, device, chunk_rows=chunk_rows)
 

@@ -19,6 +19,7 @@ __all__ = [
     "audit",
     "featurize",
     "filter_dataset",
+    "item_features",
     "needs_text",
     "text_features",
 ]
@@ -168,7 +169,7 @@ def filter_dataset(
     )  # fmt: skip
     _check_sizes(data_, options)
     if data_.choices is not None:
-        x = _choice_features(data_, features, choice_context, device=device, seed=seed)
+        x = item_features(data_, features, choice_context, device=device, seed=seed)
     elif isinstance(features, str):
         device_ = "cpu" if device == "auto" else device
         x = text_features(data_, features, cache_dir=cache_dir, device=device_, seed=seed)
@@ -212,8 +213,9 @@ def filter_dataset(
     )
 
 
-def _choice_features(data: LabelledData, features: Any, context: str, **kw: Any) -> np.ndarray:
-    """(N, K, d) features of multiple-choice items: from a feature spec, or given."""
+def item_features(data: LabelledData, features: Any, context: str, **kw: Any) -> np.ndarray:
+    """(N, K, d) features of ``data``'s multiple-choice items: from a feature spec (each
+    choice seen with its context as ``context`` says), or a given array, checked."""
     from aflite.features.build import parse_feature_spec
     from aflite.features.choices import choice_features
 

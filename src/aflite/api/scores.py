@@ -20,8 +20,8 @@ __all__ = ["DatasetScores", "score_dataset"]
 class DatasetScores:
     """What :func:`score_dataset` returns; unpacks as ``scores, correlation``.
 
-    ``scores``: a DataFrame with ``id``, ``label`` and one column per score, one row per
-    input row in input order; ``correlation``: the Spearman rank correlation between the
+    ``scores``: a DataFrame with ``id``, ``label`` (``answer`` for multiple-choice items) and
+    one column per score, one row per input row in input order; ``correlation``: the Spearman rank correlation between the
     numeric score columns; ``result``: the array-level
     :class:`~aflite.scoring.ExampleScores` (folds, seconds, options); ``fields``: the
     columns used; ``texts``: the text fields' values (for reports).
@@ -38,7 +38,7 @@ class DatasetScores:
         yield self.correlation
 
     def __repr__(self) -> str:
-        cols = [c for c in self.scores.columns if c not in ("id", "label")]
+        cols = [c for c in self.scores.columns if c not in ("id", "label", "answer")]
         return f"DatasetScores(rows={len(self.scores)}, scores={cols})"
 
 
@@ -99,6 +99,11 @@ def score_dataset(
     repeats: int = 1,
     cache_dir: str | None = None,
     device: str = "auto",
+    choices: str | list[str] | None = None,
+    context: str | list[str] | None = None,
+    blank: str | None = None,
+    answer_format: str | None = None,
+    choice_context: str = "joint",
     **options: Any,
 ) -> DatasetScores:
     """Score every row of ``data`` with per-example difficulty and bias scores, all out of
@@ -115,6 +120,14 @@ def score_dataset(
     per class label or one list column (classes in sorted order), matched by id; or an
     (N, C) array in row order. Returns scores and their Spearman correlation.
 
+    Multiple-choice items: ``choices``, ``context``, ``blank``, ``answer_format`` and
+    ``choice_context`` as in :func:`aflite.filter_dataset`; each item is scored whole by the
+    scorers for items (:func:`aflite.scoring.item_scorers`: ``predictability``, the share of
+    choice-wise models that never trained on it and pick its right choice), one row per item
+    with ``id``, ``answer`` (as given) and the scores; ``fields["items"]`` says how the
+    answers were read and the chance level. A scorer that cannot score items is refused
+    before any work.
+
     >>> import aflite
     >>> rows = [{"text": ("nobody " if i % 3 == 0 else "") + f"w{i % 7} x{i % 5}",
     ...          "label": int(i % 3 == 0)} for i in range(300)]
@@ -124,20 +137,29 @@ def score_dataset(
     """
     from aflite.scoring import resolve_scorers, score_examples, spearman
 
+    items = choices is not None
+    if items:
+        _check_item_options(partial_text, partial_features, dynamics, probs, partial_probs,
+                            choice_context)  # fmt: skip
     # every option is checked before the (possibly long) featurizing
     resolve_scorers(
         scorers,
         has_partial=partial_text is not None
         or partial_features is not None
         or partial_probs is not None,
+        items=items,
         n_folds=n_folds,
         repeats=repeats,
         options=options,
     )
     data_ = read_labelled(
         data, label=label, text=text, id=id, group=group, split=split,
-        need_text=needs_text(features),
+        need_text=needs_text(features), choices=choices, context=context, blank=blank,
+        answer_format=answer_format,
     )  # fmt: skip
+    if items:
+        return _score_items(data_, features, choice_context, scorers, seed=seed,
+                            n_folds=n_folds, repeats=repeats, device=device, **options)
     ids, labels, codes = data_.ids, data_.label_values, data_.label_codes()
     fields = data_.fields.as_dict()
     td = _dynamics(dynamics, ids)
@@ -177,4 +199,37 @@ def score_dataset(
     texts = {f: data_.table.text_column(f) for f in shown}
     return DatasetScores(
         frame, spearman(frame.drop(columns=["id", "label"])), result, fields, texts
+    )
+
+
+def _check_item_options(*given: Any) -> None:
+    """What items are scored without, refused before the data is read."""
+    names = ("partial_text", "partial_features", "dynamics", "probs", "partial_probs")
+    for name, value in zip(names, given):
+        if value is not None:
+            raise DataError(f"{name}: multiple-choice items are scored without it")
+    from aflite.features.choices import CHOICE_CONTEXT
+
+    if given[-1] not in CHOICE_CONTEXT:
+        raise DataError(f"choice_context {given[-1]!r}: must be one of {', '.join(CHOICE_CONTEXT)}")
+
+
+def _score_items(
+    data: LabelledData, features: Any, choice_context: str, scorers: Any, **kw: Any
+) -> DatasetScores:
+    """:func:`score_dataset` on multiple-choice items: one row per item."""
+    from aflite.api.dataset import item_features
+    from aflite.scoring import score_examples, spearman
+
+    items = data.choices
+    assert items is not None
+    x = item_features(data, features, choice_context, device=kw["device"], seed=kw["seed"])
+    groups = None if data.groups is None else data.groups.tolist()
+    result = score_examples(x, items.answers, scorers=scorers, groups=groups, **kw)
+    frame = result.frame(ids=data.ids, labels=list(data.label_values))
+    frame = frame.rename(columns={"label": "answer"})
+    fields = data.fields.as_dict() | {"items": items.as_dict() | {"note": items.note()}}
+    texts = dict(data.texts or {})
+    return DatasetScores(
+        frame, spearman(frame.drop(columns=["id", "answer"])), result, fields, texts
     )

@@ -1,6 +1,7 @@
 """The options that read multiple-choice items, declared once for every command that reads
-them (``aflite filter``, ``aflite audit``): one factory per field, so each config declares the
-field with the same default, help and check, and the checks the fields need together."""
+them (``aflite filter``, ``score``, ``audit``, ``experiment compare``): one factory per field,
+so each config declares the field with the same default, help and check, and the checks the
+fields need together."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from aflite.config.base import ConfigError, option
 __all__ = [
     "answer_format_option",
     "blank_option",
+    "check_item_features",
     "check_item_fields",
+    "choice_context_option",
     "choices_field_option",
     "choices_fields_option",
     "context_fields_option",
@@ -61,6 +64,14 @@ def answer_format_option() -> Any:
     )  # fmt: skip
 
 
+def choice_context_option() -> Any:
+    return option(
+        "joint", "Multiple-choice items: joint: the context and each choice as one text; apart: "
+        "encoded apart and combined; none: each choice alone (a choices-only baseline).",
+        metavar="joint|apart|none", check=c.choice(["joint", "apart", "none"]),
+    )  # fmt: skip
+
+
 def check_item_fields(config: Any) -> bool:
     """The checks the item fields of ``config`` need together; True when it reads
     multiple-choice items (then its ``text_fields`` must be empty)."""
@@ -74,6 +85,8 @@ def check_item_fields(config: Any) -> bool:
         for name in ("context_fields", "blank", "answer_format"):
             if getattr(config, name):
                 raise ConfigError(name, "needs {choices_field} or {choices_fields}")
+        if getattr(config, "choice_context", "joint") != "joint":
+            raise ConfigError("choice_context", "needs {choices_field} or {choices_fields}")
         return False
     if config.blank is not None and not config.context_fields:
         raise ConfigError("blank", "needs {context_fields}, the fields holding it")
@@ -86,3 +99,15 @@ def check_item_fields(config: Any) -> bool:
             "{choices_fields} and {context_fields}",
         )  # fmt: skip
     return True
+
+
+def check_item_features(features: str) -> None:
+    """Refuse a feature kind that cannot represent each choice of an item (``features``: a
+    spec already checked on its own)."""
+    from aflite.features.build import parse_feature_spec
+
+    if parse_feature_spec(features).entry.choices is None:
+        from aflite.features.registry import FEATURE_KINDS
+
+        names = ", ".join(k.usage for k in FEATURE_KINDS.values() if k.choices is not None)
+        raise ConfigError("features", f"multiple-choice items take {names} features")

@@ -16,7 +16,9 @@ from aflite.config.base import Config, ConfigError, option
 from aflite.config.choices import (
     answer_format_option,
     blank_option,
+    check_item_features,
     check_item_fields,
+    choice_context_option,
     choices_field_option,
     choices_fields_option,
     context_fields_option,
@@ -165,11 +167,7 @@ class FilterConfig(Config):
     context_fields: tuple[str, ...] = context_fields_option()
     blank: str | None = blank_option()
     answer_format: str | None = answer_format_option()
-    choice_context: str = option(
-        "joint", "Multiple-choice items: joint: the context and each choice as one text; apart: "
-        "encoded apart and combined; none: each choice alone (a choices-only baseline).",
-        metavar="joint|apart|none", check=c.choice(["joint", "apart", "none"]),
-    )
+    choice_context: str = choice_context_option()
     features: str = option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=_features)
     model: str = option(
         "linear", "Model family the partitions train (linear: batched logistic regression), or "
@@ -279,7 +277,7 @@ class FilterConfig(Config):
                 raise ConfigError("text_fields", f"'{f}' is the label field ({{label_field}})")
             seen.add(f)
         kind = parse_feature_spec(self.features).entry
-        self._check_choices(kind)
+        self._check_choices()
         if (
             self.warmup_finetune
             and kind.learn is None  # a kind learned on the warm-up rows is its own warm-up model
@@ -307,17 +305,11 @@ class FilterConfig(Config):
         """Where the multiple-choice items' choices are (None: rows with a class label)."""
         return self.choices_field or self.choices_fields or None
 
-    def _check_choices(self, kind: Any) -> None:
+    def _check_choices(self) -> None:
         if not check_item_fields(self):
-            if self.choice_context != "joint":
-                raise ConfigError("choice_context", "needs {choices_field} or {choices_fields}")
             self._check_audit_kind(choices=False)
             return
-        if kind.choices is None:
-            from aflite.features.registry import FEATURE_KINDS
-
-            names = ", ".join(k.usage for k in FEATURE_KINDS.values() if k.choices is not None)
-            raise ConfigError("features", f"multiple-choice items take {names} features")
+        check_item_features(self.features)
         for name, on in (("warmup_fraction", self.warmup_fraction is not None),
                          ("by", self.by is not None), ("balance", self.balance is not None),
                          ("backend", self.backend is not None)):  # fmt: skip

@@ -11,6 +11,16 @@ from typing import Any
 
 from aflite.config import checks as c
 from aflite.config.base import Config, ConfigError, option
+from aflite.config.choices import (
+    answer_format_option,
+    blank_option,
+    check_item_features,
+    check_item_fields,
+    choice_context_option,
+    choices_field_option,
+    choices_fields_option,
+    context_fields_option,
+)
 from aflite.config.filter import LazyHelp
 
 __all__ = ["ScoreConfig", "scorer_options"]
@@ -117,6 +127,12 @@ class ScoreConfig(Config):
         (), "Comma-separated text fields, e.g. premise,hypothesis.", metavar="FIELDS",
         coerce=c.to_names, cli_type=str, cli_default=None,
     )
+    choices_field: str | None = choices_field_option()
+    choices_fields: tuple[str, ...] = choices_fields_option()
+    context_fields: tuple[str, ...] = context_fields_option()
+    blank: str | None = blank_option()
+    answer_format: str | None = answer_format_option()
+    choice_context: str = choice_context_option()
     partial_text_fields: tuple[str, ...] = option(
         (), "Text fields of a partial input (e.g. hypothesis) for partial and pvi_partial.",
         metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
@@ -173,3 +189,27 @@ class ScoreConfig(Config):
             raise ConfigError("input", "name the data file to score")
         if not self.label_field:
             raise ConfigError("label_field", "must name a field")
+        if check_item_fields(self):
+            self._check_items()
+
+    @property
+    def choices(self) -> str | tuple[str, ...] | None:
+        """Where the multiple-choice items' choices are (None: rows with a class label)."""
+        return self.choices_field or self.choices_fields or None
+
+    def _check_items(self) -> None:
+        """What scoring items allows: the feature kinds and scorers for items, no partial
+        input, dynamics or probabilities."""
+        from aflite.scoring.run import item_scorers
+
+        check_item_features(self.features)
+        for name in ("partial_text_fields", "dynamics", "probs", "partial_probs"):
+            if getattr(self, name):
+                raise ConfigError(name, "multiple-choice items are scored without it")
+        for_items = item_scorers()
+        for n in self.scorers or ():
+            if n not in for_items:
+                raise ConfigError(
+                    "scorers", f"scorer '{n}' cannot score multiple-choice items (scorers for "
+                    f"items: {', '.join(for_items)})",
+                )  # fmt: skip

@@ -19,6 +19,12 @@ from aflite.jobs.out_dir import check_out_dir, remove_previous_run
 __all__ = ["ScoreJob", "ScoreOutcome", "run_score_job", "region_examples"]
 
 N_EXAMPLES = 8
+KEYS = ("id", "label", "answer", "region")  # a scores frame's columns that are not scores
+
+
+def _target(frame: Any) -> str:
+    """The column of what a row is scored against: ``answer`` for multiple-choice items."""
+    return "answer" if "answer" in frame else "label"
 
 
 # the job API's name for a scoring run's options: one frozen config, checked when made
@@ -53,14 +59,15 @@ def _json_safe(v: Any) -> Any:
 def region_examples(frame: Any, texts: dict[str, list[str]], n: int = N_EXAMPLES) -> dict[str, Any]:
     """Rows to show per data-map region (easy: most confident, ambiguous: most variable,
     hard: least confident), or the rows at both ends of the first score without a data map."""
-    score_cols = [c for c in frame.columns if c not in ("id", "label", "region")]
+    score_cols = [c for c in frame.columns if c not in KEYS]
+    target = _target(frame)
     data_map = [c for c in ("confidence", "variability", "correctness") if c in frame]
     shown = data_map or score_cols[:3]
 
     def rows(idx: Any) -> list[dict[str, Any]]:
         out = []
         for i in idx:
-            row = {"id": str(frame["id"].iloc[i]), "label": str(frame["label"].iloc[i])}
+            row = {"id": str(frame["id"].iloc[i]), target: str(frame[target].iloc[i])}
             row |= {f: texts[f][i] for f in texts}
             row |= {c: _finite(frame[c].iloc[i]) for c in shown}
             out.append(row)
@@ -84,8 +91,8 @@ def _summary(job: ScoreJob, ds: Any, seconds: float) -> dict[str, Any]:
     from aflite.jobs.finish import versions
 
     frame, corr, info = ds.scores, ds.correlation, ds.result.info
-    numeric = [c for c in frame.columns if c not in ("id", "label", "region")]
-    labels = frame["label"].astype(str)
+    numeric = [c for c in frame.columns if c not in KEYS]
+    labels = frame[_target(frame)].astype(str)
     means = {
         str(k): {c: _finite(v) for c, v in g[numeric].mean().items()}
         for k, g in frame.groupby(labels, sort=True)
@@ -97,7 +104,7 @@ def _summary(job: ScoreJob, ds: Any, seconds: float) -> dict[str, Any]:
         "rows": len(frame),
         "labels": {str(k): int(v) for k, v in labels.value_counts().sort_index().items()},
         "scorers": info["scorers"],
-        "columns": [c for c in frame.columns if c not in ("id", "label")],
+        "columns": [c for c in frame.columns if c not in ("id", "label", "answer")],
         "n_folds": info["n_folds"],
         "repeats": info["repeats"],
         "seed": job.seed,
@@ -118,6 +125,8 @@ def _summary(job: ScoreJob, ds: Any, seconds: float) -> dict[str, Any]:
         "examples": region_examples(frame, ds.texts),
         "versions": versions(),
     }
+    if "items" in ds.fields:
+        summary["items"] = ds.fields["items"]
     if "region" in frame:
         summary["regions"] = {
             r: int((frame["region"] == r).sum()) for r in ("easy", "ambiguous", "hard")
@@ -126,16 +135,18 @@ def _summary(job: ScoreJob, ds: Any, seconds: float) -> dict[str, Any]:
 
 
 def write_scores_parquet(path: Path, frame: Any) -> Path:
-    """``scores.parquet``: ids and labels as text (as the filter writes them), then the scores."""
+    """``scores.parquet``: ids and labels (answers of multiple-choice items) as text (as the
+    filter writes them), then the scores."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    target = _target(frame)
     cols = {
         "id": pa.array([str(v) for v in frame["id"]]),
-        "label": pa.array([str(v) for v in frame["label"]]),
+        target: pa.array([str(v) for v in frame[target]]),
     }
     for c in frame.columns:
-        if c not in ("id", "label"):
+        if c not in ("id", target):
             v = frame[c].to_numpy()
             cols[c] = pa.array(v.tolist() if v.dtype == object else v)
     with atomic_path(path) as tmp:
@@ -170,6 +181,11 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
         repeats=job.repeats,
         cache_dir=job.cache_dir or str(default_cache_dir()),
         device=job.device,
+        choices=job.choices,
+        context=list(job.context_fields) or None,
+        blank=job.blank,
+        answer_format=job.answer_format,
+        choice_context=job.choice_context,
         **job.options,
     )
     remove_previous_run(earlier)
@@ -193,8 +209,18 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
 
         outputs["report"] = str(write_scores_report(out))
     secs = ", ".join(f"{k} {v:.1f}s" for k, v in summary["seconds"]["scorers"].items())
-    text = f"scored {len(ds.scores)} rows: {', '.join(summary['columns'])} ({secs})"
+    what = "items" if "items" in summary else "rows"
+    text = f"scored {len(ds.scores)} {what}: {', '.join(summary['columns'])} ({secs})"
+    if "items" in summary:
+        text += "\n" + _items_line(ds, summary)
     if "regions" in summary:
         text += "\nregions: " + ", ".join(f"{k} {v}" for k, v in summary["regions"].items())
     text += f"\noutputs in {out}/: " + ", ".join(Path(v).name for v in outputs.values())
     return ScoreOutcome(out, outputs, text, ds)
+
+
+def _items_line(ds: Any, summary: dict[str, Any]) -> str:
+    """How the answers were read, the chance level and each score's mean beside it."""
+    items = summary["items"]
+    means = ", ".join(f"mean {c} {ds.scores[c].mean():.3f}" for c in summary["columns"])
+    return f"{items['note']}; chance level {items['chance']:.3f}; {means}"

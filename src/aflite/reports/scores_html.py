@@ -85,7 +85,8 @@ def render_scores_report(out_dir: str | Path) -> str:
 
     d = Path(out_dir)
     summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-    frame = pd.read_parquet(d / "scores.parquet")
+    # multiple-choice items: the answer plays the class label's part
+    frame = pd.read_parquet(d / "scores.parquet").rename(columns={"answer": "label"})
     numeric = [c for c in frame.columns if c not in ("id", "label", "region")]
     payload = scores_rows_payload(d, frame)
     csp, review = review_section(

@@ -20,6 +20,7 @@ _EXPORTS = {
     "ScoringContext": "aflite.scoring.registry",
     "TrainingDynamics": "aflite.scoring.dynamics",
     "align_dynamics": "aflite.scoring.cartography",
+    "item_scorers": "aflite.scoring.run",
     "load_cartography_dynamics": "aflite.scoring.cartography",
     "record_dynamics": "aflite.scoring.dynamics",
     "register_example_scorer": "aflite.scoring.registry",

@@ -15,10 +15,13 @@ __all__ = ["predictability"]
     description="AFLITE's score: share of correct held-out predictions over random partitions",
     options={"n_partitions": 64, "train_size": 0.1},
     filter_phase=True,
+    items=True,
 )
 def predictability(ctx: ScoringContext) -> dict[str, np.ndarray]:
     """One phase of AFLITE: ``n_partitions`` models, each trained on ``train_size`` rows (the
-    filter's defaults), out of sample by construction; grouped when the call has groups."""
+    filter's defaults), out of sample by construction; grouped when the call has groups. On
+    multiple-choice items the models are choice-wise (:class:`aflite.ChoiceEnsemble`) and an
+    item's score is the share of them that pick its right choice."""
     from aflite.algorithm import predictability_scores
 
     ps = predictability_scores(

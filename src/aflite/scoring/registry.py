@@ -30,7 +30,8 @@ class ScoringContext:
     """One scoring call as every scorer sees it.
 
     ``x`` is the (N, d) feature matrix Phi as given; ``y`` the (N,) class codes in
-    ``[0, n_classes)``; ``folds`` the (R, N) fold of every row in each of the R cross-fits
+    ``[0, n_classes)`` (for multiple-choice items, ``x`` is (N, K, d), NaN rows for missing
+    choices, and ``y`` each item's right choice position, ``n_classes`` = K); ``folds`` the (R, N) fold of every row in each of the R cross-fits
     (shared by all cross-fitted scorers, so their columns come from the same splits);
     ``partial`` an optional second (N, d') matrix of a partial input. ``cache`` holds what
     several scorers share (the recorded training dynamics, out-of-fold probabilities), so
@@ -67,13 +68,16 @@ class ExampleScorer(Entry):
     the call's options over the declared defaults, and ``dynamics`` when given).
     ``filter_phase``: the scorer is one phase of the filter itself (AFLITE's predictability),
     so ``filter --by`` hands it the run's ``n_partitions`` and ``train_size`` and its scores
-    are the loop's first measurement of the representation bias."""
+    are the loop's first measurement of the representation bias. ``items``: it also scores
+    multiple-choice items (``ctx.x`` of shape (N, K, d), ``ctx.y`` the right choice's
+    position), so ``aflite score --choices-field`` may run it."""
 
     columns: tuple[str, ...] = ()
     needs_partial: bool = False
     lower_is_easier: tuple[str, ...] = ()
     check: Callable[[dict[str, Any]], None] | None = None
     filter_phase: bool = False
+    items: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", tuple(self.columns or (self.name,)))
@@ -89,4 +93,5 @@ without a partial-input matrix an error before anything is computed; ``lower_is_
 names the columns where a low value marks an easy row (EL2N, forgetting, variability; the
 others count higher as easier), which ``aflite filter --by`` reads; ``options`` are the
 keyword options the scorer reads from ``ctx.options``, with their defaults (a call may pass
-them to :func:`~aflite.scoring.score_examples`); ``check(options)`` refuses bad values."""
+them to :func:`~aflite.scoring.score_examples`); ``check(options)`` refuses bad values;
+``items`` lets it score multiple-choice items."""

@@ -14,6 +14,7 @@ from aflite.scoring.registry import EXAMPLE_SCORERS, ScoringContext
 __all__ = [
     "DEFAULT_SCORERS",
     "ExampleScores",
+    "item_scorers",
     "resolve_scorers",
     "score_examples",
     "scorer_names",
@@ -28,6 +29,11 @@ _GIVEN = {"dynamics", "probs", "partial_probs"}  # data, not options: kept out o
 def scorer_names() -> list[str]:
     """The registered scorers, in registration order."""
     return list(EXAMPLE_SCORERS)
+
+
+def item_scorers() -> list[str]:
+    """The registered scorers that score multiple-choice items (and need no partial input)."""
+    return [n for n, s in EXAMPLE_SCORERS.items() if s.items and not s.needs_partial]
 
 
 @dataclass
@@ -75,17 +81,25 @@ def resolve_scorers(
     names: Sequence[str] | str | None,
     *,
     has_partial: bool,
+    items: bool = False,
     n_folds: int = 5,
     repeats: int = 1,
     options: dict[str, Any] | None = None,
 ) -> list[str]:
     """The scorers a call runs, checked with its options before any work: unknown names or
-    options, a scorer needing a partial input without one, bad fold counts (ValueError or
-    TypeError, one line)."""
+    options, a scorer needing a partial input without one, a scorer that cannot score
+    multiple-choice ``items``, bad fold counts (ValueError or TypeError, one line). On items
+    the default is every scorer that scores them."""
     options = options or {}
     for name, v, least in (("n_folds", n_folds, 2), ("repeats", repeats, 1)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
             raise ValueError(f"{name} must be an int >= {least}, got {v!r}")
+    if items:
+        for_items = item_scorers()
+        if has_partial:
+            raise ValueError("multiple-choice items are scored without a partial input")
+        if names is None:
+            names = for_items
     if names is None:
         names = [*DEFAULT_SCORERS, *(["partial"] if has_partial else [])]
     elif isinstance(names, str):
@@ -95,6 +109,11 @@ def resolve_scorers(
         raise ValueError("scorers: name at least one scorer")
     for n in names:
         EXAMPLE_SCORERS.lookup(n)
+        if items and not EXAMPLE_SCORERS[n].items:
+            raise ValueError(
+                f"scorer '{n}' cannot score multiple-choice items (scorers for items: "
+                f"{', '.join(for_items)})"
+            )
         if EXAMPLE_SCORERS[n].needs_partial and not has_partial:
             raise ValueError(
                 f"scorer '{n}' needs a partial input (partial_text= / --partial-text-fields, "
@@ -128,7 +147,9 @@ def score_examples(
     Parameters
     ----------
     features, labels:
-        (N, d) matrix Phi and (N,) labels (strings or ints).
+        (N, d) matrix Phi and (N,) labels (strings or ints); or, for multiple-choice items,
+        (N, K, d) features (NaN rows for missing choices) and each item's right choice
+        position, scored by the scorers for items (:func:`item_scorers`).
     scorers:
         Names from :data:`aflite.scoring.EXAMPLE_SCORERS` (default: all that need no
         partial input, plus ``partial`` when ``partial`` is given).
@@ -168,15 +189,24 @@ def score_examples(
     from aflite.algorithm import check_features, encode_groups, encode_labels
     from aflite.scoring.crossfit import crossfit_folds
 
+    items = np.ndim(features) == 3
     names = resolve_scorers(
         scorers,
         has_partial=partial is not None or partial_probs is not None,
+        items=items,
         n_folds=n_folds,
         repeats=repeats,
         options=options,
     )
-    x = check_features(features)
-    y, classes = encode_labels(labels, x.shape[0])
+    if items:
+        from aflite.algorithm.choices import check_choices
+
+        if dynamics is not None or probs is not None:
+            raise ValueError("multiple-choice items are scored without dynamics or probs")
+        x, y, classes = check_choices(features, labels)
+    else:
+        x = check_features(features)
+        y, classes = encode_labels(labels, x.shape[0])
     g = encode_groups(groups, x.shape[0])
     p = None if partial is None else check_features(partial)
     if p is not None and p.shape[0] != x.shape[0]:
