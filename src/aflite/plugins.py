@@ -53,7 +53,11 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "aflite.scoring.forgetting",
         "aflite.scoring.partial",
     ),
-    "evaluator": ("aflite.experiments.evaluators", "aflite.experiments.finetune_eval"),
+    "evaluator": (
+        "aflite.experiments.evaluators",
+        "aflite.experiments.finetune_eval",
+        "aflite.experiments.choice_eval",
+    ),
     "exporter": ("aflite.exports.formats",),
     "stress test": ("aflite.experiments.stress",),
     "backend": ("aflite.distributed.ray_backend",),

@@ -94,13 +94,17 @@ def _compare(config: CompareConfig, filter_options: dict, *, only_ood: bool) -> 
     from aflite.experiments import compare_experiment
 
     fields = list(config.text_fields)
-    label_field, json_out, markdown = config.label_field, config.json_out, config.markdown
+    label_field = config.label_field
     opts = dict(filter_options)
     if opts.get("cache_dir") is None:
         from aflite.features.cache import default_cache_dir
 
         opts["cache_dir"] = str(default_cache_dir())
     group_field, id_field = opts.pop("group_field"), opts.pop("id_field")
+    if config.choices is not None:
+        res = _compare_items(config, opts, group_field, id_field)
+        _print(res, config, only_ood=only_ood)
+        return
     tr = _labelled(config.train, label_field, fields, group_field, id_field)
     dv = _labelled(config.dev, label_field, fields, group_field, id_field)
     ood_sets = _ood_sets(list(config.ood), label_field, fields, id_field, config.ood_group_field)
@@ -117,6 +121,35 @@ def _compare(config: CompareConfig, filter_options: dict, *, only_ood: bool) -> 
         label_map=config.label_map,
         **opts,
     )
+    _print(res, config, only_ood=only_ood)
+
+
+def _compare_items(config: CompareConfig, opts: dict, group_field: str | None,
+                   id_field: str | None):  # fmt: skip
+    """compare on multiple-choice items: every set read as items with the same options."""
+    from aflite.config.base import ConfigError
+    from aflite.experiments import compare_experiment
+    from aflite.experiments.compare_items import check_item_options
+    from aflite.io.labelled import read_labelled
+
+    try:
+        check_item_options(opts)
+    except ConfigError as e:
+        raise DataError(e.render(cli=True)) from None
+    read = {"label": config.label_field, "id": id_field, "group": group_field,
+            "choices": config.choices, "context": list(config.context_fields) or None,
+            "blank": config.blank, "answer_format": config.answer_format}  # fmt: skip
+    tr, dv = read_labelled(config.train, **read), read_labelled(config.dev, **read)
+    ood = {Path(p).stem: read_labelled(p, **read) for p in config.ood}
+    return compare_experiment(
+        tr, dv, ood=ood, evaluators=config.evaluators, seed=config.seed, seeds=config.seeds,
+        choice_context=config.choice_context, **opts,
+    )  # fmt: skip
+
+
+def _print(res, config: CompareConfig, *, only_ood: bool) -> None:
+    """The comparison's tables on the terminal, and its Markdown and JSON files."""
+    json_out, markdown = config.json_out, config.markdown
     typer.echo(res.filter_summary)
     header, rows = res.table()
     if only_ood:
@@ -142,7 +175,13 @@ _EVALUATORS_HELP = (
     + ", ".join(evaluator_names())
     + ", finetune:MODEL[:epochs=1:batch_size=16:lr=2e-5:max_length=128:steps=N:device=auto] "
     "(the encoder fine-tuned end to end with a classification head on each training set), "
-    "or sklearn.MODULE.Class."
+    "or sklearn.MODULE.Class; on multiple-choice items: "
+    + ", ".join(evaluator_names(items=True))
+    + " (the choice-wise model).  [default: "
+    + ",".join(evaluator_names())
+    + "; on items: "
+    + ",".join(evaluator_names(items=True))
+    + "]"
 )
 _with_filter_options = config_options(
     FilterConfig,
@@ -150,10 +189,7 @@ _with_filter_options = config_options(
     helps={"id_field": "Field with row ids (finds rows in a precomputed:FILE with ids)."},
     into="filter_options",
 )
-_COMPARE = {
-    "defaults": {"evaluators": ",".join(evaluator_names())},
-    "helps": {"evaluators": _EVALUATORS_HELP},
-}
+_COMPARE = {"helps": {"evaluators": _EVALUATORS_HELP}}
 
 
 @experiment_app.command("compare")
@@ -169,7 +205,6 @@ def compare_cmd(*, config: CompareConfig, filter_options: dict) -> None:
 @_with_filter_options
 @config_options(
     CompareConfig,
-    defaults=_COMPARE["defaults"],
     helps={**_COMPARE["helps"], "ood": "Labelled sets to evaluate on (repeatable), e.g. HANS."},
     required=("ood",),
 )

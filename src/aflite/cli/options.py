@@ -41,11 +41,12 @@ def audit_names(*, choices: bool = False) -> list[str]:
     return audits_for(choices)
 
 
-def evaluator_names() -> list[str]:
-    """The compare evaluators that need no argument (the default set)."""
+def evaluator_names(*, items: bool = False) -> list[str]:
+    """The compare evaluators that need no argument (the default set), of labelled rows or
+    of multiple-choice ``items``."""
     from aflite.experiments.evaluators import default_evaluators
 
-    return default_evaluators()
+    return default_evaluators(items=items)
 
 
 def parse_fields(value: str | None) -> list[str]:

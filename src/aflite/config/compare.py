@@ -11,6 +11,15 @@ from typing import Any
 
 from aflite.config import checks as c
 from aflite.config.base import Config, ConfigError, option
+from aflite.config.choices import (
+    answer_format_option,
+    blank_option,
+    check_item_fields,
+    choice_context_option,
+    choices_field_option,
+    choices_fields_option,
+    context_fields_option,
+)
 
 __all__ = ["CompareConfig", "COMPARE_FILTER_OPTIONS"]
 
@@ -121,8 +130,14 @@ class CompareConfig(Config):
         "Comma-separated text fields, e.g. premise,hypothesis.",
         coerce=c.to_names,
         cli_type=str,
-        required=True,
+        cli_default=None,
     )
+    choices_field: str | None = choices_field_option()
+    choices_fields: tuple[str, ...] = choices_fields_option()
+    context_fields: tuple[str, ...] = context_fields_option()
+    blank: str | None = blank_option()
+    answer_format: str | None = answer_format_option()
+    choice_context: str = choice_context_option()
     feature_fields: tuple[str, ...] | None = option(
         None,
         "Text fields the filter's features read (default: all --text-fields; the "
@@ -165,3 +180,31 @@ class CompareConfig(Config):
     json_out: str | None = option(
         None, "Write the results as JSON here.", flag="--json", check=c.optional_text, result=False
     )
+
+    def check_together(self) -> None:
+        if not check_item_fields(self):
+            if not self.text_fields:
+                raise ConfigError(
+                    "text_fields", "name the text fields, e.g. premise,hypothesis (or "
+                    "{choices_field} / {choices_fields} for multiple-choice items)",
+                )  # fmt: skip
+            self._check_evaluators(items=False)
+            return
+        from aflite.experiments.compare_items import check_item_options
+
+        check_item_options({name: getattr(self, name) for name in self.names()})
+        self._check_evaluators(items=True)
+
+    def _check_evaluators(self, *, items: bool) -> None:
+        from aflite.experiments.evaluators import check_evaluator
+
+        for ev in self.evaluators or ():
+            try:
+                check_evaluator(ev, items=items)
+            except ValueError as e:
+                raise c.flagged("evaluators", e) from None
+
+    @property
+    def choices(self) -> str | tuple[str, ...] | None:
+        """Where the multiple-choice items' choices are (None: rows with a class label)."""
+        return self.choices_field or self.choices_fields or None

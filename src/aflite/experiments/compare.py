@@ -18,6 +18,7 @@ from aflite.defaults import overrides
 from aflite.errors import DataError
 from aflite.experiments.evaluators import (
     EVALUATORS,
+    check_evaluator,
     default_evaluators,
     evaluate,
     make_evaluator,
@@ -57,6 +58,11 @@ def compare_experiment(
     label_map: dict[Any, Any] | None = None,
     seeds: int = _OWN["seeds"],
     progress: bool = False,
+    choices: str | Sequence[str] | None = None,
+    context: str | Sequence[str] | None = None,
+    blank: str | None = None,
+    answer_format: str | None = None,
+    choice_context: str = _OWN["choice_context"],
 ) -> CompareResult:
     """Run the protocol (the paper's Table 3): train ``evaluators`` on D, a random D_n of the
     filtered size and the filtered D(Phi); score them on dev, on dev filtered by the same
@@ -99,6 +105,17 @@ def compare_experiment(
     ``seed, seed + 1, ...``; the result holds every run, and its table the mean ± standard
     deviation over runs and the paired difference filtered − random. The representation and
     the models trained on D are the same in every run.
+
+    Multiple-choice items: ``choices``, ``context``, ``blank``, ``answer_format`` (as in
+    :func:`aflite.filter_dataset`) read every set given as a file or table as items (label
+    field ``label``; or pass sets read by ``read_labelled(..., choices=...)``). The filter
+    keeps or removes whole items, the representation is fitted on the training items
+    (``choice_context`` as in the filter), and the evaluator is ``choice``, the choice-wise
+    model, scored by how often it picks the right choice; ``majority`` and the table's
+    ``chance`` row hold each set's chance level, max(1/K, the most frequent answer
+    position's share). Options of labelled rows (``feature_fields``, ``partial_field``,
+    ``label_map``, ``ood_labels``, a warm-up, ``balance``) and evaluators of labelled rows
+    are refused.
     """
     from aflite._internal.device import resolve_device
     from aflite.algorithm.filtering import check_filter_options
@@ -107,6 +124,7 @@ def compare_experiment(
     own = CompareConfig.check_fields({
         "feature_fields": feature_fields, "partial_field": partial_field,
         "evaluators": evaluators, "seed": seed, "seeds": seeds, "label_map": label_map,
+        "answer_format": answer_format, "choice_context": choice_context,
     })  # fmt: skip
     feature_fields, evaluators, label_map = (
         own["feature_fields"],
@@ -118,6 +136,22 @@ def compare_experiment(
         "slice_size": slice_size, "threshold": threshold, "min_bias": min_bias,
         "balance": balance, "strategy": strategy,
     })  # fmt: skip
+    if choices is not None or getattr(train, "choices", None) is not None:
+        from aflite._internal.device import resolve_device
+        from aflite.experiments.compare_items import check_item_options, compare_items
+
+        check_item_options({
+            "feature_fields": feature_fields, "partial_field": partial_field,
+            "ood_labels": ood_labels, "label_map": label_map, "balance": balance,
+            "warmup_fraction": warmup_fraction, "warmup_finetune": warmup_finetune,
+        })  # fmt: skip
+        read = {"choices": choices, "context": context, "blank": blank,
+                "answer_format": answer_format}  # fmt: skip
+        return compare_items(
+            train, dev, read=read, ood=ood or {}, features=features,
+            choice_context=choice_context, evaluators=own["evaluators"], options=options,
+            device=str(resolve_device(device)), seed=seed, seeds=seeds, progress=progress,
+        )  # fmt: skip
     train = experiment_set("train", train)
     fields = list(train.texts)
     dev = experiment_set("dev", dev, fields)
@@ -127,6 +161,8 @@ def compare_experiment(
         raise DataError(f"feature fields {feature_fields} must be among the text fields {fields}")
     partial_field = partial_field or fields[-1]
     evaluators = default_evaluators() if evaluators is None else list(evaluators)
+    for ev in evaluators:
+        check_evaluator(ev, items=False)
     from aflite.experiments.ood import for_set, restrict_labels, split_by_category
 
     ood = {

@@ -35,14 +35,18 @@ __all__ = [
 @dataclass(frozen=True)
 class Evaluator(Entry):
     """A registered evaluator class (``target``); ``takes_argument``: named ``KIND:ARG``
-    (read from the class's ``takes_argument`` when not given). The description defaults to
-    the first paragraph of the class's docstring."""
+    (read from the class's ``takes_argument`` when not given); ``items``: it evaluates
+    multiple-choice items, and only those (read from the class's ``items``: ``fit`` gets
+    (N, K, d) features and answer positions, ``predict`` returns positions). The description
+    defaults to the first paragraph of the class's docstring."""
 
     takes_argument: bool = False
+    items: bool = False
 
     def __post_init__(self) -> None:
         given = self.takes_argument or getattr(self.target, "takes_argument", False)
         object.__setattr__(self, "takes_argument", bool(given))
+        object.__setattr__(self, "items", bool(self.items or getattr(self.target, "items", False)))
         if not self.description:
             doc = " ".join((self.target.__doc__ or "").strip().split("\n\n")[0].split())
             object.__setattr__(self, "description", doc)
@@ -75,20 +79,33 @@ def _registered(name: str) -> type | None:
     return entry.target if entry is not None and entry.takes_argument else None
 
 
-def default_evaluators() -> list[str]:
+def default_evaluators(*, items: bool = False) -> list[str]:
     """The evaluators a comparison trains when none are named: every registered one that
-    needs no argument (``finetune:MODEL`` must be asked for)."""
-    return [n for n, e in EVALUATORS.items() if not e.takes_argument]
+    needs no argument (``finetune:MODEL`` must be asked for), of labelled rows, or of
+    multiple-choice ``items``."""
+    return [n for n, e in EVALUATORS.items() if not e.takes_argument and e.items == items]
 
 
-def check_evaluator(name: str) -> None:
+def check_evaluator(name: str, *, items: bool | None = None) -> None:
     """A ValueError (DataError) for a name that is neither registered nor a scikit-learn
-    class, or whose argument its evaluator refuses."""
+    class, or whose argument its evaluator refuses; with ``items`` True (False), one that
+    cannot evaluate multiple-choice items (labelled rows)."""
     cls = _registered(name)
     if cls is None:
         _estimator(name)
     elif hasattr(cls, "check_name"):
         cls.check_name(name)
+    if items is None or bool(getattr(cls, "items", False)) == items:
+        return
+    if items:
+        raise DataError(
+            f"evaluator '{name}' cannot evaluate multiple-choice items (evaluators for items: "
+            f"{', '.join(default_evaluators(items=True))})"
+        )
+    raise DataError(
+        f"evaluator '{name}' evaluates multiple-choice items only (read the sets as items: "
+        "--choices-field / --choices-fields, choices=)"
+    )
 
 
 def make_evaluator(name: str, fields: list[str], partial_field: str, seed: int) -> Any:

@@ -126,7 +126,17 @@ class CompareResult:
                 out.append(
                     [r["evaluator"], DELTA, ""] + [_cell(d[e], "+.3f") for e in self.eval_sets]
                 )
+        if self.items:
+            # beside the accuracies: the best guess from answer positions alone
+            chance = self.majority
+            out.append(["chance", "answer position", ""] + [_cell(chance[e]) for e in self.eval_sets])
         return header, out
+
+    @property
+    def items(self) -> bool:
+        """Whether the sets are multiple-choice items (``majority`` then holds each set's
+        chance level: max(1/K, the most frequent answer position's share))."""
+        return "items" in self.details
 
     @property
     def bias(self) -> dict[str, dict[str, Any]]:
@@ -162,7 +172,8 @@ class CompareResult:
     def sets_table(self) -> tuple[list[str], list[list[Any]]]:
         """Each evaluation set (a category of an out-of-distribution set included): its rows
         and the accuracy of always answering its most frequent label, over seeds."""
-        header = ["evaluation set", "rows", "majority rate"]
+        header = ["evaluation set", "items" if self.items else "rows",
+                  "chance" if self.items else "majority rate"]  # fmt: skip
         sizes, majority = self.sizes, self.majority
         return header, [[e, str(sizes[e]), _cell(majority[e])] for e in self.eval_sets]
 

@@ -24,6 +24,7 @@ __all__ = [
     "choice_features",
     "choice_ngrams",
     "choice_precomputed",
+    "shared_choice_features",
     "spread",
 ]
 
@@ -77,6 +78,40 @@ def choice_features(
         raise DataError(f"--choice-context {context}: must be one of {', '.join(CHOICE_CONTEXT)}")
     return build(spec, items, context=context, seed=seed, device=device, encode=encode,
                  progress=progress, fingerprint=fingerprint, cache_dir=cache_dir)  # fmt: skip
+
+
+def shared_choice_features(
+    spec: Any,
+    train: Choices,
+    *,
+    context: str = "joint",
+    seed: int = 0,
+    device: str = "cpu",
+) -> Callable[[Choices], np.ndarray]:
+    """One representation for several sets of items, fitted on ``train``'s: a kind fitted on
+    its data (n-grams: the vocabulary of the training items' choices) is applied to every
+    set; an encoder encodes each set as it is. A kind reading one set's rows from a file
+    (``precomputed``) cannot represent the others: a DataError."""
+    from aflite.features.registry import FEATURE_KINDS
+
+    kind = spec.entry
+    if kind.choices is None or kind.by_id:
+        names = ", ".join(k.usage for k in FEATURE_KINDS.values()
+                          if k.choices is not None and not k.by_id)  # fmt: skip
+        raise DataError(f"--features {spec}: items of several sets take {names} features")
+    if context not in CHOICE_CONTEXT:
+        raise DataError(f"--choice-context {context}: must be one of {', '.join(CHOICE_CONTEXT)}")
+    if kind.fit is None:
+        return lambda items: choice_features(spec, items, context=context, seed=seed,
+                                             device=device)  # fmt: skip
+    fields = _texts(train, context)
+    vec = kind.fit(spec, {f"field{i}": f for i, f in enumerate(fields)}, seed)
+
+    def represent(items: Choices) -> np.ndarray:
+        flat = np.asarray(vec.transform(_texts(items, context)), dtype=np.float64)
+        return spread(flat, items.n_choices)
+
+    return represent
 
 
 def choice_ngrams(spec: Any, items: Choices, *, context: str, seed: int, **_: Any) -> np.ndarray:
