@@ -4,8 +4,9 @@ and scored on each evaluation set. An evaluator is a class registered with
 has ``fit(train, phi) -> self`` and ``predict(data, phi) -> labels`` (the experiment computes
 accuracy from the predictions, through a label map when the set needs one). A class with
 ``takes_argument = True`` is named ``KIND:ARG`` (``finetune:MODEL``) and may check such a name
-with a classmethod ``check_name``. Any ``sklearn.MODULE.Class`` name also works, trained on the
-filter's features. The built-in evaluators are here and in :mod:`aflite.experiments.finetune_eval`
+with a classmethod ``check_name``. A class with ``items = True`` evaluates multiple-choice
+items, and only those (:mod:`aflite.experiments.choice_eval`). Any ``sklearn.MODULE.Class``
+name also works, trained on the filter's features. The built-in evaluators are here and in :mod:`aflite.experiments.finetune_eval`
 (listed in :mod:`aflite.plugins`)."""
 
 from __future__ import annotations

@@ -175,7 +175,8 @@ class CompareResult:
         header = ["evaluation set", "items" if self.items else "rows",
                   "chance" if self.items else "majority rate"]  # fmt: skip
         sizes, majority = self.sizes, self.majority
-        return header, [[e, str(sizes[e]), _cell(majority[e])] for e in self.eval_sets]
+        shown = {e: str(v) if isinstance(v, int) else f"{v:.1f}" for e, v in sizes.items()}
+        return header, [[e, shown[e], _cell(majority[e])] for e in self.eval_sets]
 
     def markdown(self) -> str:
         """The table in Markdown: the same cells as the terminal."""
