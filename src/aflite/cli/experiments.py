@@ -129,7 +129,7 @@ def _compare_items(config: CompareConfig, opts: dict, group_field: str | None,
     """compare on multiple-choice items: every set read as items with the same options."""
     from aflite.config.base import ConfigError
     from aflite.experiments import compare_experiment
-    from aflite.experiments.compare_items import check_item_options
+    from aflite.config.compare import check_item_options
     from aflite.io.labelled import read_labelled
 
     try:

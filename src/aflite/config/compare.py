@@ -21,7 +21,7 @@ from aflite.config.choices import (
     context_fields_option,
 )
 
-__all__ = ["CompareConfig", "COMPARE_FILTER_OPTIONS"]
+__all__ = ["CompareConfig", "COMPARE_FILTER_OPTIONS", "check_item_options"]
 
 # the filter's options compare and ood take, with the filter's defaults
 COMPARE_FILTER_OPTIONS = (
@@ -29,6 +29,19 @@ COMPARE_FILTER_OPTIONS = (
     "slice_size", "threshold", "min_bias", "balance", "strategy", "warmup_fraction",
     "warmup_finetune", "device", "cache_dir",
 )  # fmt: skip
+
+
+# compare's options that read labelled rows (its own and the filter's): refused on items
+_NOT_FOR_ITEMS = ("feature_fields", "partial_field", "ood_labels", "ood_group_field",
+                  "label_map", "warmup_fraction", "warmup_finetune", "balance")  # fmt: skip
+
+
+def check_item_options(given: Mapping[str, Any]) -> None:
+    """Refuse compare's options of labelled rows (set, not at their defaults) on
+    multiple-choice items: a ConfigError naming the option."""
+    for name in _NOT_FOR_ITEMS:
+        if given.get(name) not in (None, False, (), {}, []):
+            raise ConfigError(name, "is not available for multiple-choice items")
 
 
 def _to_optional_names(value: Any, name: str) -> tuple[str, ...] | None:
@@ -127,7 +140,8 @@ class CompareConfig(Config):
     label_field: str = option("label", "Field holding the class label.", check=c.text)
     text_fields: tuple[str, ...] = option(
         (),
-        "Comma-separated text fields, e.g. premise,hypothesis.",
+        "Comma-separated text fields, e.g. premise,hypothesis (required, but for "
+        "multiple-choice items).",
         coerce=c.to_names,
         cli_type=str,
         cli_default=None,
@@ -190,8 +204,6 @@ class CompareConfig(Config):
                 )  # fmt: skip
             self._check_evaluators(items=False)
             return
-        from aflite.experiments.compare_items import check_item_options
-
         check_item_options({name: getattr(self, name) for name in self.names()})
         self._check_evaluators(items=True)
 

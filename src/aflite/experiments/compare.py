@@ -26,6 +26,7 @@ from aflite.experiments.evaluators import (
 from aflite.experiments.labels import check_label_map, label_space, mapped_accuracy
 from aflite.experiments.results import FILTERED, FULL, RANDOM, CompareResult
 from aflite.experiments.sets import LabelledTexts, experiment_set
+from aflite.experiments.sizes import check_sizes
 
 __all__ = ["CompareResult", "compare_experiment", "EVALUATORS"]
 
@@ -118,7 +119,6 @@ def compare_experiment(
     are refused.
     """
     from aflite._internal.device import resolve_device
-    from aflite.algorithm.filtering import check_filter_options
     from aflite.experiments.represent import shared_representation
 
     own = CompareConfig.check_fields({
@@ -137,8 +137,8 @@ def compare_experiment(
         "balance": balance, "strategy": strategy,
     })  # fmt: skip
     if choices is not None or getattr(train, "choices", None) is not None:
-        from aflite._internal.device import resolve_device
-        from aflite.experiments.compare_items import check_item_options, compare_items
+        from aflite.config.compare import check_item_options
+        from aflite.experiments.compare_items import compare_items
 
         check_item_options({
             "feature_fields": feature_fields, "partial_field": partial_field,
@@ -189,9 +189,7 @@ def compare_experiment(
     rest = rep.rest
     d_train = train.subset(rest)
     d_groups = None if groups is None else groups[rest]
-    dev_options = _as_fractions(options, len(rest))
-    check_filter_options(len(rest), **_checked(options))
-    check_filter_options(len(dev), **_checked(dev_options))
+    dev_options = check_sizes(options, len(rest), len(dev))
     phi_train, phi_dev = rep.phi, rep.represent(view(dev))
     fixed = {"dev": (dev, phi_dev, dev_space)}
     ood_groups: dict[str, list[str]] = {}
@@ -290,17 +288,3 @@ def compare_experiment(
             "sets_represented": rep.n_embedded,
         },
     )
-
-
-def _as_fractions(options: dict[str, Any], n: int) -> dict[str, Any]:
-    """Sizes given as row counts of D, as fractions, so dev is filtered in proportion."""
-    out = dict(options)
-    for key in ("target_size", "train_size", "slice_size"):
-        v = out[key]
-        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-            out[key] = min(max(float(v) / n, 1e-9), 1 - 1e-9)
-    return out
-
-
-def _checked(options: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in options.items() if k != "n_partitions"}

@@ -22,10 +22,6 @@ from aflite.io.labelled import LabelledData, read_labelled
 
 __all__ = ["compare_items", "item_set"]
 
-# compare's options that read labelled rows: refused on items, each naming itself
-_NOT_FOR_ITEMS = ("feature_fields", "partial_field", "ood_labels", "label_map",
-                  "warmup_fraction", "warmup_finetune", "balance")  # fmt: skip
-
 
 def item_set(name: str, data: Any, read: dict[str, Any]) -> tuple[LabelledTexts, Choices]:
     """Set ``name`` as items: a :class:`LabelledData` read with ``choices=``, or any input
@@ -38,16 +34,6 @@ def item_set(name: str, data: Any, read: dict[str, Any]) -> tuple[LabelledTexts,
             "choices= (--choices-field / --choices-fields)"
         )
     return LabelledTexts.of(data), data.choices
-
-
-def check_item_options(given: dict[str, Any]) -> None:
-    """Refuse compare's options of labelled rows (set, not at their defaults) on items: a
-    ConfigError naming the option."""
-    from aflite.config.base import ConfigError
-
-    for name in (*_NOT_FOR_ITEMS, "ood_group_field"):
-        if given.get(name) not in (None, False, (), {}, []):
-            raise ConfigError(name, "is not available for multiple-choice items")
 
 
 def compare_items(
@@ -66,8 +52,7 @@ def compare_items(
     progress: bool,
 ) -> CompareResult:
     """:func:`aflite.experiments.compare_experiment` on items (its options, checked there)."""
-    from aflite.algorithm.filtering import check_filter_options
-    from aflite.experiments.compare import _as_fractions, _checked
+    from aflite.experiments.sizes import check_sizes
     from aflite.features.build import parse_feature_spec
     from aflite.features.choices import shared_choice_features
 
@@ -79,9 +64,7 @@ def compare_items(
     dv, dv_items = item_set("dev", dev, read)
     others = {n: item_set(n, d, read) for n, d in ood.items()}
     n = len(tr)
-    dev_options = _as_fractions(options, n)
-    check_filter_options(n, **_checked(options))
-    check_filter_options(len(dv), **_checked(dev_options))
+    dev_options = check_sizes(options, n, len(dv))
     represent = shared_choice_features(spec, tr_items, context=choice_context, seed=seed,
                                        device=device)  # fmt: skip
     phi_train, phi_dev = represent(tr_items), represent(dv_items)
