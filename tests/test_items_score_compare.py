@@ -17,6 +17,7 @@ import aflite
 from aflite.experiments import compare_experiment
 from aflite.experiments.choice_eval import ChoiceEvaluator
 from aflite.experiments.sets import LabelledTexts
+from aflite.io.labelled import read_labelled
 
 ITEMS = ["--choices-field", "endings", "--context-fields", "ctx"]
 API_SETS = {"choices": "endings", "context": "ctx"}
@@ -110,8 +111,12 @@ _FILTER = {"n_partitions": 8, "train_size": 0.25, "min_bias": None}  # to the ta
 
 
 def test_the_filtered_set_loses_the_planted_word_and_its_accuracy():
-    res = compare_experiment(planted(120, 3), planted(60, 4), **API_SETS, **_FILTER,
+    ood = {"no-artifact": read_labelled(planted(60, 9)[30:], **API)}  # sets read as items
+    res = compare_experiment(planted(120, 3), planted(60, 4), ood=ood, **API_SETS, **_FILTER,
                              device="cpu")  # fmt: skip
+    assert res.eval_sets == ["dev", "dev (filtered)", "no-artifact"]
+    # nothing there but unseen words: every model ties every choice, a guess among 3
+    assert all(r["no-artifact"] == pytest.approx(1 / 3) for r in res.rows)
     acc = {r["train"]: r["dev"] for r in res.rows}
     # D and a random half learn zz: its items right, the rest a guess among 3 (ties 1/3)
     assert acc["D"] == pytest.approx(0.5 + 0.5 / 3)
