@@ -53,10 +53,11 @@ def write(path, rows) -> str:
 def test_items_with_the_planted_word_score_higher():
     rows = planted(120, 0, vocabulary=30)
     scores, _ = aflite.score_dataset(rows, **API, n_partitions=16, train_size=0.3, device="cpu")
-    assert list(scores.columns) == ["id", "answer", "predictability"] and len(scores) == 120
-    p = scores["predictability"].to_numpy()
+    assert list(scores.columns) == ["id", "answer", "predictability", "pvi"]
+    assert len(scores) == 120 and scores["answer"].tolist() == [r["label"] for r in rows]
+    p, pvi = scores["predictability"].to_numpy(), scores["pvi"].to_numpy()
     assert p[:60].mean() > p[60:].mean() + 0.3
-    assert scores["answer"].tolist() == [r["label"] for r in rows]
+    assert pvi[:60].mean() > 0.5 > 0 > pvi[60:].mean()  # bits over the answer positions
 
 
 def test_score_cli_and_api_agree_on_items(tmp_path):
@@ -66,16 +67,16 @@ def test_score_cli_and_api_agree_on_items(tmp_path):
     r = run_in_process("score", src, *ITEMS, "--n-partitions", "8", "--train-size", "0.3",
                        "--device", "cpu", "--no-report", "--out-dir", str(out))  # fmt: skip
     assert r.returncode == 0, r.stderr
-    assert "scored 60 items: predictability" in r.stdout and "chance level" in r.stdout
+    assert "scored 60 items: predictability, pvi" in r.stdout and "chance level" in r.stdout
     file = pd.read_parquet(out / "scores.parquet")
     api, _ = aflite.score_dataset(src, **API, n_partitions=8, train_size=0.3, device="cpu")
-    assert list(file.columns) == ["id", "answer", "predictability"]
+    assert list(file.columns) == ["id", "answer", "predictability", "pvi"]
     assert file["id"].tolist() == [str(i) for i in api["id"]]
-    assert np.allclose(file["predictability"], api["predictability"])
+    assert np.allclose(file[["predictability", "pvi"]], api[["predictability", "pvi"]])
     # only zz is a feature: its items are always picked out, the others (all tied) never
     assert (api["predictability"][:30] == 1).all() and (api["predictability"][30:] == 0).all()
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["rows"] == 60 and summary["scorers"] == ["predictability"]
+    assert summary["rows"] == 60 and summary["scorers"] == ["predictability", "pvi"]
     assert summary["items"]["n_choices"] == 3 and summary["items"]["answer_format"] == "index0"
     assert set(summary["means_by_label"]) == {"0", "1", "2"}
 
@@ -83,8 +84,9 @@ def test_score_cli_and_api_agree_on_items(tmp_path):
 @pytest.mark.parametrize(
     "extra, kw, message",
     [
-        (["--scorers", "pvi"], {"scorers": ["pvi"]},
-         "scorer 'pvi' cannot score multiple-choice items (scorers for items: predictability)"),
+        (["--scorers", "pvi,datamap"], {"scorers": ["pvi", "datamap"]},
+         "scorer 'datamap' cannot score multiple-choice items (scorers for items: "
+         "predictability, pvi)"),
         (["--choices-field", "options"], {"choices": "options"}, "field 'options' is missing"),
         (["--partial-text-fields", "ctx"], {"partial_text": "ctx"},
          "multiple-choice items are scored without it"),
@@ -103,6 +105,29 @@ def test_score_refuses_what_items_cannot_take_in_one_line(tmp_path, extra, kw, m
 def test_a_scorer_that_cannot_take_items_is_refused_before_the_data_is_read():
     with pytest.raises(ValueError, match="scorer 'datamap' cannot score multiple-choice items"):
         aflite.score_dataset("no/such/file.jsonl", **API, scorers="datamap")
+
+
+def test_item_pvi_matches_a_logistic_regression_per_fold():
+    """Differential: with two choices the choice-wise model is a binary logistic regression
+    on the choices' (scaled) difference; its out-of-fold probabilities match scikit-learn's
+    fitted on each fold's training items."""
+    from sklearn.linear_model import LogisticRegression
+
+    from aflite.algorithm.choices import choice_scale
+    from aflite.scoring.crossfit import crossfit_folds, oof_choice_probabilities
+
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=(80, 2, 4))
+    y = (x[:, 1, 0] - x[:, 0, 0] + rng.normal(size=80) > 0).astype(np.int64)
+    folds = crossfit_folds(y, 4, rng=rng)
+    probs, info = oof_choice_probabilities(x, y, folds, C=0.5, device="cpu")
+    assert probs.shape == (1, 80, 2) and np.allclose(probs.sum(axis=2), 1)
+    diff = (x[:, 1] - x[:, 0]) * choice_scale(x)
+    for k in range(4):
+        held = folds[0] == k
+        ref = LogisticRegression(C=0.5, fit_intercept=False, tol=1e-10, max_iter=5000)
+        ref.fit(diff[~held], y[~held])
+        assert np.allclose(probs[0, held, 1], ref.predict_proba(diff[held])[:, 1], atol=2e-3)
 
 
 # --- compare -----------------------------------------------------------------------------------

@@ -123,10 +123,11 @@ def score_dataset(
     Multiple-choice items: ``choices``, ``context``, ``blank``, ``answer_format`` and
     ``choice_context`` as in :func:`aflite.filter_dataset`; each item is scored whole by the
     scorers for items (:func:`aflite.scoring.item_scorers`: ``predictability``, the share of
-    choice-wise models that never trained on it and pick its right choice), one row per item
-    with ``id``, ``answer`` (as given) and the scores; ``fields["items"]`` says how the
-    answers were read and the chance level. A scorer that cannot score items is refused
-    before any work.
+    choice-wise models that never trained on it and pick its right choice; ``pvi``, the bits
+    the choice-wise model's out-of-fold probability of the right choice gains over the answer
+    positions' frequencies), one row per item with ``id``, ``answer`` (as given) and the
+    scores; ``fields["items"]`` says how the answers were read and the chance level. A
+    scorer that cannot score items is refused before any work.
 
     >>> import aflite
     >>> rows = [{"text": ("nobody " if i % 3 == 0 else "") + f"w{i % 7} x{i % 5}",

@@ -11,7 +11,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["AUTO_PENALTIES", "crossfit_folds", "oof_probabilities", "oof_prior"]
+__all__ = [
+    "AUTO_PENALTIES",
+    "crossfit_folds",
+    "oof_choice_probabilities",
+    "oof_probabilities",
+    "oof_prior",
+]
 
 
 def crossfit_folds(
@@ -94,6 +100,51 @@ def oof_probabilities(
 
     dev = resolve_device(device)
     store = FeatureStore(np.asarray(x), dev)
+    return _best(C, y, folds, lambda c: _fit_predict(store, y, n_classes, folds, c))
+
+
+def oof_choice_probabilities(
+    x: np.ndarray, y: np.ndarray, folds: np.ndarray, *, C: float | str = "auto",
+    device: Any = "cpu",
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """(R, N, K) out-of-fold probabilities of each item's choices under the choice-wise
+    model (:class:`~aflite.ChoiceEnsemble`: one weight vector, a softmax over the item's
+    real choices; 0 for a padded one), fitted for all R x K folds at once, ``C`` as in
+    :func:`oof_probabilities` (``"auto"``: the penalty per training item with the lowest
+    held-out log-loss)."""
+    import torch
+
+    from aflite._internal.device import resolve_device
+    from aflite.algorithm.choices import choice_store, valid_choices
+    from aflite.algorithm.solvers.choice import ChoiceEnsemble, fit_choices
+    from aflite.algorithm.solvers.primal import NEG
+
+    dev = resolve_device(device)
+    n, k, d = x.shape
+    store = choice_store(x, dev)
+    neg = torch.where(torch.as_tensor(valid_choices(x), device=dev), 0.0, NEG)
+    yt = torch.as_tensor(y, dtype=torch.int64, device=dev)
+    n_folds = int(folds.max()) + 1
+    train = torch.as_tensor(_train_masks(folds, n_folds), device=dev)
+    xs = store.standardised().view(n, k, d)
+
+    def fit_predict(c: float) -> np.ndarray:
+        w = fit_choices(store, yt, neg, ChoiceEnsemble(C=c), train=train).weights  # (d, P)
+        out = np.empty((folds.shape[0], n, k))
+        for r in range(folds.shape[0]):
+            own = torch.as_tensor(r * n_folds + folds[r], device=dev)  # the held-out model
+            logits = torch.einsum("nkd,dn->nk", xs, w[:, own]).double() + neg.double()
+            out[r] = torch.softmax(logits, dim=1).cpu().numpy()
+        return out
+
+    return _best(C, y, folds, fit_predict)
+
+
+def _best(
+    C: float | str, y: np.ndarray, folds: np.ndarray, fit_predict: Any
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """The out-of-fold probabilities of the ``C`` (from the grid for ``"auto"``) with the
+    lowest mean held-out log-loss, and the losses."""
     n_folds = int(folds.max()) + 1
     n_train = len(y) * (n_folds - 1) / n_folds
     if C == "auto":
@@ -105,7 +156,7 @@ def oof_probabilities(
     best: tuple[float, float, np.ndarray] | None = None
     losses = {}
     for c in grid:
-        probs = _fit_predict(store, y, n_classes, folds, c)
+        probs = fit_predict(c)
         gold = np.take_along_axis(
             probs, np.broadcast_to(y[None, :, None], probs.shape[:2] + (1,)), 2
         )

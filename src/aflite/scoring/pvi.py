@@ -9,6 +9,8 @@ trained on (what a model of an empty input learns). With a partial input (a seco
 matrix, e.g. hypothesis-only n-grams) the scorer also gives ``pvi_partial`` =
 -log2 p_partial(y) + log2 p_x(y): what the full input adds to the partial one.
 Probabilities are clipped at 1e-12 (a class a fold never trained on). Higher is easier.
+On multiple-choice items p_x is the choice-wise model's (a softmax over the item's choices)
+and the null model learns answer positions: PVI is what the content adds to them.
 """
 
 from __future__ import annotations
@@ -70,12 +72,34 @@ def oof_partial(ctx: ScoringContext) -> np.ndarray:
     description="pointwise V-information, bits: -log2 p_null(y) + log2 p_x(y) out of fold "
     "(and given the partial input, when there is one)",
     options={"C": "auto"},
+    items=True,
 )
 def pvi(ctx: ScoringContext) -> dict[str, np.ndarray]:
     """PVI against the null model, and against the partial input when the call has one."""
+    if np.ndim(ctx.x) == 3:
+        return {"pvi": _item_pvi(ctx)}
     p_x = gold_probability(oof_full(ctx), ctx.y)
     p_null = gold_probability(oof_prior(ctx.y, ctx.n_classes, ctx.folds), ctx.y)
     out = {"pvi": pvi_from_probabilities(p_x, p_null)}
     if ctx.partial is not None or ctx.options.get("partial_probs") is not None:
         out["pvi_partial"] = pvi_from_probabilities(p_x, gold_probability(oof_partial(ctx), ctx.y))
     return out
+
+
+def _item_pvi(ctx: ScoringContext) -> np.ndarray:
+    """PVI of multiple-choice items: p_x the choice-wise model's out-of-fold probability of
+    the right choice, p_null the answer-position frequencies of the items its fold trained
+    on, over the item's own choices (what a model that sees no content learns)."""
+    from aflite.algorithm.choices import valid_choices
+    from aflite.scoring.crossfit import oof_choice_probabilities
+
+    def fit() -> np.ndarray:
+        probs, info = oof_choice_probabilities(ctx.x, ctx.y, ctx.folds, C=ctx.options["C"],
+                                               device=ctx.device)  # fmt: skip
+        ctx.info["model_full"] = info
+        return probs
+
+    p_x = gold_probability(ctx.shared("model_full", fit), ctx.y)
+    prior = oof_prior(ctx.y, ctx.n_classes, ctx.folds) * valid_choices(ctx.x)[None]
+    prior /= np.maximum(prior.sum(axis=2, keepdims=True), 1e-300)  # no position seen: 0
+    return pvi_from_probabilities(p_x, gold_probability(prior, ctx.y))
