@@ -149,19 +149,37 @@ def test_a_shift_shared_by_an_items_choices_changes_nothing():
     np.testing.assert_allclose(a.weights, b.weights, rtol=1e-4, atol=1e-5)
 
 
-def test_a_tie_for_the_top_is_never_a_hit():
-    x = torch.tensor([[[1.0, 0.0], [1.0, 0.0], [0.0, 0.0]],   # right choice duplicated
-                      [[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]]])  # right choice alone on top
-    y = torch.tensor([0, 0])
-    w = torch.tensor([[1.0, 0.0], [0.0, 1.0]]).T.contiguous()  # two models
-    hits = _hits(x, y, torch.zeros(2, 3), w)
-    assert hits.tolist() == [[0.0, 0.0], [0.0, 1.0]]
-    zero = _hits(x, y, torch.zeros(2, 3), torch.zeros(2, 1))
-    assert zero.sum() == 0  # all choices equal: nothing picked out, not "choice 0"
-    # a padded choice never wins
-    assert _hits(x[1:], y[1:], torch.tensor([[0.0, NEG, 0.0]]), w[:, :1]).item() == 0.0  # tie 0 vs 2
+def test_a_tie_for_the_top_is_a_guess_among_the_tied_never_a_pick_by_position():
+    n, p = 3000, 8
+    keys = torch.arange(n) * 7 + 3  # input positions: any ints
+    w = torch.ones((2, p))
+    three = torch.zeros((n, 3, 2))  # all choices alike: a three-way tie
+    two = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 0.0]]).expand(n, 3, 2)  # right duplicated
+    for x, t in ((three, 3), (two, 2)):
+        for y in (0, 1):
+            hits = _hits(x, torch.full((n,), y), torch.zeros(n, 3), w, keys)
+            # the share of the (item, model) pairs won is 1/t, whatever the right position
+            assert abs(float(hits.mean()) - 1 / t) < 0.02, (t, y, float(hits.mean()))
+    # where the right choice sits does not change the draw: the same items win
+    a = _hits(three, torch.zeros(n, dtype=torch.long), torch.zeros(n, 3), w, keys)
+    b = _hits(three, torch.full((n,), 2), torch.zeros(n, 3), w, keys)
+    assert torch.equal(a, b)
+    # the draw depends on the item and the model, not on a task's row order
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(0))
+    c = _hits(three[perm], torch.zeros(n, dtype=torch.long), torch.zeros(n, 3), w, keys[perm])
+    assert torch.equal(c, a[perm])
+    # a choice scoring above the right one: never a hit; the right one alone on top: always
+    x = torch.tensor([[[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]]]).expand(n, 3, 2)
+    yz = torch.zeros(n, dtype=torch.long)
+    assert _hits(x, yz, torch.zeros(n, 3), torch.tensor([[1.0], [0.0]]), keys).sum() == 0
+    assert _hits(x, yz, torch.zeros(n, 3), torch.tensor([[0.0], [1.0]]), keys).min() == 1
+    # a padded choice is not in the tie: a two-way tie of choices 0 and 2
+    padded = _hits(x, yz, torch.tensor([[0.0, NEG, 0.0]]).expand(n, 3),
+                   torch.tensor([[1.0], [0.0]]), keys)
+    assert abs(float(padded.mean()) - 0.5) < 0.03
     masked = torch.tensor([[[0.0, 0.0], [5.0, 0.0], [-1.0, 0.0]]])
-    assert _hits(masked, y[:1], torch.tensor([[0.0, NEG, 0.0]]), w[:, :1]).item() == 1.0
+    assert _hits(masked, yz[:1], torch.tensor([[0.0, NEG, 0.0]]), torch.tensor([[1.0], [0.0]]),
+                 keys[:1]).item() == 1.0
 
 
 def planted(n=1200, k=4, d=16, share=0.3, seed=0):

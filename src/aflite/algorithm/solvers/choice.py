@@ -13,8 +13,12 @@ All m weight vectors are fitted together by the classifiers' batched L-BFGS
 pass multiplying a block's choices by the weights of just the models that train on it.
 It is preconditioned by Böhning's bound on the softmax Hessian, ``diag(p) - p p^T <=
 (I - 11^T/K) / 2``, which for a shared w is half the within-item scatter of the choices.
-A held-out item counts as predicted when its right choice scores strictly above every other
-real choice: a tie is not resolved by position, which would credit the position artifact.
+A held-out item counts as predicted when no other real choice scores above its right choice
+and, where t choices tie for the top, a draw that depends only on the item and the model picks
+the right one (probability 1/t). A tie is a guess, as the audits score it: counted as a miss,
+items whose choices the features cannot tell apart would score 0, below the chance level the
+filter stops at, and the representation bias would read below chance while an artifact is still
+there. Resolved by position, a tie would credit the position artifact.
 """
 
 from __future__ import annotations
@@ -252,14 +256,32 @@ def fit_choices(
     return ChoiceFit(b.out("theta").T.contiguous(), report)
 
 
-def _hits(x: torch.Tensor, y: torch.Tensor, neg: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """(n, P) 1 where a model scores the right choice strictly above every other real one.
-    ``x`` (n, K, d). Margins are products of differences, so identical choices tie exactly."""
+def _draws(keys: torch.Tensor, p: int) -> torch.Tensor:
+    """(n, P) int64 pseudo-random draws in [0, 2^32), one per item ``keys`` (n,) (its input
+    position, so not its place in storage or in a thread's task) and model 0..P-1: a hash,
+    so a run is the same at any thread count and after compaction or a resume."""
+    j = torch.arange(p, device=keys.device, dtype=torch.int64)
+    # constants below 2^31 and 32-bit masks keep every product inside int64
+    h = ((keys[:, None] & 0xFFFFFFFF) * 0x27D4EB2F + j[None, :] * 0x165667B1 + 0x9E3779B) & 0xFFFFFFFF
+    for _ in range(2):
+        h = ((h ^ (h >> 16)) * 0x045D9F3B) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def _hits(x: torch.Tensor, y: torch.Tensor, neg: torch.Tensor, w: torch.Tensor,
+          keys: torch.Tensor) -> torch.Tensor:
+    """(n, P) 1 where a model picks the right choice: no other real choice scores above it,
+    and of the t choices tied for the top the draw for (item, model) falls on it (1/t).
+    ``x`` (n, K, d), ``keys`` (n,) the items' input positions. Margins are products of
+    differences, so identical choices tie exactly."""
     n, k, d = x.shape
     right = torch.gather(x, 1, y[:, None, None].expand(n, 1, d))
     margin = ((right - x).view(n * k, d) @ w).view(n, k, -1)
-    others = (torch.arange(k, device=x.device)[None, :] != y[:, None]) & (neg == 0)
-    return ((margin > 0) | ~others[:, :, None]).all(dim=1).to(torch.float32)
+    others = ((torch.arange(k, device=x.device)[None, :] != y[:, None]) & (neg == 0))[:, :, None]
+    beaten = ((margin < 0) & others).any(dim=1)
+    tied = 1 + ((margin == 0) & others).sum(dim=1)
+    won = _draws(keys, w.shape[1]) % tied == 0
+    return (~beaten & won).to(torch.float32)
 
 
 def choice_heldout_counts(
@@ -272,6 +294,7 @@ def choice_heldout_counts(
     d = store.dim // k
     w = fit.weights
     dev = w.device
+    keys = torch.as_tensor(store.rows, device=dev)
     correct = torch.zeros(store.n_stored, dtype=torch.float32, device=dev)
     held = torch.zeros(store.n_stored, dtype=torch.float32, device=dev)
     if plan is not None:
@@ -279,7 +302,7 @@ def choice_heldout_counts(
             x = plan.rows(task)
             g, n, _ = x.shape
             pos = task.pos.reshape(-1)
-            hit = _hits(x.view(g * n, k, d), task.y.reshape(-1), neg[pos], w).view(g, n, -1)
+            hit = _hits(x.view(g * n, k, d), task.y.reshape(-1), neg[pos], w, keys[pos]).view(g, n, -1)
             return task.pos, task.w > 0, (hit * task.held[:, None, :]).sum(2), task.held.sum(1)
 
         for pos, real, hits, n_held in workers().map(run, plan.tasks):
@@ -289,7 +312,7 @@ def choice_heldout_counts(
 
     def run_range(span):
         s, e = span
-        hit = _hits(store.read(s, e).view(e - s, k, d), y[s:e], neg[s:e], w)
+        hit = _hits(store.read(s, e).view(e - s, k, d), y[s:e], neg[s:e], w, keys[s:e])
         correct[s:e] = (hit * heldout[s:e]).sum(dim=1)
 
     for _ in workers().map(run_range, store.ranges(_RANGE_ROWS)):
