@@ -93,7 +93,7 @@ def _result(n_phases: int) -> FilterResult:
         kept=np.arange(1, 10_000), removed=np.array([0]), removed_phase=np.array([0]),
         removed_score=np.array([1.0]), kept_scores=np.full(9_999, 0.5), final_bias=0.5,
         history=history, stop_reason="threshold", stop_message="m", classes=["a", "b"],
-        n_input=10_000, params={"kept_class_counts": [5_000, 4_999]},
+        n_input=10_000, params={"kept_class_counts": [5_000, 4_999], "kept_chance": 5_000 / 9_999},
     )  # fmt: skip
 
 

@@ -75,11 +75,13 @@ def run_phases(
             if (~np.isnan(kept_scores)).any():
                 final_bias = float(np.nanmean(kept_scores))
         kept_counts = np.bincount(codes[kept], minlength=len(classes))
+        kept_chance = _chance(ranker, codes, classes, kept)
         # the bar ends on the kept set's bias, the figure the summary prints
-        reporter.finish(len(kept), final_bias, kept_counts.max() / max(1, kept_counts.sum()))
+        reporter.finish(len(kept), final_bias, kept_chance)
     finally:
         reporter.close()
     params["kept_class_counts"] = kept_counts.tolist()
+    params["kept_chance"] = kept_chance
     return FilterResult(
         kept=kept,
         removed=np.asarray(state.removed, dtype=np.int64),
@@ -112,7 +114,7 @@ def _one_phase(state: FilterState, ranker: Ranker, codes: np.ndarray, classes: n
     phase = len(state.history)
     ranked = ranker.phase(state)
     counts = np.bincount(codes[state.rows], minlength=len(classes))
-    chance = float(counts.max() / counts.sum()) if ranked.chance is None else ranked.chance
+    chance = _chance(ranker, codes, classes, state.rows)
     scores = ranked.scores
     valid = scores[~np.isnan(scores)]
     bias = float(valid.mean()) if len(valid) else float("nan")
@@ -154,6 +156,16 @@ def _one_phase(state: FilterState, ranker: Ranker, codes: np.ndarray, classes: n
           single_shot=single_shot, bias=bias, chance=chance, min_bias=min_bias)  # fmt: skip
     state.history[-1].seconds = time.perf_counter() - start
     return True
+
+
+def _chance(ranker: Ranker, codes: np.ndarray, classes: np.ndarray, rows: np.ndarray) -> float:
+    """The chance level of ``rows``, for every phase and for the kept set alike: the ranker's
+    (multiple choice: the best position-only guess), else the majority-class rate."""
+    chance = ranker.chance(rows)
+    if chance is not None:
+        return float(chance)
+    counts = np.bincount(codes[rows], minlength=len(classes))
+    return float(counts.max() / max(1, counts.sum()))
 
 
 def _stop(state: FilterState, ranker: Ranker, *, n: int, k_eff: int, n_picked: int,

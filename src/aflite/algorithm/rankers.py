@@ -35,14 +35,12 @@ class RankedPhase:
     bias, histogram and, when nothing is removed, the kept set's final figure. ``pick(k,
     budget, protected)`` returns the positions to remove (at most ``k``, easiest first), their
     removal scores, and how many rows were eligible; ``budget`` is how many rows may still go
-    before the target size. ``chance`` is the score of a model that learned nothing, when it is
-    not the majority-class rate of the current rows (the loop's default).
+    before the target size.
     """
 
     scores: np.ndarray
     pick: Callable[[int, int, np.ndarray | None], tuple[np.ndarray, np.ndarray, int]]
     info: dict[str, Any] = field(default_factory=dict)
-    chance: float | None = None
 
 
 class Ranker(Protocol):
@@ -61,6 +59,11 @@ class Ranker(Protocol):
 
     def score_kept(self, kept: np.ndarray) -> np.ndarray:
         """Predictability of the kept rows (sorted input positions), aligned with them."""
+        ...
+
+    def chance(self, rows: np.ndarray) -> float | None:
+        """The score of a model that learned nothing, on ``rows`` (sorted input positions),
+        when it is not their majority-class rate (the loop's default): None."""
         ...
 
     def save(self, state: FilterState) -> None:
@@ -107,10 +110,13 @@ class EnsembleRanker:
                 device=runner.device, protected=protected,
             )
 
-        chance = None
-        if hasattr(runner.model, "chance"):  # multiple choice: position-only guess, >= 1/K
-            chance = runner.model.chance(state.rows, labels)
-        return RankedPhase(scores=out.scores(), pick=pick, info=out.info, chance=chance)
+        return RankedPhase(scores=out.scores(), pick=pick, info=out.info)
+
+    def chance(self, rows: np.ndarray) -> float | None:
+        model = self.runner.model
+        if hasattr(model, "chance"):  # multiple choice: position-only guess, >= 1/K
+            return model.chance(rows, self.runner.labels_of(rows))
+        return None
 
     def score_kept(self, kept: np.ndarray) -> np.ndarray:
         if self.runner.needs_compaction(len(kept)):
@@ -214,6 +220,9 @@ class ScoreRanker:
 
     def score_kept(self, kept: np.ndarray) -> np.ndarray:
         return self.measure(kept)
+
+    def chance(self, rows: np.ndarray) -> float | None:
+        return None
 
     def save(self, state: FilterState) -> None:
         pass  # the order is drawn again from the seed

@@ -90,14 +90,14 @@ class FilterResult:
 
     @property
     def initial_chance(self) -> float:
-        """Majority-class rate of the input."""
+        """Chance level of the input (first phase)."""
         return self.history[0].chance if self.history else float("nan")
 
     @property
     def final_chance(self) -> float:
-        """Majority-class rate of the kept rows."""
-        counts = np.asarray(self.params.get("kept_class_counts", []), dtype=float)
-        return float(counts.max() / counts.sum()) if counts.sum() > 0 else float("nan")
+        """Chance level of the kept rows, as each phase measures it (the majority-class rate;
+        for multiple-choice items the best position-only guess)."""
+        return float(self.params.get("kept_chance", float("nan")))
 
     def scores(self) -> np.ndarray:
         """(n_input,) one score per input row: removal score if removed, final score if kept."""

@@ -47,9 +47,9 @@ class ChoiceEnsemble:
     ``adversarial_filter(features, answers, ...)`` with (N, K, d) features (a padded choice is
     a row of NaN, :func:`aflite.algorithm.choices.pad_choices`) and the 0-based position of
     each item's right choice uses it by default (``model="choice"`` or an instance to set
-    its options); items are kept or removed whole, and a phase's chance level is the best
-    answer-position-only guess: the share of the most frequent answer position, at least 1/K
-    (per number of choices when K varies).
+    its options); items are kept or removed whole, and the chance level (each phase's and the
+    kept set's) is the best answer-position-only guess: the share of the most frequent answer
+    position, at least 1/K (per number of choices when K varies).
 
     Parameters
     ----------
