@@ -262,7 +262,8 @@ def _draws(keys: torch.Tensor, p: int) -> torch.Tensor:
     so a run is the same at any thread count and after compaction or a resume."""
     j = torch.arange(p, device=keys.device, dtype=torch.int64)
     # constants below 2^31 and 32-bit masks keep every product inside int64
-    h = ((keys[:, None] & 0xFFFFFFFF) * 0x27D4EB2F + j[None, :] * 0x165667B1 + 0x9E3779B) & 0xFFFFFFFF
+    h = (keys[:, None] & 0xFFFFFFFF) * 0x27D4EB2F + j[None, :] * 0x165667B1 + 0x9E3779B
+    h &= 0xFFFFFFFF
     for _ in range(2):
         h = ((h ^ (h >> 16)) * 0x045D9F3B) & 0xFFFFFFFF
     return h ^ (h >> 16)
@@ -302,7 +303,8 @@ def choice_heldout_counts(
             x = plan.rows(task)
             g, n, _ = x.shape
             pos = task.pos.reshape(-1)
-            hit = _hits(x.view(g * n, k, d), task.y.reshape(-1), neg[pos], w, keys[pos]).view(g, n, -1)
+            hit = _hits(x.view(g * n, k, d), task.y.reshape(-1), neg[pos], w, keys[pos])
+            hit = hit.view(g, n, -1)
             return task.pos, task.w > 0, (hit * task.held[:, None, :]).sum(2), task.held.sum(1)
 
         for pos, real, hits, n_held in workers().map(run, plan.tasks):
