@@ -73,8 +73,10 @@ def test_score_cli_and_api_agree_on_items(tmp_path):
     assert list(file.columns) == ["id", "answer", "predictability", "pvi"]
     assert file["id"].tolist() == [str(i) for i in api["id"]]
     assert np.allclose(file[["predictability", "pvi"]], api[["predictability", "pvi"]])
-    # only zz is a feature: its items are always picked out, the others (all tied) never
-    assert (api["predictability"][:30] == 1).all() and (api["predictability"][30:] == 0).all()
+    # only zz is a feature: its items are always picked out, the others (all tied) a guess
+    # among 3 by each model that held them out
+    p = api["predictability"].to_numpy()
+    assert (p[:30] == 1).all() and abs(p[30:].mean() - 1 / 3) < 0.1 and p[30:].max() < 1
     summary = json.loads((out / "summary.json").read_text())
     assert summary["rows"] == 60 and summary["scorers"] == ["predictability", "pvi"]
     assert summary["items"]["n_choices"] == 3 and summary["items"]["answer_format"] == "index0"
@@ -137,8 +139,10 @@ _FILTER = {"n_partitions": 8, "train_size": 0.25, "min_bias": None}  # to the ta
 
 def test_the_filtered_set_loses_the_planted_word_and_its_accuracy():
     ood = {"no-artifact": read_labelled(planted(60, 9)[30:], **API)}  # sets read as items
-    res = compare_experiment(planted(120, 3), planted(60, 4), ood=ood, **API_SETS, **_FILTER,
-                             device="cpu")  # fmt: skip
+    # 16 partitions: an item with nothing to learn scores a guess (1/3) on about 12 held-out
+    # models, not 6, so luck rarely lifts one past the last zz items
+    res = compare_experiment(planted(120, 3), planted(60, 4), ood=ood, **API_SETS,
+                             **(_FILTER | {"n_partitions": 16}), device="cpu")  # fmt: skip
     assert res.eval_sets == ["dev", "dev (filtered)", "no-artifact"]
     # nothing there but unseen words: every model ties every choice, a guess among 3
     assert all(r["no-artifact"] == pytest.approx(1 / 3) for r in res.rows)
