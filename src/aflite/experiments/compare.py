@@ -9,13 +9,12 @@ from typing import Any
 
 import numpy as np
 
-import aflite
-from aflite._internal.labels import label_counts, majority_rate
-from aflite.audits.before_after import bias_with_control
+from aflite._internal.labels import majority_rate
 from aflite.config import CompareConfig, FilterConfig, config_fields
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.defaults import overrides
 from aflite.errors import DataError
+from aflite.experiments.compare_run import EvalSet, PreparedCompare, run_compare
 from aflite.experiments.evaluators import (
     EVALUATORS,
     check_evaluator,
@@ -24,7 +23,7 @@ from aflite.experiments.evaluators import (
     make_evaluator,
 )
 from aflite.experiments.labels import check_label_map, label_space, mapped_accuracy
-from aflite.experiments.results import FILTERED, FULL, RANDOM, CompareResult
+from aflite.experiments.results import CompareResult
 from aflite.experiments.sets import LabelledTexts, experiment_set
 from aflite.experiments.sizes import check_sizes
 
@@ -138,7 +137,7 @@ def compare_experiment(
     })  # fmt: skip
     if choices is not None or getattr(train, "choices", None) is not None:
         from aflite.config.compare import check_item_options
-        from aflite.experiments.compare_items import compare_items
+        from aflite.experiments.compare_items import prepare_items
 
         check_item_options({
             "feature_fields": feature_fields, "partial_field": partial_field,
@@ -147,11 +146,13 @@ def compare_experiment(
         })  # fmt: skip
         read = {"choices": choices, "context": context, "blank": blank,
                 "answer_format": answer_format}  # fmt: skip
-        return compare_items(
+        device = str(resolve_device(device))
+        prepared = prepare_items(
             train, dev, read=read, ood=ood or {}, features=features,
             choice_context=choice_context, evaluators=own["evaluators"], options=options,
-            device=str(resolve_device(device)), seed=seed, seeds=seeds, progress=progress,
+            device=device, seed=seed,
         )  # fmt: skip
+        return run_compare(prepared, seed=seed, seeds=seeds, device=device, progress=progress)
     train = experiment_set("train", train)
     fields = list(train.texts)
     dev = experiment_set("dev", dev, fields)
@@ -191,7 +192,7 @@ def compare_experiment(
     d_groups = None if groups is None else groups[rest]
     dev_options = check_sizes(options, len(rest), len(dev))
     phi_train, phi_dev = rep.phi, rep.represent(view(dev))
-    fixed = {"dev": (dev, phi_dev, dev_space)}
+    fixed: dict[str, EvalSet] = {"dev": (dev, phi_dev, dev_space)}
     ood_groups: dict[str, list[str]] = {}
     group_rows: dict[str, tuple[str, np.ndarray]] = {}  # a category's set: (its set, rows)
     for name, data in ood.items():
@@ -203,80 +204,39 @@ def compare_experiment(
         for g_name, idx in by_value.items():
             fixed[g_name] = (data.subset(idx), phi[idx], spaces[name])
             group_rows[g_name] = (key, idx)
-    eval_names = ["dev", "dev (filtered)"] + [k for k in fixed if k != "dev"]
 
     def fit(ev_name: str, idx: np.ndarray, run_seed: int) -> tuple[Any, np.ndarray]:
         part = d_train.subset(idx)
         ev = make_evaluator(ev_name, fields, partial_field, run_seed)
         return ev.fit(part, phi_train[idx]), np.unique(part.labels)
 
-    # D does not depend on the seed of a repeat: its models are trained once
-    on_full = {ev: fit(ev, np.arange(len(rest)), seed) for ev in evaluators}
-    runs = []
-    for run_seed in range(seed, seed + int(seeds)):
-        common = dict(device=device, progress=progress, seed=run_seed)
-        res = aflite.filter(phi_train, d_train.labels, groups=d_groups, **options, **common)
-        rng = np.random.default_rng(run_seed)
-        random_idx = np.sort(rng.choice(len(rest), len(res.kept), replace=False))
-        dev_res = aflite.filter(phi_dev, dev.labels, groups=dev_groups, **dev_options, **common)
-        sets = dict(fixed)
-        sets["dev (filtered)"] = (dev.subset(dev_res.kept), phi_dev[dev_res.kept], dev_space)
-        train_sets = {FULL: np.arange(len(rest)), RANDOM: random_idx, FILTERED: res.kept}
-        rows = []
-        for ev_name in evaluators:
-            for tr_name, idx in train_sets.items():
-                ev, seen = on_full[ev_name] if tr_name == FULL else fit(ev_name, idx, run_seed)
-                row = {"evaluator": ev_name, "train": tr_name, "size": int(len(idx))}
-                predicted: dict[str, np.ndarray] = {}
-                for es_name in eval_names:
-                    data, phi, _ = sets[es_name]
-                    # a subset may lack a class: check against what this model saw
-                    space = label_space(es_name, data.labels, seen, label_map)
-                    parent = group_rows.get(es_name)
-                    if parent is not None and parent[0] in predicted:
-                        # a category reads its set's predictions: a fine-tuned model
-                        # predicts each row once
-                        pred = predicted[parent[0]][parent[1]]
-                        row[es_name] = mapped_accuracy(pred, data.labels, space)
-                    elif hasattr(ev, "predict"):
-                        predicted[es_name] = np.asarray(ev.predict(data, phi))
-                        row[es_name] = mapped_accuracy(predicted[es_name], data.labels, space)
-                    else:
-                        row[es_name] = evaluate(ev, data, phi, space)
-                rows.append(row)
-        runs.append(
-            {
-                "seed": run_seed,
-                "rows": rows,
-                "sizes": {k: int(len(v)) for k, v in train_sets.items()}
-                | {k: len(sets[k][0]) for k in eval_names}
-                | {"warm-up": len(rep.warm_rows)},
-                # the accuracy of always answering each set's most frequent label
-                "majority": {k: majority_rate(sets[k][0].labels) for k in eval_names},
-                # a filter can skew the label mix of what it keeps, in training and eval sets
-                "label_counts": {k: label_counts(d_train.labels[v]) for k, v in train_sets.items()}
-                | {k: label_counts(sets[k][0].labels) for k in eval_names},
-                "filter_summary": res.summary(),
-                # before, kept and a random subset of the kept size, each at the t the filter
-                # resolved on its initial set
-                "bias": {
-                    "D": bias_with_control(
-                        phi_train, d_train.labels, res, random_idx, groups=d_groups, seed=run_seed
-                    ),
-                    "dev": bias_with_control(
-                        phi_dev,
-                        dev.labels,
-                        dev_res,
-                        groups=dev_groups,
-                        seed=run_seed,
-                    ),  # fmt: skip
-                },
-            }
-        )
-    return CompareResult(
-        runs=runs,
-        eval_sets=eval_names,
-        seeds=list(range(seed, seed + int(seeds))),
+    def score(model: tuple[Any, np.ndarray], es_name: str, entry: EvalSet,
+              predicted: dict[str, np.ndarray]) -> float:  # fmt: skip
+        ev, seen = model
+        data, phi, _ = entry
+        # a subset may lack a class: check against what this model saw
+        space = label_space(es_name, data.labels, seen, label_map)
+        parent = group_rows.get(es_name)
+        if parent is not None and parent[0] in predicted:
+            # a category reads its set's predictions: a fine-tuned model predicts each row once
+            return mapped_accuracy(predicted[parent[0]][parent[1]], data.labels, space)
+        if hasattr(ev, "predict"):
+            predicted[es_name] = np.asarray(ev.predict(data, phi))
+            return mapped_accuracy(predicted[es_name], data.labels, space)
+        return evaluate(ev, data, phi, space)
+
+    def filtered_dev(kept: np.ndarray) -> EvalSet:
+        return dev.subset(kept), phi_dev[kept], dev_space
+
+    prepared = PreparedCompare(
+        phi_train=phi_train, y_train=d_train.labels, groups_train=d_groups,
+        phi_dev=phi_dev, y_dev=dev.labels, groups_dev=dev_groups,
+        options=options, dev_options=dev_options, fixed=fixed, evaluators=evaluators,
+        fit=fit, score=score, filtered_dev=filtered_dev,
+        # the accuracy of always answering each set's most frequent label
+        chance=lambda entry: majority_rate(entry[0].labels),
+        gold=lambda entry: entry[0].labels,
+        warm_up=len(rep.warm_rows),
         details={
             "features": features,
             "feature_fields": feature_fields,
@@ -287,4 +247,5 @@ def compare_experiment(
             "ood_groups": ood_groups,
             "sets_represented": rep.n_embedded,
         },
-    )
+    )  # fmt: skip
+    return run_compare(prepared, seed=seed, seeds=seeds, device=device, progress=progress)

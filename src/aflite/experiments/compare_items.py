@@ -10,17 +10,15 @@ from typing import Any
 
 import numpy as np
 
-import aflite
-from aflite.audits.before_after import bias_with_control
 from aflite.defaults import overrides
 from aflite.errors import DataError
+from aflite.experiments.compare_run import EvalSet, PreparedCompare
 from aflite.experiments.evaluators import check_evaluator, default_evaluators, make_evaluator
-from aflite.experiments.results import FILTERED, FULL, RANDOM, CompareResult
 from aflite.experiments.sets import LabelledTexts
 from aflite.io.choices import Choices
 from aflite.io.labelled import LabelledData, read_labelled
 
-__all__ = ["compare_items", "item_set"]
+__all__ = ["item_set", "prepare_items"]
 
 
 def item_set(name: str, data: Any, read: dict[str, Any]) -> tuple[LabelledTexts, Choices]:
@@ -36,7 +34,7 @@ def item_set(name: str, data: Any, read: dict[str, Any]) -> tuple[LabelledTexts,
     return LabelledTexts.of(data), data.choices
 
 
-def compare_items(
+def prepare_items(
     train: Any,
     dev: Any,
     *,
@@ -48,10 +46,9 @@ def compare_items(
     options: dict[str, Any],
     device: str,
     seed: int,
-    seeds: int,
-    progress: bool,
-) -> CompareResult:
-    """:func:`aflite.experiments.compare_experiment` on items (its options, checked there)."""
+) -> PreparedCompare:
+    """:func:`aflite.experiments.compare_experiment` on items (its options, checked there),
+    ready for :func:`~aflite.experiments.compare_run.run_compare`."""
     from aflite.experiments.sizes import check_sizes
     from aflite.features.build import parse_feature_spec
     from aflite.features.choices import shared_choice_features
@@ -63,17 +60,14 @@ def compare_items(
     tr, tr_items = item_set("train", train, read)
     dv, dv_items = item_set("dev", dev, read)
     others = {n: item_set(n, d, read) for n, d in ood.items()}
-    n = len(tr)
-    dev_options = check_sizes(options, n, len(dv))
+    dev_options = check_sizes(options, len(tr), len(dv))
     represent = shared_choice_features(spec, tr_items, context=choice_context, seed=seed,
                                        device=device)  # fmt: skip
     phi_train, phi_dev = represent(tr_items), represent(dv_items)
-    y_train, y_dev = tr_items.answers, dv_items.answers
-    fixed = {"dev": (dv, phi_dev, dv_items)}
+    fixed: dict[str, EvalSet] = {"dev": (dv, phi_dev, dv_items)}
     for name, (data, items) in others.items():
         key = name if name not in ("dev", "dev (filtered)") else f"{name} (ood)"
         fixed[key] = (data, represent(items), items)
-    eval_names = ["dev", "dev (filtered)"] + [k for k in fixed if k != "dev"]
     fields = list(tr.texts)
 
     def fit(ev_name: str, idx: np.ndarray, run_seed: int) -> Any:
@@ -81,52 +75,20 @@ def compare_items(
             tr.subset(idx), phi_train[idx]
         )
 
-    on_full = {ev: fit(ev, np.arange(n), seed) for ev in evaluators}
-    runs = []
-    for run_seed in range(seed, seed + int(seeds)):
-        common = dict(device=device, progress=progress, seed=run_seed)
-        res = aflite.filter(phi_train, y_train, groups=tr.groups, **options, **common)
-        rng = np.random.default_rng(run_seed)
-        random_idx = np.sort(rng.choice(n, len(res.kept), replace=False))
-        dev_res = aflite.filter(phi_dev, y_dev, groups=dv.groups, **dev_options, **common)
-        kept = dev_res.kept
-        sets = dict(fixed)
-        sets["dev (filtered)"] = (dv.subset(kept), phi_dev[kept], dv_items.subset(kept))
-        train_sets = {FULL: np.arange(n), RANDOM: random_idx, FILTERED: res.kept}
-        rows = []
-        for ev_name in evaluators:
-            for tr_name, idx in train_sets.items():
-                ev = on_full[ev_name] if tr_name == FULL else fit(ev_name, idx, run_seed)
-                row = {"evaluator": ev_name, "train": tr_name, "size": int(len(idx))}
-                for es_name in eval_names:
-                    data, phi, _ = sets[es_name]
-                    row[es_name] = float(ev.score(data, phi))
-                rows.append(row)
-        bias = {
-            "D": bias_with_control(phi_train, y_train, res, random_idx, groups=tr.groups,
-                                   seed=run_seed),
-            "dev": bias_with_control(phi_dev, y_dev, dev_res, groups=dv.groups, seed=run_seed),
-        }  # fmt: skip
-        runs.append(
-            {
-                "seed": run_seed,
-                "rows": rows,
-                "sizes": {k: int(len(v)) for k, v in train_sets.items()}
-                | {k: len(sets[k][0]) for k in eval_names}
-                | {"warm-up": 0},
-                # the accuracy of the best guess from answer positions alone
-                "majority": {k: sets[k][2].chance() for k in eval_names},
-                # a filter can skew where the right answers sit
-                "label_counts": {k: _positions(y_train[v]) for k, v in train_sets.items()}
-                | {k: _positions(sets[k][2].answers) for k in eval_names},
-                "filter_summary": res.summary(),
-                "bias": bias,
-            }
-        )
-    return CompareResult(
-        runs=runs,
-        eval_sets=eval_names,
-        seeds=list(range(seed, seed + int(seeds))),
+    def filtered_dev(kept: np.ndarray) -> EvalSet:
+        return dv.subset(kept), phi_dev[kept], dv_items.subset(kept)
+
+    return PreparedCompare(
+        phi_train=phi_train, y_train=tr_items.answers, groups_train=tr.groups,
+        phi_dev=phi_dev, y_dev=dv_items.answers, groups_dev=dv.groups,
+        options=options, dev_options=dev_options, fixed=fixed, evaluators=evaluators,
+        fit=fit, score=lambda ev, _name, entry, _predicted: float(ev.score(entry[0], entry[1])),
+        filtered_dev=filtered_dev,
+        # the accuracy of the best guess from answer positions alone
+        chance=lambda entry: entry[2].chance(),
+        # a filter can skew where the right answers sit
+        gold=lambda entry: entry[2].answers,
+        warm_up=0,
         details={
             "features": features,
             "choice_context": choice_context,
@@ -134,10 +96,4 @@ def compare_items(
             "items": tr_items.as_dict() | {"note": tr_items.note()},
             "sets_represented": 2 + len(others),
         },
-    )
-
-
-def _positions(answers: np.ndarray) -> dict[str, int]:
-    """How many right answers sit at each position (0-based)."""
-    values, counts = np.unique(np.asarray(answers), return_counts=True)
-    return {str(v): int(c) for v, c in zip(values, counts)}
+    )  # fmt: skip
