@@ -65,6 +65,17 @@ def test_a_word_absent_from_the_kept_items_has_no_pmi_there_and_no_removal_no_ta
     assert right_choice_words(items, np.arange(40), np.arange(0))["classes"] == {}
 
 
+def test_a_two_word_give_away_is_listed_when_its_words_alone_mark_nothing():
+    rows = mc_rows(n=30, planted=0)
+    for r in rows[:20]:  # "gone home" ends the right choice, "home gone" every wrong one
+        r["endings"] = [o + (" gone home" if j == r["label"] else " home gone")
+                        for j, o in enumerate(r["endings"])]  # fmt: skip
+    why = right_choice_words(choices_of(rows), np.arange(20, 30), np.arange(20))
+    table = why["classes"][RIGHT_CHOICES]["rows"]
+    assert table[0][:3] == ["gone home", 20, 20]
+    assert "gone" not in [r[0] for r in table] and "home" not in [r[0] for r in table]
+
+
 def test_example_items_are_whole_most_predictable_removed_and_least_predictable_kept():
     items = choices_of(mc_rows(n=6, planted=0))
     result = SimpleNamespace(
@@ -153,6 +164,9 @@ def test_a_run_on_items_reports_removed_items_whole_and_the_planted_word(tmp_pat
     exported, _ = load_review_rows(tmp_path / "out")
     assert exported and all(r.split == "removed" for r in exported)
     for r in exported:
-        words = set(" ".join(by_id[r.id]["endings"]).split())
-        assert set(r.why_removed) == listed & words
+        grams = set()  # the words and two-word runs of each choice
+        for choice in by_id[r.id]["endings"]:
+            w = choice.lower().split()
+            grams |= set(w) | {f"{a} {b}" for a, b in zip(w, w[1:])}
+        assert set(r.why_removed) == listed & grams
     assert any("zxq" in r.why_removed for r in exported)

@@ -88,11 +88,11 @@ def choice_length(items: Any, *, name: str = "choice length") -> AuditResult:
 
 
 def choice_pmi(
-    items: Any, *, min_count: int = 20, top: int = 10, name: str = "choice PMI"
+    items: Any, *, min_count: int = 20, top: int = 10, name: str = "choice PMI", max_n: int = 1
 ) -> AuditResult:
     """Word-label PMI over every choice as a text labelled ``right`` or ``wrong``
-    (:func:`aflite.audits.word_label.word_label_pmi`): the words most associated with the
-    right choice, with their counts."""
+    (:func:`aflite.audits.word_label.word_label_pmi`): the words (n-grams up to ``max_n``
+    words) most associated with the right choice, with their counts."""
     from aflite.audits.word_label import word_label_pmi
 
     texts = [o for opts in items.options for o in opts]
@@ -101,7 +101,7 @@ def choice_pmi(
         for opts, a in zip(items.options, items.answers)
         for j in range(len(opts))
     ]
-    return word_label_pmi(texts, labels, min_count=min_count, top=top, name=name)
+    return word_label_pmi(texts, labels, min_count=min_count, top=top, name=name, max_n=max_n)
 
 
 FOLDS = 5

@@ -33,12 +33,14 @@ def tokenize(text: str) -> list[str]:
 
 
 def presence_matrix(
-    texts: Sequence[str], min_count: int = 1
+    texts: Sequence[str], min_count: int = 1, max_n: int = 1
 ) -> tuple[sparse.csr_matrix, np.ndarray]:
-    """(instances x words) 0/1 matrix of which words occur in each text, and the vocabulary."""
+    """(instances x n-grams) 0/1 matrix of which words (and, with ``max_n`` > 1, runs of up to
+    ``max_n`` words) occur in each text, and the vocabulary."""
     from sklearn.feature_extraction.text import CountVectorizer
 
-    vec = CountVectorizer(token_pattern=TOKEN_PATTERN, binary=True, min_df=max(1, min_count))
+    vec = CountVectorizer(token_pattern=TOKEN_PATTERN, binary=True, min_df=max(1, min_count),
+                          ngram_range=(1, max_n))  # fmt: skip
     if len(texts) < min_count:
         # no word can be in min_count texts (scikit-learn refuses: 'max_df corresponds to <
         # documents than min_df'): an empty vocabulary, and audits with nothing to list
@@ -58,10 +60,10 @@ def word_label_counts(matrix: sparse.spmatrix, codes: np.ndarray, n_classes: int
     return np.asarray((matrix.T @ onehot).todense())
 
 
-def _label_counts(texts: Sequence[str], labels: Sequence[Any], min_count: int):
+def _label_counts(texts: Sequence[str], labels: Sequence[Any], min_count: int, max_n: int = 1):
     y = np.asarray(labels)
     classes, codes = np.unique(y, return_inverse=True)
-    mat, vocab = presence_matrix(texts, min_count)
+    mat, vocab = presence_matrix(texts, min_count, max_n)
     return classes, codes, vocab, word_label_counts(mat, codes, len(classes))
 
 
@@ -73,14 +75,16 @@ def word_label_pmi(
     smoothing: float = 1.0,
     top: int = 10,
     name: str = "word-label PMI",
+    max_n: int = 1,
 ) -> AuditResult:
     """PMI(word, label) = log2 p(word, label) / (p(word) p(label)) over texts, with add-k
-    smoothing on the word-label counts; words in fewer than ``min_count`` texts are dropped.
+    smoothing on the word-label counts; words in fewer than ``min_count`` texts are dropped
+    (``max_n`` > 1 counts runs of up to that many words as well).
 
     The table lists the ``top`` words per label with their counts; ``details['pmi']`` maps each
     label to {word: pmi} for every kept word.
     """
-    classes, codes, vocab, joint = _label_counts(texts, labels, min_count)
+    classes, codes, vocab, joint = _label_counts(texts, labels, min_count, max_n)
     n = len(codes)
     p_label = np.bincount(codes, minlength=len(classes)) / n
     k = smoothing

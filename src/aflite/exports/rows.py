@@ -42,6 +42,15 @@ class ReviewRow:
         return out
 
 
+def _why(texts: dict[str, str], grams: list[str], fields: list[str], *, items: bool) -> list[str]:
+    """The listed n-grams a removed row holds; for an item, looked for in each choice apart (a
+    field holding a list of choices is stored joined by " | "), so no n-gram spans two."""
+    if not items:
+        return ngrams_in(texts, grams, fields)
+    parts = {f"{f}#{j}": c for f in fields for j, c in enumerate(str(texts.get(f, "")).split(" | "))}
+    return ngrams_in(parts, grams, list(parts))
+
+
 def ngrams_in(texts: dict[str, str], grams: list[str], fields: list[str]) -> list[str]:
     """The n-grams of ``grams`` (names as the report writes them: ``field: n-gram`` with
     several fields) that occur in a row, tokenised as the report counted them."""
@@ -89,6 +98,7 @@ def load_review_rows(
     why = ReportData.load(d).why_removed
     grams: dict[str, list[str]] = {}
     why_fields = fields
+    is_items = why is not None and why.kind == "choice-words"
     if why is not None and why.kind == "ngrams":
         grams = {cls: [str(r[0]) for r in table.rows] for cls, table in why.classes.items()}
     elif why is not None and why.kind == "choice-words":
@@ -113,7 +123,7 @@ def load_review_rows(
                 score=_number(t["score"][i]),
                 review=review[i],
                 texts=row_texts,
-                why_removed=ngrams_in(row_texts, grams.get(label, []), why_fields)
+                why_removed=_why(row_texts, grams.get(label, []), why_fields, items=is_items)
                 if split == "removed" and fields
                 else [],
             )

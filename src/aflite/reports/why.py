@@ -119,8 +119,8 @@ def right_choice_words(
     max_items: int = 200_000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """The words most associated with the right choice among the removed multiple-choice
-    ``items`` (:class:`~aflite.io.choices.Choices`): the answer artifacts the filter took out.
+    """The words and two-word n-grams most associated with the right choice among the removed
+    multiple-choice ``items`` (:class:`~aflite.io.choices.Choices`): the answer artifacts the filter took out.
 
     The association is the choice-PMI audit's (:func:`aflite.audits.choice_audits.choice_pmi`:
     word-label PMI of every choice labelled right or wrong, add-1 smoothed), over the removed
@@ -142,21 +142,23 @@ def right_choice_words(
     sampled = max(n_all, n_rm) > max_items
     out: dict[str, Any] = {"kind": "choice-words", "classes": {}, "skipped": {}}
     out["note"] = (
-        "Words that mark the right choice among the removed items: PMI(word, right) = "
+        "Words and two-word n-grams that mark the right choice among the removed items: "
+        "PMI(word, right) = "
         "log2 p(right | word) / p(right) over every choice of those items (add-1 smoothed; "
         "p(right) is about 1/K), beside the same PMI over all items and over the kept ones. "
-        f"Words in at least {min_count} choices of removed items, with a positive PMI; n/a: "
+        f"N-grams in at least {min_count} choices of removed items, with a positive PMI; n/a: "
         f"in fewer than {min_count} choices of that set."
         + (f" Counted on a random {max_items:,} items of each set." if sampled else "")
     )
     if n_rm == 0:
         return out
-    rm = choice_pmi(sample(removed), min_count=min_count, top=top)
-    pmi_all = choice_pmi(sample(np.arange(n_all)), min_count=min_count, top=0)
+    # words and two-word runs, as the rows' why-removed table counts n-grams
+    rm = choice_pmi(sample(removed), min_count=min_count, top=top, max_n=2)
+    pmi_all = choice_pmi(sample(np.arange(n_all)), min_count=min_count, top=0, max_n=2)
     pmi_all = pmi_all.details["pmi"].get("right", {})
     pmi_kept: dict[str, float] = {}
     if len(kept):
-        pmi_kept = choice_pmi(sample(kept), min_count=min_count, top=0).details["pmi"]
+        pmi_kept = choice_pmi(sample(kept), min_count=min_count, top=0, max_n=2).details["pmi"]
         pmi_kept = pmi_kept.get("right", {})
     # the audit's table: label, rank, word, pmi, count with label, count (best first)
     rows = [r for r in rm.rows if r[0] == "right" and r[3] > 0]
