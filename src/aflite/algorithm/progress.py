@@ -3,6 +3,8 @@ and the warning for classifiers that did not converge."""
 
 from __future__ import annotations
 
+import math
+
 import sys
 import warnings
 from typing import Any
@@ -74,9 +76,9 @@ class Reporter:
     def finish(self, size: int, bias: float, chance: float) -> None:
         """Show the kept set's bias, measured after the last phase, as the bar's last word."""
         if self.bar is not None:
-            self.bar.update(
-                self.task, info=f"done  size {size}  bias {bias:.3f} (chance {chance:.3f})"
-            )
+            # score_kept=False leaves the kept set's bias unmeasured (NaN): say so
+            shown = "not measured" if math.isnan(bias) else f"{bias:.3f}"
+            self.bar.update(self.task, info=f"done  size {size}  bias {shown} (chance {chance:.3f})")
 
     def close(self) -> None:
         if self.bar is not None:
