@@ -55,13 +55,15 @@ def test_grouped_blocks_keep_groups_whole_and_inclusion_equal():
     assert abs(share[big].mean() - share[small].mean()) < 0.01
 
 
-def test_block_pass_equals_the_dense_pass_on_the_same_parts():
+@pytest.mark.parametrize("ones", [False, True], ids=["rows-gathered", "rows-kept-with-ones"])
+def test_block_pass_equals_the_dense_pass_on_the_same_parts(ones):
     x, y, _ = planted_data(n=700, d=24, seed=1)
     store = FeatureStore(x, CPU)
     yt = torch.as_tensor(y)
     rows = torch.arange(300, 700)  # a current set that is not the whole store
     design = _design(len(rows), 12, 60, 16)
-    plan = plan_blocks(store, yt, design, rows, 3, task_rows=100)
+    plan = plan_blocks(store, yt, design, rows, 3, task_rows=100, ones=ones)
+    assert all((t.x.shape[-1] == 25) == ones for t in plan.tasks)  # [X~ 1] kept, or X~
     mask = torch.zeros((700, 12))
     mask[rows] = design.train_mask()
     theta = torch.randn(12, 25 * 3) * 0.1

@@ -91,6 +91,10 @@ def test_example_items_are_whole_most_predictable_removed_and_least_predictable_
     first = got.removed[0]
     assert first.context == "context 1" and first.choices == items.options[1]
     assert first.answer == int(items.answers[1])
+    # a kept item left unscored (NaN) is not shown as the least predictable
+    result.kept_scores = np.array([0.4, np.nan, 0.3])
+    got = item_examples(result, items, [f"q{i}" for i in range(6)], n_removed=2, n_kept=2)
+    assert [e.id for e in got.kept] == ["q5", "q0"]
 
 
 def _run_folder(tmp_path, extra):

@@ -97,6 +97,13 @@ def _result(n_phases: int) -> FilterResult:
     )  # fmt: skip
 
 
+def test_a_result_saved_before_the_kept_chance_was_recorded_reads_its_majority_rate():
+    old = _result(1)
+    del old.params["kept_chance"]
+    assert old.final_chance == 5_000 / 9_999
+    assert "(chance 0.500 -> 0.500)" in old.summary()
+
+
 def test_singular_and_plural():
     assert plural(1, "phase") == "1 phase" and plural(2, "phase") == "2 phases"
     assert plural(0, "row") == "0 rows" and plural(3, "class", "classes") == "3 classes"

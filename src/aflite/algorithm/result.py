@@ -97,7 +97,11 @@ class FilterResult:
     def final_chance(self) -> float:
         """Chance level of the kept rows, as each phase measures it (the majority-class rate;
         for multiple-choice items the best position-only guess)."""
-        return float(self.params.get("kept_chance", float("nan")))
+        if "kept_chance" in self.params:
+            return float(self.params["kept_chance"])
+        # results saved before the rule was recorded: the kept rows' majority-class rate
+        counts = np.asarray(self.params.get("kept_class_counts", []), dtype=float)
+        return float(counts.max() / counts.sum()) if counts.sum() > 0 else float("nan")
 
     def scores(self) -> np.ndarray:
         """(n_input,) one score per input row: removal score if removed, final score if kept."""

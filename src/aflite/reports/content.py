@@ -187,7 +187,9 @@ def item_examples(
 
     # by score, not by the phase that removed them; ties in the order the filter gave
     rm = np.argsort(-np.asarray(result.removed_score, dtype=np.float64), kind="stable")
-    kp = np.argsort(np.nan_to_num(result.kept_scores, nan=0.0), kind="stable")
+    # kept items left unscored (NaN: score_kept off) are not "least predictable": none shown
+    kept_scores = np.asarray(result.kept_scores, dtype=np.float64)
+    kp = [i for i in np.argsort(kept_scores, kind="stable") if not np.isnan(kept_scores[i])]
     return ItemExamples(
         [example(result.removed[i], result.removed_score[i]) for i in rm[:n_removed]],
         [example(result.kept[i], result.kept_scores[i]) for i in kp[:n_kept]],
