@@ -169,7 +169,8 @@ def right_choice_words(
     out["classes"][RIGHT_CHOICES] = {
         "header": [
             "word",
-            f"right choices with it (of {n_rm} removed items)",
+            f"right choices with it (of {min(n_rm, max_items)}"
+            + (f" sampled of {n_rm} removed items)" if n_rm > max_items else " removed items)"),
             "choices of removed items with it",
             "PMI with right, removed items",
             f"PMI with right, all {n_all} items",
