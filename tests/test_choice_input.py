@@ -204,6 +204,13 @@ def test_bad_options_are_refused_before_the_data_is_read(args, message, tmp_path
     assert len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("option", [{"balance": "classes"}])
+def test_the_data_api_refuses_what_the_command_line_refuses_for_items(option):
+    rows = [{"ctx": "c", "endings": ["a b", "c d"], "label": i % 2} for i in range(40)]
+    with pytest.raises(DataError, match=r"^balance: is not available for multiple-choice items$"):
+        aflite.filter_dataset(rows, label="label", choices="endings", context="ctx", **option)
+
+
 def artifact_items(n: int = 160, seed: int = 0) -> list[dict]:
     """Items of 2-4 choices where, in the first half, the right ending says "surely"."""
     rng = np.random.default_rng(seed)

@@ -128,6 +128,18 @@ def help_text(value: Any) -> str:
 _SIZE = {"coerce": c.to_size, "check": c.size, "cli_type": str, "metavar": "SIZE"}
 
 
+
+# options of a filtering run that only mean something for rows with a class label
+NOT_FOR_ITEMS = ("warmup_fraction", "by", "balance", "backend")
+
+
+def refuse_for_items(values: dict[str, Any]) -> None:
+    """The first of ``values`` (option name -> value) that is set among :data:`NOT_FOR_ITEMS`
+    is a :class:`ConfigError`: the one check of the command line and the data API."""
+    for name in NOT_FOR_ITEMS:
+        if values.get(name) is not None:
+            raise ConfigError(name, "is not available for multiple-choice items")
+
 @dataclass(frozen=True)
 class FilterConfig(Config):
     """Options of one filtering run (the ``aflite filter`` command line, as a frozen
@@ -310,11 +322,7 @@ class FilterConfig(Config):
             self._check_audit_kind(choices=False)
             return
         check_item_features(self.features)
-        for name, on in (("warmup_fraction", self.warmup_fraction is not None),
-                         ("by", self.by is not None), ("balance", self.balance is not None),
-                         ("backend", self.backend is not None)):  # fmt: skip
-            if on:
-                raise ConfigError(name, "is not available for multiple-choice items")
+        refuse_for_items({name: getattr(self, name) for name in NOT_FOR_ITEMS})
         self._check_audit_kind(choices=True)
 
     def _check_audit_kind(self, *, choices: bool) -> None:
