@@ -67,9 +67,13 @@ def finish_job(
     summary = run_summary(job, inputs=inputs, result=result, split=split, names=names,
                           decisions=decisions, seconds=time.perf_counter() - t_start)  # fmt: skip
     out = Path(job.out_dir)
+    # an item's answer as the input gives it (a letter, "1"/"2", the choice's text), as
+    # filter_dataset and `aflite score` show it, not its 0-based position
+    labels = inputs.labels if inputs.choices is None else np.asarray(
+        [str(v) for v in inputs.label_values], dtype=object)  # fmt: skip
     written = write_outputs(
         out, table=inputs.table, split=split, result=result, ids=inputs.ids,
-        labels=inputs.labels, texts=inputs.texts, decisions=decisions, report=report,
+        labels=labels, texts=inputs.texts, decisions=decisions, report=report,
         summary=summary, html=job.report,
     )  # fmt: skip
     text = outcome_text(job, inputs=inputs, result=result, summary=summary, report=report,
