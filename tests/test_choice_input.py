@@ -390,6 +390,7 @@ def test_items_in_choice_fields_of_varying_width_run_and_report(tmp_path):
     assert summary["items"] | {"chance": 0} == {
         "choices": ["a", "b", "c"], "context": ["s"], "blank": "_", "answer_format": "letter",
         "answer_format_detected": True, "n_choices": [2, 3], "chance": 0,
+        "guess": pytest.approx((45 / 2 + 45 / 3) / 90),  # half the items of 2 choices, half of 3
     }  # fmt: skip
     kept, removed = (pd.read_csv(out / f"{n}.csv") for n in ("kept", "removed"))
     assert len(kept) + len(removed) == 90 and (out / "report.html").stat().st_size > 0

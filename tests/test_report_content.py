@@ -149,6 +149,14 @@ def test_warnings_box_on_top_for_drift_and_below_chance(tmp_path):
         "the kept rows' representation bias 0.300 is 0.040 below chance (0.340)"
     )
     assert run_warnings({"representation_bias": {"after": 0.325, "chance_after": 0.34}}) == []
+    # items: the choice-wise model has no position term, so between its guess (mean 1/K) and
+    # a skewed answer position's share is no artifact; below the guess still is
+    items = {"representation_bias": {"after": 0.485, "chance_after": 0.52}, "items": {"guess": 0.5}}
+    assert run_warnings(items) == []  # 0.035 under the position share, 0.015 under the guess
+    items["representation_bias"]["after"] = 0.45
+    assert run_warnings(items)[0].startswith(
+        "the kept rows' representation bias 0.450 is 0.050 below chance (0.500)"
+    )
     audits = [
         {"name": "baseline (kept)", "tag": "kept", "summary": "",
          "table": {"header": ["model", "accuracy", "majority class"], "rows": [["lr", 0.2, 0.5]]}},

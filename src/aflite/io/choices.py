@@ -136,6 +136,9 @@ class Choices:
             "answer_format_detected": self.detected,
             "n_choices": int(k.max()) if k.min() == k.max() else [int(k.min()), int(k.max())],
             "chance": self.chance(),
+            # what the choice-wise model scores when it tells no choice apart: it has no
+            # position term, so it cannot reach a skewed answer position's share
+            "guess": float(np.mean(1.0 / self.n_choices)),
         }
 
 

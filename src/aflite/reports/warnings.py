@@ -106,6 +106,11 @@ def run_warnings(
         out.append(tiny)
     rb = summary.get("representation_bias") or {}
     after, chance = _number(rb.get("after")), _number(rb.get("chance_after"))
+    guess = _number((summary.get("items") or {}).get("guess"))
+    if chance is not None and guess is not None:
+        # items: the choice-wise model guesses among an item's choices (mean 1/K) when it
+        # finds nothing; below the answer-position share but not below that is no artifact
+        chance = min(chance, guess)
     if (
         after is not None
         and chance is not None
