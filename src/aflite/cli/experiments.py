@@ -128,9 +128,9 @@ def _compare_items(config: CompareConfig, opts: dict, group_field: str | None,
                    id_field: str | None):  # fmt: skip
     """compare on multiple-choice items: every set read as items with the same options."""
     from aflite.config.base import ConfigError
-    from aflite.experiments import compare_experiment
     from aflite.config.compare import check_item_options
-    from aflite.io.labelled import read_labelled
+    from aflite.experiments import compare_experiment
+    from aflite.experiments.compare_items import read_item_sets
 
     try:
         check_item_options(opts)
@@ -139,8 +139,10 @@ def _compare_items(config: CompareConfig, opts: dict, group_field: str | None,
     read = {"label": config.label_field, "id": id_field, "group": group_field,
             "choices": config.choices, "context": list(config.context_fields) or None,
             "blank": config.blank, "answer_format": config.answer_format}  # fmt: skip
-    tr, dv = read_labelled(config.train, **read), read_labelled(config.dev, **read)
-    ood = {Path(p).stem: read_labelled(p, **read) for p in config.ood}
+    names = [Path(p).stem for p in config.ood]
+    tr, dv, *rest = read_item_sets([("train", config.train), ("dev", config.dev),
+                                    *zip(names, config.ood)], read)  # fmt: skip
+    ood = dict(zip(names, rest))
     return compare_experiment(
         tr, dv, ood=ood, evaluators=config.evaluators, seed=config.seed, seeds=config.seeds,
         choice_context=config.choice_context, **opts,

@@ -18,7 +18,7 @@ from aflite.experiments.sets import LabelledTexts
 from aflite.io.choices import Choices
 from aflite.io.labelled import LabelledData, read_labelled
 
-__all__ = ["item_set", "prepare_items"]
+__all__ = ["item_set", "prepare_items", "read_item_sets"]
 
 
 def item_set(name: str, data: Any, read: dict[str, Any]) -> tuple[LabelledTexts, Choices]:
@@ -32,6 +32,29 @@ def item_set(name: str, data: Any, read: dict[str, Any]) -> tuple[LabelledTexts,
             "choices= (--choices-field / --choices-fields)"
         )
     return LabelledTexts.of(data), data.choices
+
+
+def read_item_sets(sets: list[tuple[str, Any]], read: dict[str, Any]) -> list[LabelledData]:
+    """The ``(name, data)`` sets of a comparison read as items, train first; an answer format
+    not given in ``read`` is the one detected on train, for every set: a 0-based set none of
+    whose answers is 0 would otherwise be read as 1-based, every answer one off. A set given
+    already read must not have detected indexes of the other base."""
+    out: list[LabelledData] = []
+    for name, data in sets:
+        if not isinstance(data, LabelledData):
+            data = read_labelled(data, **read)
+        items = item_set(name, data, read)[1]
+        if not out:
+            first = items
+            read = read | {"answer_format": items.answer_format}
+        elif items.detected and {items.answer_format, first.answer_format} == {"index0", "index1"}:
+            raise DataError(
+                f"{name}: answers detected as {items.answer_format}, the training set's as "
+                f"{first.answer_format}; read every set with the same answer_format= "
+                "(--answer-format)"
+            )
+        out.append(data)
+    return out
 
 
 def prepare_items(
@@ -57,9 +80,10 @@ def prepare_items(
     for ev in evaluators:
         check_evaluator(ev, items=True)
     spec = parse_feature_spec(features)
-    tr, tr_items = item_set("train", train, read)
-    dv, dv_items = item_set("dev", dev, read)
-    others = {n: item_set(n, d, read) for n, d in ood.items()}
+    names = ["train", "dev", *ood]
+    sets = read_item_sets(list(zip(names, [train, dev, *ood.values()])), read)
+    (tr, tr_items), (dv, dv_items), *rest = (item_set(n, d, read) for n, d in zip(names, sets))
+    others = dict(zip(ood, rest))
     dev_options = check_sizes(options, len(tr), len(dv))
     represent = shared_choice_features(spec, tr_items, context=choice_context, seed=seed,
                                        device=device)  # fmt: skip
