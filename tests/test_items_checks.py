@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from conftest import run_in_process
 from test_items_score_compare import API_SETS, ITEMS, planted, write
 
+import aflite
 from aflite.errors import DataError
 from aflite.experiments import compare_experiment
 from aflite.experiments.compare_items import read_item_sets
@@ -67,3 +69,26 @@ def test_compare_scores_an_ood_set_without_answer_0_as_its_right_answers(tmp_pat
     cli = json.loads(out.read_text())
     assert [r["ood"] for r in cli["rows"]] == [r["ood"] for r in json.loads(
         json.dumps(ref.to_dict()["rows"]))]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"choice_context": "bogus"},
+         "choice_context: unknown value 'bogus': choose one of joint, apart, none"),
+        ({"choice_context": "apart"}, "choice_context: needs choices"),
+        ({"answer_format": "index0"}, "answer_format: needs choices"),
+        ({"context": "text"}, "context: needs choices"),
+    ],
+)  # fmt: skip
+def test_score_dataset_refuses_item_options_on_labelled_rows(kw, message):
+    rows = [{"text": f"w{i % 5}", "label": i % 2} for i in range(40)]
+    with pytest.raises(DataError) as e:
+        aflite.score_dataset(rows, label="label", scorers="pvi", device="cpu", **kw)
+    assert str(e.value) == message
+
+
+def test_score_dataset_refuses_a_partial_matrix_on_items():
+    with pytest.raises(DataError, match="^partial_features: multiple-choice items are scored"):
+        aflite.score_dataset("no/such/file.jsonl", label="label", **API_SETS,
+                             partial_features=np.zeros((4, 2)))  # fmt: skip

@@ -136,12 +136,19 @@ def score_dataset(
     >>> bool(scores.loc[scores.label == 1, "pvi"].mean() > 1.0)
     True
     """
+    from aflite.config.choices import check_item_arguments
+    from aflite.config.score import check_item_inputs
     from aflite.scoring import resolve_scorers, score_examples, spearman
 
-    items = choices is not None
+    items = check_item_arguments(
+        label=label, text=text, choices=choices, context=context, blank=blank,
+        answer_format=answer_format, choice_context=choice_context,
+    )  # fmt: skip
     if items:
-        _check_item_options(partial_text, partial_features, dynamics, probs, partial_probs,
-                            choice_context)  # fmt: skip
+        check_item_inputs({
+            "partial_text": partial_text, "partial_features": partial_features,
+            "dynamics": dynamics, "probs": probs, "partial_probs": partial_probs,
+        })  # fmt: skip
     # every option is checked before the (possibly long) featurizing
     resolve_scorers(
         scorers,
@@ -201,18 +208,6 @@ def score_dataset(
     return DatasetScores(
         frame, spearman(frame.drop(columns=["id", "label"])), result, fields, texts
     )
-
-
-def _check_item_options(*given: Any) -> None:
-    """What items are scored without, refused before the data is read."""
-    names = ("partial_text", "partial_features", "dynamics", "probs", "partial_probs")
-    for name, value in zip(names, given):
-        if value is not None:
-            raise DataError(f"{name}: multiple-choice items are scored without it")
-    from aflite.features.choices import CHOICE_CONTEXT
-
-    if given[-1] not in CHOICE_CONTEXT:
-        raise DataError(f"choice_context {given[-1]!r}: must be one of {', '.join(CHOICE_CONTEXT)}")
 
 
 def _score_items(

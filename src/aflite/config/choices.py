@@ -13,6 +13,7 @@ from aflite.config.base import ConfigError, option
 __all__ = [
     "answer_format_option",
     "blank_option",
+    "check_item_arguments",
     "check_item_features",
     "check_item_fields",
     "choice_context_option",
@@ -111,3 +112,36 @@ def check_item_features(features: str) -> None:
 
         names = ", ".join(k.usage for k in FEATURE_KINDS.values() if k.choices is not None)
         raise ConfigError("features", f"multiple-choice items take {names} features")
+
+
+# a config field -> the argument of a Python call (``aflite.score_dataset``) that gives it
+_ARGUMENTS = {"choices_field": "choices", "choices_fields": "choices", "context_fields": "context",
+              "text_fields": "text", "label_field": "label"}  # fmt: skip
+
+
+def check_item_arguments(
+    *, label: str | None, text: Any, choices: Any, context: Any, blank: str | None,
+    answer_format: str | None, choice_context: str,
+) -> bool:  # fmt: skip
+    """:func:`check_item_fields` (and the checks of ``answer_format`` and ``choice_context``
+    on their own) on the arguments of a Python call (``choices``: one field holding a list,
+    or several fields): True when it reads items; a ConfigError names the argument."""
+    import re
+    from types import SimpleNamespace
+
+    answer_format_option().metadata["check"](answer_format, "answer_format")
+    choice_context_option().metadata["check"](choice_context, "choice_context")
+    names = (choices,) if isinstance(choices, str) else tuple(choices or ())
+    config = SimpleNamespace(
+        label_field=label, text_fields=(text,) if isinstance(text, str) else tuple(text or ()),
+        choices_field=names[0] if len(names) == 1 else None,
+        choices_fields=names if len(names) > 1 else (),
+        context_fields=(context,) if isinstance(context, str) else tuple(context or ()),
+        blank=blank, answer_format=answer_format, choice_context=choice_context,
+    )  # fmt: skip
+    try:
+        return check_item_fields(config)
+    except ConfigError as e:
+        why = re.sub(r"\{choices_field\} (or|/) \{choices_fields\}", "{choices}", e.why)
+        why = re.sub(r"\{([a-z_]+)\}", lambda m: _ARGUMENTS.get(m.group(1), m.group(1)), why)
+        raise ConfigError(_ARGUMENTS.get(e.field, e.field), why) from None

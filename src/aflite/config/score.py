@@ -23,7 +23,7 @@ from aflite.config.choices import (
 )
 from aflite.config.filter import LazyHelp
 
-__all__ = ["ScoreConfig", "scorer_options"]
+__all__ = ["ScoreConfig", "check_item_inputs", "scorer_options"]
 
 
 def scorer_options() -> dict[str, tuple[Any, str]]:
@@ -200,16 +200,24 @@ class ScoreConfig(Config):
     def _check_items(self) -> None:
         """What scoring items allows: the feature kinds and scorers for items, no partial
         input, dynamics or probabilities."""
-        from aflite.scoring.run import item_scorers
+        from aflite.scoring.run import resolve_scorers
 
         check_item_features(self.features)
-        for name in ("partial_text_fields", "dynamics", "probs", "partial_probs"):
-            if getattr(self, name):
-                raise ConfigError(name, "multiple-choice items are scored without it")
-        for_items = item_scorers()
-        for n in self.scorers or ():
-            if n not in for_items:
-                raise ConfigError(
-                    "scorers", f"scorer '{n}' cannot score multiple-choice items (scorers for "
-                    f"items: {', '.join(for_items)})",
-                )  # fmt: skip
+        check_item_inputs({n: getattr(self, n) for n in _INPUTS})
+        try:
+            resolve_scorers(self.scorers, has_partial=False, items=True)
+        except ValueError as e:
+            raise c.flagged("scorers", e) from None
+
+
+# what scores labelled rows only: the partial input, training dynamics, probabilities
+_INPUTS = ("partial_text_fields", "dynamics", "probs", "partial_probs")
+
+
+def check_item_inputs(given: Mapping[str, Any]) -> None:
+    """Refuse, on multiple-choice items, each of ``given`` (name -> value) that is set: the
+    inputs that score labelled rows only (:class:`ScoreConfig`'s, or
+    :func:`aflite.score_dataset`'s arguments); a ConfigError naming it."""
+    for name, value in given.items():
+        if value is not None and not (isinstance(value, (tuple, list)) and not value):
+            raise ConfigError(name, "multiple-choice items are scored without it")
