@@ -92,3 +92,13 @@ def test_score_dataset_refuses_a_partial_matrix_on_items():
     with pytest.raises(DataError, match="^partial_features: multiple-choice items are scored"):
         aflite.score_dataset("no/such/file.jsonl", label="label", **API_SETS,
                              partial_features=np.zeros((4, 2)))  # fmt: skip
+
+
+def test_compare_refuses_image_features_on_items_before_reading(tmp_path):
+    missing = str(tmp_path / "missing.jsonl")
+    with pytest.raises(DataError) as e:
+        compare_experiment(missing, missing, **API_SETS, features="warmup-cnn")
+    assert str(e.value).startswith("features: multiple-choice items take ngrams")
+    r = run_in_process("experiment", "compare", missing, "--dev", missing, *ITEMS,
+                       "--features", "warmup-cnn")  # fmt: skip
+    assert r.returncode == 2 and r.stderr.startswith("aflite: error: --features: multiple-choice")

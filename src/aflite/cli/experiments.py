@@ -132,6 +132,8 @@ def _compare_items(config: CompareConfig, opts: dict, group_field: str | None,
     from aflite.experiments import compare_experiment
     from aflite.experiments.compare_items import read_item_sets
 
+    # the filter's options are no CompareConfig fields, and the files are read here, before
+    # compare_experiment checks them: refuse those items cannot take before reading
     try:
         check_item_options(opts)
     except ConfigError as e:

@@ -14,6 +14,7 @@ from aflite.config.base import Config, ConfigError, option
 from aflite.config.choices import (
     answer_format_option,
     blank_option,
+    check_item_features,
     check_item_fields,
     choice_context_option,
     choices_field_option,
@@ -37,11 +38,14 @@ _NOT_FOR_ITEMS = ("feature_fields", "partial_field", "ood_labels", "ood_group_fi
 
 
 def check_item_options(given: Mapping[str, Any]) -> None:
-    """Refuse compare's options of labelled rows (set, not at their defaults) on
+    """Refuse compare's options of labelled rows (set, not at their defaults) and, where
+    ``given`` holds ``features``, a feature kind that cannot represent choices, on
     multiple-choice items: a ConfigError naming the option."""
     for name in _NOT_FOR_ITEMS:
         if given.get(name) not in (None, False, (), {}, []):
             raise ConfigError(name, "is not available for multiple-choice items")
+    if "features" in given:
+        check_item_features(given["features"])
 
 
 def _to_optional_names(value: Any, name: str) -> tuple[str, ...] | None:

@@ -143,6 +143,7 @@ def compare_experiment(
             "feature_fields": feature_fields, "partial_field": partial_field,
             "ood_labels": ood_labels, "label_map": label_map, "balance": balance,
             "warmup_fraction": warmup_fraction, "warmup_finetune": warmup_finetune,
+            "features": features,
         })  # fmt: skip
         read = {"choices": choices, "context": context, "blank": blank,
                 "answer_format": answer_format}  # fmt: skip
