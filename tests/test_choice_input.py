@@ -396,13 +396,17 @@ def test_items_in_choice_fields_of_varying_width_run_and_report(tmp_path):
     assert len(kept) + len(removed) == 90 and (out / "report.html").stat().st_size > 0
 
 
-def test_the_api_names_its_keywords_for_options_that_need_others():
-    with pytest.raises(DataError, match=r"^blank '_': name the context fields that hold it$"):
-        aflite.filter_dataset(items("index0"), label="answer", choices=["o1", "o2"], blank="_")
-    with pytest.raises(DataError, match=r"^answer format 'roman': must be one of index0, "):
-        aflite.filter_dataset(items("index0"), label="answer", choices="o1", answer_format="roman")
-    with pytest.raises(DataError, match=r"^text fields and choices: name the choices"):
-        aflite.filter_dataset(items("index0"), label="answer", choices=["o1", "o2"], text="q")
+@pytest.mark.parametrize("entry", ["filter_dataset", "score_dataset"])
+def test_the_api_names_its_keywords_for_options_that_need_others(entry):
+    call = getattr(aflite, entry)
+    with pytest.raises(DataError, match=r"^blank: needs context, the fields holding it$"):
+        call(items("index0"), label="answer", choices=["o1", "o2"], blank="_")
+    with pytest.raises(DataError, match=r"^answer_format: unknown value 'roman': choose one of "):
+        call(items("index0"), label="answer", choices="o1", answer_format="roman")
+    with pytest.raises(DataError, match=r"^text: multiple-choice items are read from choices"):
+        call(items("index0"), label="answer", choices=["o1", "o2"], text="q")
+    with pytest.raises(DataError, match=r"^choice_context: needs choices$"):
+        call(items("index0"), label="answer", text="q", choice_context="apart")
 
 
 def test_a_resumed_run_on_items_ends_as_an_uninterrupted_one(tmp_path):

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from aflite.config import FilterConfig, config_fields
+from aflite.config.choices import check_item_arguments
 from aflite.config.filter import refuse_for_items
 from aflite.config import preset as config_preset
 from aflite.defaults import FILTER_DEFAULTS
@@ -162,7 +163,9 @@ def filter_dataset(
         raise TypeError(f"filter_dataset() got unexpected option(s): {', '.join(sorted(unknown))}")
     given = {k: v for k, v in filter_options.items() if k != "score_kept"}
     filter_options = filter_options | FilterConfig.check_fields(config_preset(preset) | given)
-    if choices is not None:
+    # the command line's checks of the item options, on this call's arguments
+    if check_item_arguments(label=label, text=text, choices=choices, context=context, blank=blank,
+                            answer_format=answer_format, choice_context=choice_context):
         refuse_for_items(filter_options)
     options = FILTER_DEFAULTS | filter_options
     data_ = read_labelled(
