@@ -4,7 +4,6 @@ and the warning for classifiers that did not converge."""
 from __future__ import annotations
 
 import math
-
 import sys
 import warnings
 from typing import Any

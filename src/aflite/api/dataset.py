@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from aflite.config import FilterConfig, config_fields
+from aflite.config import preset as config_preset
 from aflite.config.choices import check_item_arguments
 from aflite.config.filter import refuse_for_items
-from aflite.config import preset as config_preset
 from aflite.defaults import FILTER_DEFAULTS
 from aflite.errors import DataError
 from aflite.io.labelled import NO_ID, LabelledData, read_labelled

@@ -24,7 +24,12 @@ class ChoiceEvaluator(BaseEvaluator):
         """Fit one model on every item of ``train`` (answers in ``train.labels``, as text)."""
         import torch
 
-        from aflite.algorithm.choices import check_choices, choice_scale, choice_store, valid_choices
+        from aflite.algorithm.choices import (
+            check_choices,
+            choice_scale,
+            choice_store,
+            valid_choices,
+        )
         from aflite.algorithm.solvers.choice import ChoiceEnsemble, fit_choices
         from aflite.algorithm.solvers.primal import NEG
 
