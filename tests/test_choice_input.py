@@ -409,6 +409,22 @@ def test_the_api_names_its_keywords_for_options_that_need_others(entry):
         call(items("index0"), label="answer", text="q", choice_context="apart")
 
 
+def test_item_options_without_choices_are_refused_by_every_python_entry_point():
+    from aflite.experiments import compare_experiment
+
+    rows = [{"t": f"w{i % 5} x", "label": i % 2} for i in range(40)]
+    calls = [
+        lambda **kw: aflite.filter_dataset(rows, label="label", **kw),
+        lambda **kw: aflite.score_dataset(rows, label="label", **kw),
+        lambda **kw: aflite.audit(rows, label="label", audits=["pmi"], **kw),
+        lambda **kw: compare_experiment(rows, rows, n_partitions=4, **kw),
+    ]
+    for call in calls:  # each would otherwise run and ignore the option
+        for option, value in (("context", "t"), ("blank", "_"), ("answer_format", "letter")):
+            with pytest.raises(DataError, match=rf"^{option}: needs choices$"):
+                call(**{option: value})
+
+
 def test_a_resumed_run_on_items_ends_as_an_uninterrupted_one(tmp_path):
     from aflite.jobs.filter_job import FilterJob, run_filter_job
 

@@ -319,6 +319,8 @@ def audit(
     """
     from aflite.audits import run_audits
 
+    check_item_arguments(label=label, text=text, choices=choices, context=context, blank=blank,
+                         answer_format=answer_format, choice_context="joint")  # fmt: skip
     data_ = read_labelled(data, label=label, text=text, id=NO_ID, split=split, choices=choices,
                           context=context, blank=blank, answer_format=answer_format)  # fmt: skip
     return run_audits(data_.texts, data_.label_codes(), audits=audits, seed=seed,

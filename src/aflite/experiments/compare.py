@@ -135,6 +135,13 @@ def compare_experiment(
         "slice_size": slice_size, "threshold": threshold, "min_bias": min_bias,
         "balance": balance, "strategy": strategy,
     })  # fmt: skip
+    if getattr(train, "choices", None) is None:
+        from aflite.config.choices import check_item_arguments
+
+        # item options without choices= would be ignored: refused, as the command line does
+        check_item_arguments(label="label", text=None, choices=choices, context=context,
+                             blank=blank, answer_format=answer_format,
+                             choice_context=choice_context)  # fmt: skip
     if choices is not None or getattr(train, "choices", None) is not None:
         from aflite.config.compare import check_item_options
         from aflite.experiments.compare_items import prepare_items
