@@ -139,6 +139,8 @@ def test_a_run_on_items_reports_removed_items_whole_and_the_planted_word(tmp_pat
     run_filter_job(job, progress=False)
     extra = ReportData.load(tmp_path / "out")
     assert extra.top_removed == {} and extra.top_kept == {}  # items, not rows per position
+    # neighbours and heatmaps of items as one group, not per answer position
+    assert {r[0] for r in extra.knn.rows} == {"items"} and list(extra.heatmaps) == ["items"]
     assert len(extra.items.removed) == 16 and len(extra.items.kept) == 4
     scores = [e.score for e in extra.items.removed]
     assert scores == sorted(scores, reverse=True)

@@ -76,12 +76,14 @@ def report_data(
         per_choice, x = x, np.nanmean(x, axis=1)
     # centred, so non-negative features (ReLU layers, TF-IDF) do not all look alike
     centre = x[:: max(1, len(x) // 20_000)].mean(axis=0)
-    classes = np.unique(labels)
+    # items are one group: their answer positions are not classes an item's place depends on
+    groups_of = labels if items is None else np.full(len(labels), "items", dtype=object)
+    classes = np.unique(groups_of)
     shown = classes[:heatmap_classes]
     data.heatmap_classes = HeatmapClasses(int(len(classes)), int(len(shown)))
     for c in shown:
-        kept_c = result.kept[labels[result.kept] == c]
-        rm_c = result.removed[labels[result.removed] == c]
+        kept_c = result.kept[groups_of[result.kept] == c]
+        rm_c = result.removed[groups_of[result.removed] == c]
         if len(kept_c) < 2 or len(rm_c) < 2:
             data.heatmap_classes.skipped[str(c)] = (
                 f"{len(kept_c)} kept and {len(rm_c)} removed rows; a heatmap needs 2 of each"
@@ -119,7 +121,7 @@ def report_data(
     if len(result.removed):
         rest_groups = None if groups is None else np.asarray(groups)[rest]
         control = random_control(len(labels), len(result.kept), seed=seed)
-        data.knn = knn_with_control(x, labels, result.kept, control, seed=seed)
+        data.knn = knn_with_control(x, groups_of, result.kept, control, seed=seed)
         data.bias_control = BiasControl.from_json(
             bias_with_control(
                 x if per_choice is None else per_choice,
