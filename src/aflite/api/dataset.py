@@ -10,8 +10,8 @@ import numpy as np
 
 from aflite.config import FilterConfig, config_fields
 from aflite.config import preset as config_preset
-from aflite.config.choices import check_item_arguments
-from aflite.config.filter import refuse_for_items
+from aflite.config.choices import check_item_arguments, refuse_for_items
+from aflite.config.filter import NOT_FOR_ITEMS
 from aflite.defaults import FILTER_DEFAULTS
 from aflite.errors import DataError
 from aflite.io.labelled import NO_ID, LabelledData, read_labelled
@@ -166,7 +166,7 @@ def filter_dataset(
     # the command line's checks of the item options, on this call's arguments
     if check_item_arguments(label=label, text=text, choices=choices, context=context, blank=blank,
                             answer_format=answer_format, choice_context=choice_context):
-        refuse_for_items(filter_options)
+        refuse_for_items(filter_options, NOT_FOR_ITEMS)
     options = FILTER_DEFAULTS | filter_options
     data_ = read_labelled(
         data, label=label, text=text, id=id, group=group, split=split,

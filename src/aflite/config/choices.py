@@ -5,6 +5,7 @@ fields need together."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aflite.config import checks as c
@@ -20,6 +21,7 @@ __all__ = [
     "choices_field_option",
     "choices_fields_option",
     "context_fields_option",
+    "refuse_for_items",
 ]
 
 
@@ -112,6 +114,14 @@ def check_item_features(features: str) -> None:
 
         names = ", ".join(k.usage for k in FEATURE_KINDS.values() if k.choices is not None)
         raise ConfigError("features", f"multiple-choice items take {names} features")
+
+
+def refuse_for_items(values: Mapping[str, Any], names: Sequence[str]) -> None:
+    """The first option of ``names`` set in ``values`` (name -> value; None, False and empty
+    are unset) is a ConfigError: it only means something for rows with a class label."""
+    for name in names:
+        if values.get(name) not in (None, False, (), {}, []):
+            raise ConfigError(name, "is not available for multiple-choice items")
 
 
 # a config field -> the argument of a Python call (``aflite.score_dataset``) that gives it

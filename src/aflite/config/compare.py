@@ -20,6 +20,7 @@ from aflite.config.choices import (
     choices_field_option,
     choices_fields_option,
     context_fields_option,
+    refuse_for_items,
 )
 
 __all__ = ["CompareConfig", "COMPARE_FILTER_OPTIONS", "check_item_options"]
@@ -41,9 +42,7 @@ def check_item_options(given: Mapping[str, Any]) -> None:
     """Refuse compare's options of labelled rows (set, not at their defaults) and, where
     ``given`` holds ``features``, a feature kind that cannot represent choices, on
     multiple-choice items: a ConfigError naming the option."""
-    for name in _NOT_FOR_ITEMS:
-        if given.get(name) not in (None, False, (), {}, []):
-            raise ConfigError(name, "is not available for multiple-choice items")
+    refuse_for_items(given, _NOT_FOR_ITEMS)
     if "features" in given:
         check_item_features(given["features"])
 

@@ -22,6 +22,7 @@ from aflite.config.choices import (
     choices_field_option,
     choices_fields_option,
     context_fields_option,
+    refuse_for_items,
 )
 from aflite.types import Balance, Strategy
 
@@ -131,14 +132,6 @@ _SIZE = {"coerce": c.to_size, "check": c.size, "cli_type": str, "metavar": "SIZE
 
 # options of a filtering run that only mean something for rows with a class label
 NOT_FOR_ITEMS = ("warmup_fraction", "by", "balance", "backend")
-
-
-def refuse_for_items(values: dict[str, Any]) -> None:
-    """The first of ``values`` (option name -> value) that is set among :data:`NOT_FOR_ITEMS`
-    is a :class:`ConfigError`: the one check of the command line and the data API."""
-    for name in NOT_FOR_ITEMS:
-        if values.get(name) is not None:
-            raise ConfigError(name, "is not available for multiple-choice items")
 
 @dataclass(frozen=True)
 class FilterConfig(Config):
@@ -322,7 +315,7 @@ class FilterConfig(Config):
             self._check_audit_kind(choices=False)
             return
         check_item_features(self.features)
-        refuse_for_items({name: getattr(self, name) for name in NOT_FOR_ITEMS})
+        refuse_for_items(vars(self), NOT_FOR_ITEMS)
         self._check_audit_kind(choices=True)
 
     def _check_audit_kind(self, *, choices: bool) -> None:
