@@ -44,10 +44,16 @@ class ReviewRow:
 
 def _why(texts: dict[str, str], grams: list[str], fields: list[str], *, items: bool) -> list[str]:
     """The listed n-grams a removed row holds; for an item, looked for in each choice apart (a
-    field holding a list of choices is stored joined by " | "), so no n-gram spans two."""
+    field holding a list of choices is stored joined), so no n-gram spans two."""
+    from aflite.io.choices import CHOICE_SEPARATOR
+
     if not items:
         return ngrams_in(texts, grams, fields)
-    parts = {f"{f}#{j}": c for f in fields for j, c in enumerate(str(texts.get(f, "")).split(" | "))}
+    parts = {
+        f"{f}#{j}": c
+        for f in fields
+        for j, c in enumerate(str(texts.get(f, "")).split(CHOICE_SEPARATOR))
+    }
     return ngrams_in(parts, grams, list(parts))
 
 

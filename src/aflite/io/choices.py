@@ -20,9 +20,12 @@ import numpy as np
 from aflite.errors import DataError
 from aflite.io.base import Table, missing_field
 
-__all__ = ["ANSWER_FORMATS", "ChoiceFields", "Choices", "read_choices"]
+__all__ = ["ANSWER_FORMATS", "CHOICE_SEPARATOR", "ChoiceFields", "Choices", "read_choices"]
 
 ANSWER_FORMATS = ("index0", "index1", "letter", "text")
+# a field holding a list of choices is shown, and kept for the report and exports, as one
+# text of its choices joined by this
+CHOICE_SEPARATOR = " | "
 _DESCRIBE = {
     "index0": "0-based indexes",
     "index1": "1-based indexes",

@@ -22,7 +22,7 @@ import numpy as np
 
 from aflite.errors import DataError
 from aflite.io.base import Table
-from aflite.io.choices import ChoiceFields, Choices, read_choices
+from aflite.io.choices import CHOICE_SEPARATOR, ChoiceFields, Choices, read_choices
 from aflite.io.ids import check_ids
 
 __all__ = [
@@ -326,7 +326,7 @@ def _read_items(
     groups, id_field, ids, picked = _groups_and_ids(table, label, id_field, group, pick)
     texts = {f: table.text_column(f) for f in fields.context}
     if fields.list_field:
-        texts[fields.choices[0]] = [" | ".join(o) for o in items.options]
+        texts[fields.choices[0]] = [CHOICE_SEPARATOR.join(o) for o in items.options]
     else:
         for j, f in enumerate(fields.choices):
             texts[f] = [o[j] if j < len(o) else "" for o in items.options]
