@@ -226,18 +226,26 @@ def artifact_items(n: int = 160, seed: int = 0) -> list[dict]:
     return rows
 
 
-def test_scores_and_exports_give_the_answer_as_the_input_gives_it(tmp_path):
-    from aflite.exports.rows import load_review_rows
-
-    rows = [r | {"label": "ABCD"[r["label"]]} for r in artifact_items()]
+def filter_items(rows: list[dict], tmp_path, *, target_size: int):
+    """``aflite filter`` on ``rows`` (items of :func:`artifact_items`' shape) written as
+    JSONL, the choices alone on n-grams: the result and the output folder."""
     path = tmp_path / "mc.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "out"
     r = run_in_process(
         "filter", str(path), "--choices-field", "endings", "--context-fields", "ctx",
         "--choice-context", "none", "--features", "ngrams:min_df=1", "--n-partitions", "16",
-        "--train-size", "0.5", "--min-bias", "off", "--target-size", "140", "--out-dir", str(out),
+        "--train-size", "0.5", "--min-bias", "off", "--target-size", str(target_size),
+        "--out-dir", str(out),
     )  # fmt: skip
+    return r, out
+
+
+def test_scores_and_exports_give_the_answer_as_the_input_gives_it(tmp_path):
+    from aflite.exports.rows import load_review_rows
+
+    rows = [r | {"label": "ABCD"[r["label"]]} for r in artifact_items()]
+    r, out = filter_items(rows, tmp_path, target_size=140)
     assert r.returncode == 0, r.stderr
     given = {r["id"]: r["label"] for r in rows}
     scores = pd.read_parquet(out / "scores.parquet")
@@ -248,14 +256,7 @@ def test_scores_and_exports_give_the_answer_as_the_input_gives_it(tmp_path):
 
 def test_a_filter_run_keeps_items_whole_each_in_exactly_one_output(tmp_path):
     rows = artifact_items()
-    path = tmp_path / "mc.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = tmp_path / "out"
-    r = run_in_process(
-        "filter", str(path), "--choices-field", "endings", "--context-fields", "ctx",
-        "--choice-context", "none", "--features", "ngrams:min_df=1", "--n-partitions", "16",
-        "--train-size", "0.5", "--min-bias", "off", "--target-size", "100", "--out-dir", str(out),
-    )  # fmt: skip
+    r, out = filter_items(rows, tmp_path, target_size=100)
     assert r.returncode == 0, r.stderr
     assert "answers read as 0-based indexes (detected" in r.stdout
     kept = [json.loads(x) for x in (out / "kept.jsonl").read_text().splitlines()]
