@@ -80,21 +80,9 @@ def output_names(table: Table, *, warmup: bool) -> dict[str, str]:
     return names | {"scores": "scores.parquet"}
 
 
-def write_outputs(
-    out_dir: Path,
-    *,
-    table: Table,
-    split: RowSplit,
-    result: FilterResult,
-    ids: Sequence[Any],
-    labels: np.ndarray,
-    texts: dict[str, list[str]] | None,
-    decisions: Decisions | None,
-    report: ReportData,
-    summary: dict[str, Any],
-    html: bool,
-) -> dict[str, str]:
-    """Write every output into ``out_dir``; their names by kind (``summary`` last).
+def write_outputs(out_dir: Path, **parts: Any) -> dict[str, str]:
+    """Write every output into ``out_dir``; their names by kind (``summary`` last). ``parts``
+    are what the outputs are made of, as :func:`_write_set` takes them.
 
     The outputs appear as a set or not at all: they are written into ``OUT/.aflite-staging``
     and moved in when all are whole, ``summary.json`` last (:func:`~aflite.jobs.out_dir.publish`).
@@ -107,10 +95,7 @@ def write_outputs(
     shutil.rmtree(stage, ignore_errors=True)  # an earlier, killed run's unfinished set
     stage.mkdir()
     try:
-        names = _write_set(
-            stage, table=table, split=split, result=result, ids=ids, labels=labels,
-            texts=texts, decisions=decisions, report=report, summary=summary, html=html,
-        )  # fmt: skip
+        names = _write_set(stage, **parts)
         publish(stage, out)
     except BaseException as e:
         shutil.rmtree(stage, ignore_errors=True)
