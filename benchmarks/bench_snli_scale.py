@@ -1,25 +1,30 @@
-"""AFLITE end to end at SNLI scale: N=550,000, d=1024, 3 classes, m=64, t=55,000, k=500,
-down to n=92,000 (about 916 phases).
+"""AFLITE end to end at SNLI scale: N=550,000, d=1024, 3 classes, with the command line's
+sizes (m=64, t=10%, k=5% of the input, down to n=50%: 10 phases).
 
-Prints seconds per phase and in total, and the fraction of the device's measured matmul
-throughput the filter reached (same precision, measured in the same run). The threshold is 0 so
-the run always goes the whole way to the target size.
+Prints seconds per phase and in total, the fraction of the device's measured matmul throughput
+the filter reached (same precision, measured in the same run), and the peak resident memory
+against the size of the features. The threshold is 0 so the run always goes the whole way to
+the target size. ``--schedule paper`` runs the WinoGrande schedule instead (t=55,000, k=500,
+down to n=92,000: about 916 phases).
 
     python benchmarks/bench_snli_scale.py                       # CUDA when available
+    python benchmarks/bench_snli_scale.py --device cpu          # the CLI's sizes on the CPU
     python benchmarks/bench_snli_scale.py --tf32                # TF32 matmuls on Ampere/Hopper
-    python benchmarks/bench_snli_scale.py --device cpu --n 20000 --target 12000 --train 2000 --slice 500
+    python benchmarks/bench_snli_scale.py --device cpu --n 20000 --schedule paper --target 12000 --train 2000
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 from _data import embedding_like
 
 import aflite
+from aflite.config.presets import PRESETS
 
 
 def matmul_peak(device: torch.device, n: int = 8192, reps: int = 10) -> float:
@@ -28,6 +33,7 @@ def matmul_peak(device: torch.device, n: int = 8192, reps: int = 10) -> float:
     a @ b
     if device.type == "cuda":
         torch.cuda.synchronize()
+    _reset_peak()
     start = time.perf_counter()
     for _ in range(reps):
         a @ b
@@ -36,17 +42,46 @@ def matmul_peak(device: torch.device, n: int = 8192, reps: int = 10) -> float:
     return 2 * n**3 * reps / (time.perf_counter() - start)
 
 
+def _status_bytes(key: str) -> int:
+    """A memory figure of this process from /proc/self/status (Linux), in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"{key} not in /proc/self/status")
+
+
+def _reset_peak() -> None:
+    # "5" resets the peak resident size (VmHWM) to the current one, so the peak is the
+    # filter's own and not the generator's temporaries
+    Path("/proc/self/clear_refs").write_text("5")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=550_000)
     ap.add_argument("--d", type=int, default=1024)
-    ap.add_argument("--target", type=int, default=92_000)
-    ap.add_argument("--train", type=int, default=55_000)
-    ap.add_argument("--slice", type=int, default=500)
-    ap.add_argument("--partitions", type=int, default=64)
+    ap.add_argument("--schedule", choices=("cli", "paper"), default="cli",
+                    help="cli: the command line's defaults; paper: t=55,000, k=500, n=92,000")
+    ap.add_argument("--target", type=int, help="n (default: from --schedule)")
+    ap.add_argument("--train", type=int, help="t (default: from --schedule)")
+    ap.add_argument("--slice", type=int, help="k (default: from --schedule)")
+    ap.add_argument("--partitions", type=int, default=PRESETS["practical"]["n_partitions"])
     ap.add_argument("--device", default="auto")
     ap.add_argument("--tf32", action="store_true", help="allow TF32 matmuls (CUDA)")
     args = ap.parse_args()
+    cli = PRESETS["practical"]
+    sizes = (
+        {"target": 92_000, "train": 55_000, "slice": 500}
+        if args.schedule == "paper"
+        else {
+            "target": round(cli["target_size"] * args.n),
+            "train": round(cli["train_size"] * args.n),
+            "slice": round(cli["slice_size"] * args.n),
+        }
+    )
+    for name, value in sizes.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
 
     torch.backends.cuda.matmul.allow_tf32 = args.tf32
     device = torch.device(
@@ -55,6 +90,7 @@ def main() -> None:
         else ("cpu" if args.device == "auto" else args.device)
     )
     name = torch.cuda.get_device_name() if device.type == "cuda" else "CPU"
+    base_rss = _status_bytes("VmRSS")  # the interpreter and torch, before any feature
     x, y = embedding_like(args.n, args.d)
     print(
         f"{name}: N={args.n:,} d={args.d} m={args.partitions} t={args.train:,} k={args.slice} "
@@ -77,6 +113,7 @@ def main() -> None:
     )
     if device.type == "cuda":
         torch.cuda.synchronize()
+    _reset_peak()
     start = time.perf_counter()
     res = aflite.filter(
         x,
@@ -89,6 +126,8 @@ def main() -> None:
         device=device,
         progress=True,
         score_kept=False,
+        # as `aflite filter` does with the features it builds: standardised where they are
+        copy=False,
     )
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -100,6 +139,12 @@ def main() -> None:
     print(
         f"seconds per phase: mean {per_phase.mean():.3f}, median {np.median(per_phase):.3f}, "
         f"first {per_phase[0]:.3f}, last {per_phase[-1]:.3f}"
+    )
+    hwm = _status_bytes("VmHWM")
+    print(
+        f"peak resident memory of the filter {hwm / 2**30:.2f} GiB = {hwm / x.nbytes:.2f}x the "
+        f"features ({x.nbytes / 2**30:.2f} GiB), {(hwm - base_rss) / x.nbytes:.2f}x above the "
+        f"{base_rss / 2**30:.2f} GiB of the interpreter and torch"
     )
     print(
         f"total: {total:.1f} s; matmul work {flops / 1e12:.1f} TFLOP at {flops / total / 1e12:.1f} TFLOP/s "
