@@ -19,6 +19,8 @@ from collections.abc import Iterator
 import numpy as np
 import torch
 
+from aflite.algorithm.sparse_rows import SparseRows
+
 __all__ = ["FeatureStore", "feature_moments", "standardise"]
 
 
@@ -102,6 +104,11 @@ class FeatureStore:
         limit = _copy_limit_bytes() if copy_limit_bytes is None else copy_limit_bytes
         big = self.n_input * self.dim * 4 > limit
         self.rows = np.arange(self.n_input, dtype=np.int64)
+        # mostly-zero features (n-grams) also kept raw, for the solver's sparse pass; read
+        # before an in-place standardisation overwrites them. A GPU keeps the dense products.
+        self.sparse: SparseRows | None = None
+        if device.type == "cpu" and not big and not isinstance(x, np.memmap):
+            self.sparse = SparseRows.from_dense(x, mean, scale, device)
         if in_place and _ownable(x, device):
             # the caller gave the matrix away: standardise it where it is, no second copy
             step = max(1, 2**22 // max(1, self.dim))
@@ -131,6 +138,7 @@ class FeatureStore:
         self._scale = torch.ones(self.dim, device=device)
         self.rows = np.arange(self.n_input, dtype=np.int64)
         self._raw = None
+        self.sparse = None
         self.data = torch.as_tensor(np.ascontiguousarray(data, dtype=np.float32), device=device)
         return self
 
@@ -217,5 +225,7 @@ class FeatureStore:
         else:
             self.data = self._standardised_copy(self._raw, np.asarray(rows))
             self._raw = None
+        if self.sparse is not None:
+            self.sparse = self.sparse.take(torch.as_tensor(pos, device=self.device))
         self.rows = np.asarray(rows, dtype=np.int64).copy()
         return pos

@@ -21,6 +21,7 @@ import torch
 
 from aflite._internal.threads import workers
 from aflite.algorithm.partitions import BlockDesign
+from aflite.algorithm.sparse_rows import SparseRows
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["BlockPlan", "BlockTask", "plan_blocks"]
@@ -28,6 +29,10 @@ __all__ = ["BlockPlan", "BlockTask", "plan_blocks"]
 NEG = -1e30
 TASK_ROWS = 4096  # rows per task: enough work per product, a few tasks per thread
 MATERIALISE_BYTES = 1 << 31  # gathered copy of the blocks kept for the phase up to this size
+# the sparse pass multiplies each raw row by all P classifiers (the block pass by the ~m*t/n
+# that train on it) at a lower rate per product: it is taken when its products are at most
+# this share of the block pass's
+SPARSE_SHARE = 0.25
 
 
 @dataclass
@@ -42,6 +47,9 @@ class BlockTask:
     members: torch.Tensor
     held: torch.Tensor
     x: torch.Tensor | None = None
+    sparse: SparseRows | None = None  # raw rows (G*b, d), for the sparse pass
+    sparse_t: torch.Tensor | None = None  # their (d, G*b) transpose, torch CSR
+    scratch: torch.Tensor | None = None  # zeros, (G*b*(P+1)*C,): the sparse pass's residuals
 
 
 @dataclass
@@ -58,6 +66,7 @@ class BlockPlan:
     neg: torch.Tensor
     part_sizes: torch.Tensor
     ones: bool = False
+    sparse: bool = False
 
     def rows(self, task: BlockTask) -> torch.Tensor:
         """(G, b, d) standardised rows of a task (gathered now if not kept)."""
@@ -86,31 +95,28 @@ class BlockPlan:
         p, width = theta.shape
         c = self.n_classes
         d1 = width // c
-        ext = torch.cat([theta, theta.new_zeros(1, width)])
-        neg_ext = torch.cat([neg, neg.new_zeros(1, c)])
+        if self.sparse:
+            loss, grad = sparse_pass(self, theta, slot, neg)
+        else:
+            ext = torch.cat([theta, theta.new_zeros(1, width)])
+            neg_ext = torch.cat([neg, neg.new_zeros(1, c)])
 
-        def run(task: BlockTask):
-            idx = slot[task.members]
-            g, s = idx.shape
-            w = ext[idx].view(g, s * c, d1)
-            x = self.rows_ones(task)
-            n = x.shape[1]
-            logits = torch.baddbmm(neg_ext[idx].view(g, s * c, 1), w, x.transpose(1, 2))
-            logp = torch.log_softmax(logits.view(g, s, c, n), dim=2)
-            lab = task.y[:, None, None, :].expand(g, s, 1, n)
-            picked = torch.gather(logp, 2, lab).squeeze(2)
-            loss = -(picked * task.w[:, None, :]).sum(dim=2, dtype=torch.float64)
-            resid = logp.exp_()
-            resid.scatter_add_(2, lab, resid.new_full((1, 1, 1, 1), -1.0).expand(g, s, 1, n))
-            resid.mul_(task.w[:, None, None, :])
-            grad = torch.bmm(resid.view(g, s * c, n), x)  # (g, s*C, d+1)
-            return idx.reshape(-1), loss.reshape(-1), grad.view(g * s, width)
+            def run(task: BlockTask):
+                idx = slot[task.members]
+                g, s = idx.shape
+                w = ext[idx].view(g, s * c, d1)
+                x = self.rows_ones(task)
+                n = x.shape[1]
+                logits = torch.baddbmm(neg_ext[idx].view(g, s * c, 1), w, x.transpose(1, 2))
+                loss, resid = loss_residual(logits.view(g, s, c, n), task)
+                grad = torch.bmm(resid.view(g, s * c, n), x)  # (g, s*C, d+1)
+                return idx.reshape(-1), loss.reshape(-1), grad.view(g * s, width)
 
-        loss = torch.zeros(p + 1, dtype=torch.float64, device=theta.device)
-        grad = torch.zeros((p + 1, width), dtype=theta.dtype, device=theta.device)
-        for idx, part_loss, part_grad in workers().map(run, self.tasks):
-            loss.index_add_(0, idx, part_loss)
-            grad.index_add_(0, idx, part_grad)
+            loss = torch.zeros(p + 1, dtype=torch.float64, device=theta.device)
+            grad = torch.zeros((p + 1, width), dtype=theta.dtype, device=theta.device)
+            for idx, part_loss, part_grad in workers().map(run, self.tasks):
+                loss.index_add_(0, idx, part_loss)
+                grad.index_add_(0, idx, part_grad)
         loss, grad = loss[:p], grad[:p]
         grad.mul_(reg_c)
         feat = theta.view(p, c, d1)[:, :, : d1 - 1]
@@ -160,6 +166,76 @@ class BlockPlan:
         return correct, held
 
 
+def sparse_pass(plan: BlockPlan, theta: torch.Tensor, slot: torch.Tensor, neg: torch.Tensor):
+    """:meth:`BlockPlan.objective`'s unregularised sums (loss (p+1,), gradient (p+1, width))
+    from the raw sparse rows. The logits of standardised rows are ``x @ (s*W) + b - (mu*s) @ W``
+    (:mod:`aflite.algorithm.sparse_rows`): one ``embedding_bag`` per task gives every row's
+    logits under every live classifier, of which the block's own are kept; the gradient is
+    ``s * (X^T R - mu * sum(R))`` with ``X^T R`` one sparse product per task."""
+    store = plan.store
+    p, width = theta.shape
+    c = plan.n_classes
+    d = store.dim
+    d1 = d + 1
+    t3 = theta.view(p, c, d1)
+    scale = store._scale
+    # (d, (p+1)*C) table of scaled weights, the last classifier a zero row (slot p)
+    wt = t3[:, :, :d] * scale
+    table = torch.zeros((d, (p + 1) * c), dtype=theta.dtype, device=theta.device)
+    table[:, : p * c] = wt.reshape(p * c, d).T
+    # offsets in float64: (mu*s) @ W summed over d features
+    mu_s = torch.as_tensor(store.mean64 * store.scale64, device=theta.device)
+    off = torch.zeros((p + 1, c), dtype=theta.dtype, device=theta.device)
+    off[:p] = (t3[:, :, d].double() - t3[:, :, :d].double() @ mu_s).to(theta.dtype) + neg
+
+    def run(task: BlockTask):
+        idx = slot[task.members]
+        g, s = idx.shape
+        n = task.pos.shape[1]
+        sp = task.sparse
+        every = torch.nn.functional.embedding_bag(
+            sp.col, table, sp.crow[:-1], mode="sum", per_sample_weights=sp.val
+        ).view(g, n, p + 1, c)
+        blocks = torch.arange(g, device=idx.device)[:, None]
+        logits = every[blocks, :, idx].permute(0, 1, 3, 2) + off[idx][:, :, :, None]
+        loss, resid = loss_residual(logits, task)
+        # a zeroed buffer kept with the task: a fresh one per pass cost more than the products.
+        # Slot p (padding, stopped classifiers) may be written twice: it is dropped.
+        full = task.scratch.view(-1)[: g * n * (p + 1) * c].view(g, n, p + 1, c)
+        full[blocks, :, idx] = resid.permute(0, 1, 3, 2)
+        flat = full.view(g * n, (p + 1) * c)
+        out = task.sparse_t @ flat, flat.sum(dim=0)
+        full[blocks, :, idx] = 0.0
+        return idx.reshape(-1), loss.reshape(-1), *out
+
+    loss = torch.zeros(p + 1, dtype=torch.float64, device=theta.device)
+    xr = torch.zeros((d, (p + 1) * c), dtype=theta.dtype, device=theta.device)
+    rsum = torch.zeros((p + 1) * c, dtype=theta.dtype, device=theta.device)
+    for idx, part_loss, part_xr, part_rsum in workers().map(run, plan.tasks):
+        loss.index_add_(0, idx, part_loss)
+        xr += part_xr
+        rsum += part_rsum
+    grad = torch.empty((p + 1, c, d1), dtype=theta.dtype, device=theta.device)
+    grad[:, :, :d] = ((xr - store._mean[:, None] * rsum) * scale[:, None]).T.reshape(p + 1, c, d)
+    grad[:, :, d] = rsum.view(p + 1, c)
+    return loss, grad.view(p + 1, width)
+
+
+def loss_residual(logits: torch.Tensor, task: BlockTask) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cross-entropy (g, s) float64 and residual softmax - onehot (g, s, C, n), both
+    weighted by the rows' 1/0, from the (g, s, C, n) logits of a task's blocks under their
+    classifiers."""
+    g, s, _, n = logits.shape
+    logp = torch.log_softmax(logits, dim=2)
+    lab = task.y[:, None, None, :].expand(g, s, 1, n)
+    picked = torch.gather(logp, 2, lab).squeeze(2)
+    loss = -(picked * task.w[:, None, :]).sum(dim=2, dtype=torch.float64)
+    resid = logp.exp_()
+    resid.scatter_add_(2, lab, resid.new_full((1, 1, 1, 1), -1.0).expand(g, s, 1, n))
+    resid.mul_(task.w[:, None, None, :])
+    return loss, resid
+
+
 def _with_ones(x: torch.Tensor) -> torch.Tensor:
     """``[x 1]`` along the last axis."""
     return torch.cat([x, x.new_ones((*x.shape[:-1], 1))], dim=-1)
@@ -195,7 +271,14 @@ def plan_blocks(
     neg = torch.where(part_counts > 0, 0.0, NEG)
     part_sizes = part_counts.sum(dim=1)
 
-    keep = store.data is not None and store.n_stored * store.dim * 4 <= MATERIALISE_BYTES
+    sparse = ones and store.sparse is not None and (
+        store.sparse.nnz / max(1, store.n_stored) * (p + 1)
+        <= SPARSE_SHARE * float(inc.sum(dim=1, dtype=torch.float32).mean()) * (store.dim + 1)
+    )
+    keep = (
+        not sparse and store.data is not None
+        and store.n_stored * store.dim * 4 <= MATERIALISE_BYTES
+    )
     order = torch.argsort(sizes, stable=True).tolist()
     sizes_l = sizes.tolist()
     starts = design.bounds.tolist()
@@ -225,6 +308,10 @@ def plan_blocks(
         task = BlockTask(pos=pos, w=w, y=y[pos], members=members, held=held)
         if keep:
             task.x = _with_ones(store.gather(pos)) if ones else store.gather(pos)
+        if sparse:
+            task.sparse = store.sparse.take(pos)
+            task.sparse_t = task.sparse.transposed()
+            task.scratch = torch.zeros(g * b * (p + 1) * n_classes, dtype=torch.float32, device=dev)
         tasks.append(task)
         i = j
-    return BlockPlan(store, tasks, p, n_classes, neg, part_sizes, ones)
+    return BlockPlan(store, tasks, p, n_classes, neg, part_sizes, ones, sparse)

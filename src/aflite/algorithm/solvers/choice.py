@@ -32,7 +32,7 @@ from aflite._internal.threads import workers
 from aflite.algorithm.solvers.blocks import BlockPlan
 from aflite.algorithm.solvers.ensemble import SolveReport, shortest_float
 from aflite.algorithm.solvers.lbfgs import Batch, minimize
-from aflite.algorithm.solvers.primal import boehning_from_gram
+from aflite.algorithm.solvers.preconditioner import boehning_preconditioner
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["ChoiceEnsemble", "ChoiceFit", "fit_choices", "choice_heldout_counts"]
@@ -222,8 +222,8 @@ def fit_choices(
         p, sizes = train.shape[1], train.sum(dim=0)
     t = float(sizes.mean())
     gram, used = prob.scatter_gram(max(int(t), 4 * d))
-    binv = boehning_from_gram(gram, 0.5 * model.C * t / max(used, 1.0))
-    flops = [2.0 * used * k * d * d + d**3]
+    binv = boehning_preconditioner(gram, 0.5 * model.C * t / max(used, 1.0))
+    flops = [2.0 * used * k * d * d]
 
     def objective(v, x):
         flops[0] += 4.0 * t * k * d * x.shape[0]
@@ -234,8 +234,8 @@ def fit_choices(
         return prob.objective(x, slot, None, model.C)
 
     def precond(*vs):
-        flops[0] += 2.0 * d * d * vs[0].shape[0] * len(vs)
-        return [v @ binv for v in vs]  # binv is symmetric: (B^-1 v^T)^T
+        flops[0] += binv.flops(vs[0].shape[0]) * len(vs)
+        return [binv(v) for v in vs]
 
     b = Batch(p, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0,)))
     if train is not None and plan is None:
@@ -252,6 +252,7 @@ def fit_choices(
         n_capped=int((out.iters >= model.max_iter).sum()),
         n_stalled=int(out.stalled.sum()),
         flops=out.flops + 2.0 * n_pred * k * d * p,  # + the held-out margins
+        products="dense" if plan is None else "blocks",
     )
     return ChoiceFit(b.out("theta").T.contiguous(), report)
 

@@ -11,13 +11,8 @@ import torch
 
 from aflite._internal.threads import workers
 from aflite.algorithm.solvers.blocks import BlockPlan
-from aflite.algorithm.solvers.primal import (
-    NEG,
-    boehning_from_gram,
-    boehning_inverse,
-    solve_primal,
-    stacked_logits,
-)
+from aflite.algorithm.solvers.preconditioner import Preconditioner, boehning_preconditioner
+from aflite.algorithm.solvers.primal import NEG, boehning_inverse, solve_primal, stacked_logits
 from aflite.algorithm.solvers.span import solve_span
 from aflite.algorithm.storage import FeatureStore
 
@@ -92,7 +87,9 @@ class SolveReport:
     gradient norm; ``n_capped`` classifiers stopped at ``max_iter`` and ``n_stalled`` where
     float arithmetic could not lower their objective further (their residual is on record).
     ``flops`` counts the floating-point operations of the phase's matrix products, fitting and
-    the held-out predictions included.
+    the held-out predictions included; ``products`` names the pass that did them: ``blocks``
+    (block partitions), ``sparse`` (block partitions on raw sparse rows), ``dense`` (every
+    stored row), ``gathered`` (each part's own rows) or ``span`` (the span solver).
     """
 
     solver: str
@@ -102,6 +99,7 @@ class SolveReport:
     n_capped: int
     n_stalled: int = 0
     flops: float = 0.0
+    products: str = "dense"
 
     def to_dict(self) -> dict[str, float | int | str]:
         return asdict(self)
@@ -179,10 +177,10 @@ def fit_ensemble(
     n_classes: int,
     model: LinearEnsemble,
     *,
-    binv: torch.Tensor | None = None,
+    binv: Preconditioner | None = None,
     current: torch.Tensor | None = None,
     plan: BlockPlan | None = None,
-) -> tuple[Ensemble, torch.Tensor | None]:
+) -> tuple[Ensemble, Preconditioner | None]:
     """Fit one classifier per column of ``train`` (N_store, P), a 0/1 float mask, or per
     training part of a block ``plan`` (then ``train`` may be None).
 
@@ -212,6 +210,7 @@ def fit_ensemble(
         theta = _weights_from_span(store, order, weight, coef, intercept)
         binv = None
         flops = 2.0 * store.n_stored * store.dim * p * n_classes  # W = X^T A
+        products = "span"
     else:
         flops = 0.0
         if binv is None and plan is not None:
@@ -219,14 +218,18 @@ def fit_ensemble(
             # rows: four times the dimension is plenty for a preconditioner (it changes the
             # speed, never the optimum) and costs a fraction of a pass over the set at scale
             gram, used = plan.sample_gram(max(t, 4 * (store.dim + 1)))
-            binv = boehning_from_gram(gram, 0.5 * reg_c * t / used)
-            flops += 2.0 * used * store.dim**2 + store.dim**3
+            binv = boehning_preconditioner(gram, 0.5 * reg_c * t / used)
+            flops += 2.0 * used * store.dim**2
         elif binv is None:
             cur = current if current is not None else torch.ones(store.n_stored, device=store.device)
             binv = boehning_inverse(store, cur, t, reg_c)
-            flops += 2.0 * float(cur.sum()) * store.dim**2 + store.dim**3
+            flops += 2.0 * float(cur.sum()) * store.dim**2
         gather = plan is None and use_gathered_rows(
             store.n_stored, t_max, store.dim, n_classes, p, store.device)
+        products = (
+            ("sparse" if plan.sparse else "blocks") if plan is not None
+            else "gathered" if gather else "dense"
+        )
         theta, out = solve_primal(
             store, y, train, neg, binv=binv, reg_c=reg_c, tol=model.tol,
             max_iter=model.max_iter, history=model.history,
@@ -241,6 +244,7 @@ def fit_ensemble(
         n_capped=int((out.iters >= model.max_iter).sum()),
         n_stalled=int(out.stalled.sum()),
         flops=flops + out.flops + 2.0 * n_pred * store.dim * p * n_classes,  # + predict
+        products=products,
     )
     return Ensemble(theta, neg, report), binv
 

@@ -8,7 +8,8 @@ The gathered pass (many classes, small t/N) multiplies each part's own rows inst
 L-BFGS keeps each classifier's parameters as one contiguous row of a (P, C*(d+1)) matrix,
 class-major (each class's weights, then its intercept), so its inner products and updates
 are contiguous reductions, the block pass gathers a classifier's (C, d+1) weights as they
-lie, and the preconditioner is one product ``(P*C, d+1) @ B^-1``.
+lie, and the preconditioner acts on the (P*C, d+1) rows
+(:mod:`aflite.algorithm.solvers.preconditioner`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import torch
 from aflite._internal.threads import workers
 from aflite.algorithm.solvers.blocks import BlockPlan
 from aflite.algorithm.solvers.lbfgs import Batch, Outcome, minimize
+from aflite.algorithm.solvers.preconditioner import Preconditioner, boehning_preconditioner
 from aflite.algorithm.storage import FeatureStore
 
-__all__ = ["boehning_from_gram", "boehning_inverse", "solve_primal", "stacked_logits", "NEG"]
+__all__ = ["boehning_inverse", "solve_primal", "stacked_logits", "NEG"]
 
 _RANGE_ROWS = 8192
 NEG = -1e30  # logit of a class absent from a training part: never predicted, no gradient
@@ -28,8 +30,8 @@ NEG = -1e30  # logit of a class absent from a training part: never predicted, no
 
 def boehning_inverse(
     store: FeatureStore, current: torch.Tensor, train_size: float, reg_c: float
-) -> torch.Tensor:
-    """Inverse of ``c * (t/n) * [X~ 1]^T [X~ 1] + I`` over the current rows, float32.
+) -> Preconditioner:
+    """The preconditioner of ``c * (t/n) * [X~ 1]^T [X~ 1] + I`` over the current rows.
 
     ``c = C/2`` bounds the softmax Hessian (Böhning 1992); (t/n) times the Gram matrix of the
     current set is the expected Gram matrix of one training part. ``current`` is a (N_store,)
@@ -49,24 +51,7 @@ def boehning_inverse(
             gram[d, :d] += col
         gram[d, d] += float(current[s:e].sum())
     n = max(float(gram[d, d]), 1.0)
-    return boehning_from_gram(gram, 0.5 * reg_c * train_size / n)
-
-
-def boehning_from_gram(gram: torch.Tensor, scale: float) -> torch.Tensor:
-    """Inverse of ``scale * gram + I`` (float64 in, float32 out); ``gram`` is (d+1, d+1)
-    over ``[X~ 1]``."""
-    dev = gram.device
-    b = gram * scale
-    b.diagonal().add_(1.0)
-    eye = torch.eye(gram.shape[0], dtype=b.dtype, device=dev)
-    jitter = 0.0
-    for _ in range(6):
-        chol, info = torch.linalg.cholesky_ex(b + jitter * eye)
-        if int(info) == 0:
-            return torch.cholesky_inverse(chol).to(torch.float32)
-        jitter = max(jitter * 100, 1e-8 * float(b.diagonal().mean()))
-    # A preconditioner changes the speed, never the fixed point: fall back to its diagonal.
-    return torch.diag(1.0 / b.diagonal()).to(torch.float32)
+    return boehning_preconditioner(gram, 0.5 * reg_c * train_size / n)
 
 
 def stacked_logits(xb: torch.Tensor, theta: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
@@ -169,7 +154,7 @@ def solve_primal(
     train: torch.Tensor,
     neg: torch.Tensor,
     *,
-    binv: torch.Tensor,
+    binv: Preconditioner,
     reg_c: float,
     tol: float,
     max_iter: int,
@@ -212,10 +197,10 @@ def solve_primal(
         return loss, _to_rows(grad)
 
     def precond(*vs: torch.Tensor) -> list[torch.Tensor]:
-        # B^-1 (symmetric) acts on each class's d+1 parameters: rows of (P*C, d+1)
+        # B^-1 acts on each class's d+1 parameters: rows of (P*C, d+1)
         p = vs[0].shape[0]
-        flops[0] += 2.0 * d1 * d1 * p * c * len(vs)
-        return [(v.view(p * c, d1) @ binv).view(p, c * d1) for v in vs]
+        flops[0] += binv.flops(p * c) * len(vs)
+        return [binv(v.view(p * c, d1)).view(p, c * d1) for v in vs]
 
     b = Batch(p_all, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0,)))
     b.set(neg=neg)
