@@ -53,6 +53,11 @@ def test_sparse_pass_equals_the_dense_block_pass(monkeypatch):
     loss_d, grad_d = dense.objective(live, slot, neg, 0.7)
     torch.testing.assert_close(loss_s, loss_d, rtol=1e-6, atol=1e-5)
     torch.testing.assert_close(grad_s, grad_d, rtol=1e-4, atol=1e-4)
+    # the preconditioner's Gram matrix, from the raw rows and from the standardised ones
+    gram_s, rows_s = sparse.sample_gram(300)
+    gram_d, rows_d = dense.sample_gram(300)
+    assert rows_s == rows_d >= 300
+    torch.testing.assert_close(gram_s, gram_d, rtol=1e-5, atol=1e-3)
 
 
 def test_raw_rows_are_kept_only_for_sparse_features_with_small_offsets(tmp_path):

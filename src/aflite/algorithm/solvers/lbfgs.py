@@ -239,19 +239,21 @@ def minimize(
         trial = v["theta"] - _scale(r, v["step"].to(r.dtype))
         loss_t, g_t = objective(v, trial)
         ok = armijo_ok(loss_t, v["loss"], v["step"], slope.double()) & (slope < 0) & b.live
-        okc = ok[:, None]
-        s_new = torch.where(okc, trial - v["theta"], 0.0)
-        y_new = torch.where(okc, g_t - v["g"], 0.0)
+        # Problems that did not accept their step (few: a failed line search, or stopped) keep
+        # their state: their rows are put back, not every row selected with a mask.
+        rejected = (~ok).nonzero().squeeze(1)
+        s_new = (trial - v["theta"]).index_fill_(0, rejected, 0.0)
+        y_new = (g_t - v["g"]).index_fill_(0, rejected, 0.0)
         sy = _dot(s_new, y_new)
-        g = torch.where(okc, g_t, v["g"])
+        g = g_t.index_copy_(0, rejected, v["g"].index_select(0, rejected))
         # One preconditioner product per iteration: B^-1 y_k = B^-1 g_k+1 - B^-1 g_k is kept
         # with each pair, so B^-1 q after the first loop is B^-1 g - sum_k a_k B^-1 y_k, a few
         # vector updates instead of a second (d+1) x (d+1) product.
         (pg,) = precond(g)
-        by_new = torch.where(okc, pg - v["pg"], 0.0)
+        by_new = (pg - v["pg"]).index_fill_(0, rejected, 0.0)
         hist.push((s_new,), (y_new,), sy, (by_new,))
         flat = stuck_count(v["flat"], ok, v["loss"], loss_t)
-        b.set(theta=torch.where(okc, trial, v["theta"]), g=g,
+        b.set(theta=trial.index_copy_(0, rejected, v["theta"].index_select(0, rejected)), g=g,
               loss=torch.where(ok, loss_t, v["loss"]), flat=flat,
               step=torch.where(ok, torch.ones_like(v["step"]), v["step"] * 0.5))
 
