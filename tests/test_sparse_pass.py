@@ -10,6 +10,7 @@ from test_solver import snli_ngrams
 
 import aflite
 import aflite.algorithm.solvers.blocks as blocks
+from aflite._internal.threads import compute_threads
 from aflite.algorithm.partitions import block_design
 from aflite.algorithm.solvers.blocks import plan_blocks
 from aflite.algorithm.solvers.preconditioner import boehning_preconditioner
@@ -41,23 +42,44 @@ def test_sparse_pass_equals_the_dense_block_pass(monkeypatch):
     store = FeatureStore(x, CPU)
     assert store.sparse is not None
     rows = torch.arange(100, 800)  # a current set that is not the whole store
+    monkeypatch.setattr(blocks, "SPARSE_SHARE", 1e9)  # narrow features: forced either way
     sparse = _plan(store, y, rows, sparse=True)
     monkeypatch.setattr(blocks, "SPARSE_SHARE", 0.0)
     dense = _plan(store, y, rows, sparse=False)
-    theta = torch.randn(12, 3 * 61) * 0.3
-    # classifiers 4 and 9 have stopped: they map to the dropped row, as in the solver
-    slot = torch.tensor([0, 1, 2, 3, 10, 4, 5, 6, 7, 10, 8, 9, 10])
-    live = theta[[0, 1, 2, 3, 5, 6, 7, 8, 10, 11]]
-    neg = sparse.neg[[0, 1, 2, 3, 5, 6, 7, 8, 10, 11]]
-    loss_s, grad_s = sparse.objective(live, slot, neg, 0.7)
-    loss_d, grad_d = dense.objective(live, slot, neg, 0.7)
-    torch.testing.assert_close(loss_s, loss_d, rtol=1e-6, atol=1e-5)
-    torch.testing.assert_close(grad_s, grad_d, rtol=1e-4, atol=1e-4)
+    theta = torch.randn(12, 3 * 61, generator=torch.Generator().manual_seed(0)) * 0.3
+    # every classifier live; then classifiers 4 and 9 stopped (they map to the dropped row,
+    # as in the solver), which also reuses the sparse pass's buffer at a smaller width
+    slots = [(torch.arange(13), list(range(12))),
+             (torch.tensor([0, 1, 2, 3, 10, 4, 5, 6, 7, 10, 8, 9, 10]), [0, 1, 2, 3, 5, 6, 7, 8, 10, 11])]
+    for slot, live in slots:
+        loss_s, grad_s = sparse.objective(theta[live], slot, sparse.neg[live], 0.7)
+        loss_d, grad_d = dense.objective(theta[live], slot, sparse.neg[live], 0.7)
+        torch.testing.assert_close(loss_s, loss_d, rtol=1e-6, atol=1e-5)
+        torch.testing.assert_close(grad_s, grad_d, rtol=1e-4, atol=1e-4)
+        with compute_threads(2):
+            loss_2, grad_2 = sparse.objective(theta[live], slot, sparse.neg[live], 0.7)
+        assert torch.equal(loss_2, loss_s) and torch.equal(grad_2, grad_s)
     # the preconditioner's Gram matrix, from the raw rows and from the standardised ones
     gram_s, rows_s = sparse.sample_gram(300)
     gram_d, rows_d = dense.sample_gram(300)
     assert rows_s == rows_d >= 300
     torch.testing.assert_close(gram_s, gram_d, rtol=1e-5, atol=1e-3)
+
+
+def test_the_sparse_pass_is_taken_where_it_pays():
+    gen = np.random.default_rng(3)
+    y = gen.integers(0, 3, 2000)
+
+    def plan(d, density):
+        x = (gen.random((2000, d)) < density).astype(np.float32)
+        gen_t = torch.Generator().manual_seed(0)
+        design = block_design(2000, 64, 600, block_rows=64, generator=gen_t, device=CPU)
+        return plan_blocks(FeatureStore(x, CPU), torch.as_tensor(y), design, torch.arange(2000), 3,
+                           ones=True)
+
+    # narrow features: the per-row work over every classifier outweighs the saved products
+    assert not plan(64, 0.02).sparse
+    assert plan(1024, 0.01).sparse
 
 
 def test_raw_rows_are_kept_only_for_sparse_features_with_small_offsets(tmp_path):
@@ -67,8 +89,9 @@ def test_raw_rows_are_kept_only_for_sparse_features_with_small_offsets(tmp_path)
     assert FeatureStore(dense, CPU).sparse is None
     # a feature present in 99% of rows sits 10 standard deviations from zero: folding its
     # mean into the weights would cancel, so the store keeps to centred rows
-    common = x.copy()
-    common[: int(0.99 * len(x)), 5] = 1.0
+    common, _ = _sparse_features(density=0.005)
+    assert FeatureStore(common, CPU).sparse is not None
+    common[: int(0.99 * len(common)), 5] = 1.0  # 3.8% nonzero in all: dense enough to keep
     assert FeatureStore(common, CPU).sparse is None
     mm = np.lib.format.open_memmap(tmp_path / "x.npy", mode="w+", dtype=np.float32, shape=x.shape)
     mm[:] = x

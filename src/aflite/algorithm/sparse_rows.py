@@ -45,8 +45,10 @@ class SparseRows:
         cls, x: np.ndarray, mean: np.ndarray, scale: np.ndarray, device: torch.device
     ) -> SparseRows | None:
         """The rows of ``x`` as CSR when at most ``MAX_DENSITY`` of its entries are nonzero
-        and no feature's offset ``|mean| * scale`` exceeds ``MAX_OFFSET``; else None (the
-        first chunk over the limit stops the count, so dense features cost one chunk)."""
+        and no feature's offset ``|mean| * scale`` exceeds ``MAX_OFFSET``; else None. The
+        count stops early, so dense features cost one chunk of 2^22 entries: also when the
+        rows read so far are more than 4 * ``MAX_DENSITY`` nonzero (a matrix whose first
+        chunk is that dense and whose rest is nearly empty is taken as dense)."""
         n, d = x.shape
         if n == 0 or d == 0 or float(np.max(np.abs(mean) * scale, initial=0.0)) > MAX_OFFSET:
             return None

@@ -4,6 +4,8 @@ Features are standardised with the mean and standard deviation of *all input row
 once in float64 with a chunked two-pass (Chan) update, so an offset of 1e5 on every feature
 loses nothing. Rows are centred before any product: folding the mean into the weights
 (``x @ (s*W) - (mu*s) @ W``) cancels catastrophically when features carry a large offset.
+The one exception is mostly-zero features whose means lie near zero, which the store also
+keeps raw for the solver's sparse pass (:mod:`aflite.algorithm.sparse_rows`).
 
 Rows are addressed by their position in the input. Rows that leave the set stay in storage
 (masked out) until fewer than half of the stored rows are active; the active rows are then

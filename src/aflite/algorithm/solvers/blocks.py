@@ -3,10 +3,14 @@
 A phase's rows are dealt into blocks (:func:`aflite.algorithm.partitions.block_design`) and
 each classifier trains on a few whole blocks. A pass reads every block once and multiplies it
 by the weights of just the classifiers that train on it (about m*t/n of them, padded to the
-most in a task): ``(b x d) @ (d x s*C)``, then ``X_b^T R_b`` for the gradient, while the block
-is still in cache. That is the useful work of the fit and nothing more: the dense pass
+most in a task): ``(s*C x d+1) @ (d+1 x b)``, then ``R_b @ X_b`` for the gradient, while the
+block is still in cache. That is the useful work of the fit and nothing more: the dense pass
 multiplied every row by every classifier and masked the loss (n/t times the work), the
 gathered pass copied each part's rows (memory-bound).
+
+On mostly-zero features the pass can instead read the raw sparse rows
+(:mod:`aflite.algorithm.sparse_rows`, :func:`sparse_pass`): every row times every classifier,
+but only over its nonzero features.
 
 Blocks of similar size are batched into tasks of a few thousand rows; a task is the unit a
 worker thread runs (``aflite._internal.threads``) and the per-classifier sums are added up in
@@ -15,6 +19,7 @@ task order, so the result does not depend on the thread count.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import torch
@@ -29,10 +34,15 @@ __all__ = ["BlockPlan", "BlockTask", "plan_blocks"]
 NEG = -1e30
 TASK_ROWS = 4096  # rows per task: enough work per product, a few tasks per thread
 MATERIALISE_BYTES = 1 << 31  # gathered copy of the blocks kept for the phase up to this size
-# the sparse pass multiplies each raw row by all P classifiers (the block pass by the ~m*t/n
-# that train on it) at a lower rate per product: it is taken when its products are at most
-# this share of the block pass's
+# The sparse pass costs about (nonzeros per row + SPARSE_ROW_COST) * (P+1) per row and class,
+# the block pass s * (d+1) (s ~ m*t/n classifiers per block); the first term is its products,
+# the second its per-row work over all P+1 classifiers (gather, scatter, zeroing, sums). Fitted
+# to one core, 20,000 rows, m=64, t=30%: sparse 14.2 vs dense 9.3 ms at d=64 and 2% nonzero,
+# 25.8 vs 111.9 ms at d=1,024 and 1%. It is taken when it costs at most SPARSE_SHARE of the
+# block pass by this count.
+SPARSE_ROW_COST = 10.0
 SPARSE_SHARE = 0.25
+_scratch = threading.local()
 
 
 @dataclass
@@ -49,7 +59,6 @@ class BlockTask:
     x: torch.Tensor | None = None
     sparse: SparseRows | None = None  # raw rows (G*b, d), for the sparse pass
     sparse_t: torch.Tensor | None = None  # their (d, G*b) transpose, torch CSR
-    scratch: torch.Tensor | None = None  # zeros, (G*b*(P+1)*C,): the sparse pass's residuals
 
 
 @dataclass
@@ -67,6 +76,14 @@ class BlockPlan:
     part_sizes: torch.Tensor
     ones: bool = False
     sparse: bool = False
+
+    def pass_flops(self, live: int) -> float:
+        """Floating-point operations of one objective pass over ``live`` classifiers: forward
+        and gradient over each one's training rows (block pass), or over every row's nonzeros
+        for every live classifier and the dropped one (sparse pass)."""
+        if self.sparse:
+            return 4.0 * sum(t.sparse.nnz for t in self.tasks) * (live + 1) * self.n_classes
+        return 4.0 * float(self.part_sizes.mean()) * self.store.dim * live * self.n_classes
 
     def rows(self, task: BlockTask) -> torch.Tensor:
         """(G, b, d) standardised rows of a task (gathered now if not kept)."""
@@ -90,7 +107,8 @@ class BlockPlan:
         The products are laid out ``(s*C x d+1) @ (d+1 x b)`` and ``(s*C x b) @ (b x d+1)``:
         the block's d+1 features are the long, contiguous side of both, which on one core ran
         1.5x faster than multiplying the block by a (d x s*C) slice (N=20,000, d=1,024,
-        s*C=21), and the class-major rows are gathered per block without a transpose.
+        s*C=21), and the class-major rows are gathered per block without a transpose. A plan
+        on raw sparse rows (``sparse``) gets the same sums from :func:`sparse_pass`.
         """
         p, width = theta.shape
         c = self.n_classes
@@ -123,6 +141,12 @@ class BlockPlan:
         grad.view(p, c, d1)[:, :, : d1 - 1] += feat
         reg = (feat * feat).sum(dim=(1, 2), dtype=torch.float64)
         return reg_c * loss + 0.5 * reg, grad
+
+    def gram_flops(self, rows: float) -> float:
+        """Floating-point operations of :meth:`sample_gram` over ``rows`` rows."""
+        d = self.store.dim
+        per_row = self.store.sparse.nnz / max(1, self.store.n_stored) if self.sparse else d
+        return 2.0 * rows * per_row * d
 
     def sample_gram(self, min_rows: int) -> tuple[torch.Tensor, float]:
         """(d+1, d+1) float64 Gram matrix of ``[X~ 1]`` over the first whole tasks that hold
@@ -205,9 +229,9 @@ def sparse_pass(plan: BlockPlan, theta: torch.Tensor, slot: torch.Tensor, neg: t
         cols = (idx[:, None, :, None] * c + classes).expand(g, n, s, c).reshape(g * n, s * c)
         logits = torch.gather(every, 1, cols).view(g, n, s, c).permute(0, 2, 3, 1)
         loss, resid = loss_residual(logits + off[idx][:, :, :, None], task)
-        # a zeroed buffer kept with the task. Slot p (padding, stopped classifiers) may be
-        # written twice: it is dropped.
-        full = task.scratch[: g * n * (p + 1) * c].view(g * n, (p + 1) * c)
+        # a zeroed buffer of this worker thread's. Slot p (padding, stopped classifiers) may
+        # be written twice: it is dropped.
+        full = _zeros(g * n * (p + 1) * c, theta.device).view(g * n, (p + 1) * c)
         full.scatter_(1, cols, resid.permute(0, 3, 1, 2).reshape(g * n, s * c))
         out = task.sparse_t @ full, full.sum(dim=0)
         full.zero_()  # faster than scattering zeros back
@@ -226,10 +250,21 @@ def sparse_pass(plan: BlockPlan, theta: torch.Tensor, slot: torch.Tensor, neg: t
     return loss, grad.view(p + 1, width)
 
 
+def _zeros(numel: int, device: torch.device) -> torch.Tensor:
+    """``numel`` zeros from a buffer kept per worker thread (it must be zeroed again after
+    use): a fresh buffer per pass cost more than the sparse products, and one per task would
+    hold 4*n*(P+1)*C bytes for the phase."""
+    buf = getattr(_scratch, "buf", None)
+    if buf is None or buf.numel() < numel or buf.device != device:
+        buf = _scratch.buf = torch.zeros(numel, dtype=torch.float32, device=device)
+    return buf[:numel]
+
+
 def _sparse_gram(store: FeatureStore, tasks: list[BlockTask]) -> torch.Tensor:
     """:meth:`BlockPlan.sample_gram` from the tasks' raw sparse rows: with X~ = (X - mu) s,
     X~^T X~ = s (X^T X - mu u^T - u mu^T + n mu mu^T) s where u = X^T 1, in float64; X^T X is
-    one sparse-by-dense product per task, a fortieth of the dense product's work on n-grams."""
+    one sparse-by-dense product per task: the dense product's work times the features'
+    density (1/116 on the demo's n-grams)."""
     d = store.dim
 
     def run(task: BlockTask):
@@ -307,7 +342,7 @@ def plan_blocks(
     part_sizes = part_counts.sum(dim=1)
 
     sparse = ones and store.sparse is not None and (
-        store.sparse.nnz / max(1, store.n_stored) * (p + 1)
+        (store.sparse.nnz / max(1, store.n_stored) + SPARSE_ROW_COST) * (p + 1)
         <= SPARSE_SHARE * float(inc.sum(dim=1, dtype=torch.float32).mean()) * (store.dim + 1)
     )
     keep = (
@@ -346,7 +381,6 @@ def plan_blocks(
         if sparse:
             task.sparse = store.sparse.take(pos)
             task.sparse_t = task.sparse.transposed()
-            task.scratch = torch.zeros(g * b * (p + 1) * n_classes, dtype=torch.float32, device=dev)
         tasks.append(task)
         i = j
     return BlockPlan(store, tasks, p, n_classes, neg, part_sizes, ones, sparse)

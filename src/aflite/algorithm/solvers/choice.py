@@ -223,7 +223,7 @@ def fit_choices(
     t = float(sizes.mean())
     gram, used = prob.scatter_gram(max(int(t), 4 * d))
     binv = boehning_preconditioner(gram, 0.5 * model.C * t / max(used, 1.0))
-    flops = [2.0 * used * k * d * d]
+    flops = [2.0 * used * k * d * d + binv.build_flops]
 
     def objective(v, x):
         flops[0] += 4.0 * t * k * d * x.shape[0]

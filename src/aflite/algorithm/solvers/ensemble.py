@@ -219,11 +219,11 @@ def fit_ensemble(
             # speed, never the optimum) and costs a fraction of a pass over the set at scale
             gram, used = plan.sample_gram(max(t, 4 * (store.dim + 1)))
             binv = boehning_preconditioner(gram, 0.5 * reg_c * t / used)
-            flops += 2.0 * used * store.dim**2
+            flops += plan.gram_flops(used) + binv.build_flops
         elif binv is None:
             cur = current if current is not None else torch.ones(store.n_stored, device=store.device)
             binv = boehning_inverse(store, cur, t, reg_c)
-            flops += 2.0 * float(cur.sum()) * store.dim**2
+            flops += 2.0 * float(cur.sum()) * store.dim**2 + binv.build_flops
         gather = plan is None and use_gathered_rows(
             store.n_stored, t_max, store.dim, n_classes, p, store.device)
         products = (

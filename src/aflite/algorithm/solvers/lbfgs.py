@@ -239,8 +239,9 @@ def minimize(
         trial = v["theta"] - _scale(r, v["step"].to(r.dtype))
         loss_t, g_t = objective(v, trial)
         ok = armijo_ok(loss_t, v["loss"], v["step"], slope.double()) & (slope < 0) & b.live
-        # Problems that did not accept their step (few: a failed line search, or stopped) keep
-        # their state: their rows are put back, not every row selected with a mask.
+        # Problems that did not accept their step (a failed line search, or stopped and not
+        # yet compacted away: at most half the rows) keep their state: their rows are put
+        # back, instead of selecting every row with a mask.
         rejected = (~ok).nonzero().squeeze(1)
         s_new = (trial - v["theta"]).index_fill_(0, rejected, 0.0)
         y_new = (g_t - v["g"]).index_fill_(0, rejected, 0.0)

@@ -33,8 +33,9 @@ class Preconditioner:
     ``coef`` (r,) = 1/lambda - 1/lambda_tail, ``tail`` = 1/lambda_tail (0: ``basis`` spans
     everything and the inverse is exact)."""
 
-    def __init__(self, basis: torch.Tensor, coef: torch.Tensor, tail: float) -> None:
+    def __init__(self, basis: torch.Tensor, coef: torch.Tensor, tail: float, build_flops: float) -> None:
         self.basis, self.coef, self.tail = basis, coef, tail
+        self.build_flops = build_flops  # of the products that found the eigenvectors
 
     @property
     def rank(self) -> int:
@@ -58,7 +59,8 @@ def boehning_preconditioner(gram: torch.Tensor, scale: float, rank: int | None =
     n = b.shape[0]
     if n <= rank:
         lam, vec = torch.linalg.eigh(b)
-        return Preconditioner(vec.to(torch.float32), (1.0 / lam.clamp_min(1.0)).to(torch.float32), 0.0)
+        inv = (1.0 / lam.clamp_min(1.0)).to(torch.float32)
+        return Preconditioner(vec.to(torch.float32), inv, 0.0, 9.0 * n**3)
     gen = torch.Generator(device=b.device).manual_seed(0)
     q = min(n, rank + _OVERSAMPLE)
     basis = torch.linalg.qr(b @ torch.randn((n, q), generator=gen, dtype=b.dtype, device=b.device)).Q
@@ -69,4 +71,6 @@ def boehning_preconditioner(gram: torch.Tensor, scale: float, rank: int | None =
     vec = basis @ w[:, :rank]
     tail = 1.0 / float(theta[rank])
     coef = 1.0 / theta[:rank] - tail
-    return Preconditioner(vec.to(torch.float32), coef.to(torch.float32), tail)
+    # b @ (n x q) four times (start, two power steps, the projection), QR three times
+    work = 4 * 2.0 * n * n * q + 3 * 4.0 * n * q * q + 2.0 * n * q * rank
+    return Preconditioner(vec.to(torch.float32), coef.to(torch.float32), tail, work)

@@ -181,7 +181,7 @@ def solve_primal(
 
     def objective(v: dict[str, torch.Tensor], x: torch.Tensor):
         if plan is not None:
-            flops[0] += 4.0 * float(plan.part_sizes.mean()) * store.dim * x.shape[0] * c
+            flops[0] += plan.pass_flops(x.shape[0])
             slot = torch.full((p_all + 1,), len(b.active), dtype=torch.int64, device=dev)
             slot[b.active] = torch.arange(len(b.active), device=dev)
             return plan.objective(x, slot, v["neg"], reg_c)
