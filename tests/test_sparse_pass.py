@@ -142,19 +142,25 @@ def _gram(n, d, seed=0):
     return x.T @ x
 
 
-def test_preconditioner_is_the_exact_inverse_up_to_its_rank():
-    gram = _gram(200, 40)
-    pre = boehning_preconditioner(gram, 0.3)
-    assert pre.tail == 0.0
-    eye = torch.eye(41)
+@pytest.mark.parametrize("d,t", [(40, 100), (200, 500)], ids=["d-under-rank", "large-parts"])
+def test_preconditioner_is_the_exact_inverse_for_narrow_features_or_large_parts(d, t):
+    gram = _gram(600, d)
+    pre = boehning_preconditioner(gram, 0.3, t)
+    assert pre.inverse is not None
+    eye = torch.eye(d + 1)
     torch.testing.assert_close(pre(eye).double(), _exact_inverse(gram, 0.3), rtol=1e-4, atol=1e-6)
 
 
-def test_low_rank_preconditioner_keeps_the_leading_directions_and_is_positive_definite():
-    gram, rank = _gram(400, 90), 16
+def test_low_rank_preconditioner_keeps_the_leading_directions_and_is_positive_definite(monkeypatch):
+    import aflite.algorithm.solvers.preconditioner as pc
+
+    rank = 16
+    monkeypatch.setattr(pc, "RANK", rank)
+    gram = _gram(400, 90)
     state = torch.random.get_rng_state()
-    pre = boehning_preconditioner(gram, 0.05, rank=rank)
-    again = boehning_preconditioner(gram, 0.05, rank=rank)
+    pre = boehning_preconditioner(gram, 0.05, 100)  # parts of 100 rows <= 2 (d+1)
+    again = boehning_preconditioner(gram, 0.05, 100)
+    assert pre.inverse is None and pre.rank == rank
     assert torch.equal(torch.random.get_rng_state(), state)  # its own generator
     m = pre(torch.eye(91)).double()
     assert torch.equal(m, again(torch.eye(91)).double())

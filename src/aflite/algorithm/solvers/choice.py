@@ -222,7 +222,7 @@ def fit_choices(
         p, sizes = train.shape[1], train.sum(dim=0)
     t = float(sizes.mean())
     gram, used = prob.scatter_gram(max(int(t), 4 * d))
-    binv = boehning_preconditioner(gram, 0.5 * model.C * t / max(used, 1.0))
+    binv = boehning_preconditioner(gram, 0.5 * model.C * t / max(used, 1.0), t)
     flops = [2.0 * used * k * d * d + binv.build_flops]
 
     def objective(v, x):

@@ -218,7 +218,7 @@ def fit_ensemble(
             # rows: four times the dimension is plenty for a preconditioner (it changes the
             # speed, never the optimum) and costs a fraction of a pass over the set at scale
             gram, used = plan.sample_gram(max(t, 4 * (store.dim + 1)))
-            binv = boehning_preconditioner(gram, 0.5 * reg_c * t / used)
+            binv = boehning_preconditioner(gram, 0.5 * reg_c * t / used, t)
             flops += plan.gram_flops(used) + binv.build_flops
         elif binv is None:
             cur = current if current is not None else torch.ones(store.n_stored, device=store.device)

@@ -51,7 +51,7 @@ def boehning_inverse(
             gram[d, :d] += col
         gram[d, d] += float(current[s:e].sum())
     n = max(float(gram[d, d]), 1.0)
-    return boehning_preconditioner(gram, 0.5 * reg_c * train_size / n)
+    return boehning_preconditioner(gram, 0.5 * reg_c * train_size / n, train_size)
 
 
 def stacked_logits(xb: torch.Tensor, theta: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
