@@ -349,19 +349,22 @@ def plan_blocks(
         not sparse and store.data is not None
         and store.n_stored * store.dim * 4 <= MATERIALISE_BYTES
     )
-    order = torch.argsort(sizes, stable=True).tolist()
     sizes_l = sizes.tolist()
     starts = design.bounds.tolist()
     n_members = inc.sum(dim=1).tolist()
+    # blocks with as many classifiers together, then by size: a task is padded to its most
+    # classifiers and its widest block, so mixing 6- and 7-classifier blocks wasted a 7th
+    order = sorted(range(len(sizes_l)), key=lambda k: (n_members[k], sizes_l[k]))
     tasks: list[BlockTask] = []
     i = 0
     while i < len(order):
         j = i + 1
-        # blocks sorted by size: the last block of a task is its widest
-        while j < len(order) and (j - i + 1) * sizes_l[order[j]] <= task_rows:
+        # the last block of a task is its widest (blocks of one member count sorted by size)
+        while (j < len(order) and n_members[order[j]] == n_members[order[i]]
+               and (j - i + 1) * sizes_l[order[j]] <= task_rows):
             j += 1
         blocks = order[i:j]
-        b = sizes_l[blocks[-1]]
+        b = max(sizes_l[k] for k in blocks)
         s = max(n_members[k] for k in blocks)
         g = len(blocks)
         pos = torch.empty((g, b), dtype=torch.int64, device=dev)
