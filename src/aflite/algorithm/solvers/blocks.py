@@ -32,7 +32,11 @@ from aflite.algorithm.storage import FeatureStore
 __all__ = ["BlockPlan", "BlockTask", "plan_blocks"]
 
 NEG = -1e30
-TASK_ROWS = 4096  # rows per task: enough work per product, a few tasks per thread
+TASK_ROWS = 4096  # rows per task of the sparse pass: enough work per product
+# A task's [X~ 1] rows are read by the forward product and again by the gradient: within a
+# core's L2 they come from memory once. At d=1,024 that is 512 rows, and the N=20,000 phase
+# ran 11% faster than with tasks of 4,096 rows (16 MiB, read twice).
+TASK_BYTES = 2 << 20
 MATERIALISE_BYTES = 1 << 31  # gathered copy of the blocks kept for the phase up to this size
 # The sparse pass costs about (nonzeros per row + SPARSE_ROW_COST) * (P+1) per row and class,
 # the block pass s * (d+1) (s ~ m*t/n classifiers per block); the first term is its products,
@@ -325,11 +329,19 @@ def plan_blocks(
     current rows the design dealt; ``y`` the labels of all stored rows; ``ones`` keeps the
     rows as ``[X~ 1]`` (the classifiers' passes, :meth:`BlockPlan.objective`)."""
     dev = store.device
-    if task_rows is None:
-        # a GPU wants few, large batched products; a CPU core wants its task in cache
-        task_rows = 1 << 18 if dev.type == "cuda" else TASK_ROWS
     p = design.n_partitions
     inc = design.incidence
+    sparse = ones and store.sparse is not None and (
+        (store.sparse.nnz / max(1, store.n_stored) + SPARSE_ROW_COST) * (p + 1)
+        <= SPARSE_SHARE * float(inc.sum(dim=1, dtype=torch.float32).mean()) * (store.dim + 1)
+    )
+    if task_rows is None:
+        # a GPU wants few, large batched products; a CPU core wants its task in cache
+        task_rows = (
+            1 << 18 if dev.type == "cuda"
+            else TASK_ROWS if sparse
+            else max(1, TASK_BYTES // (4 * (store.dim + 1)))
+        )
     sizes = design.bounds[1:] - design.bounds[:-1]
     rows_pos = positions[design.order]
     labels = y[rows_pos]
@@ -341,10 +353,6 @@ def plan_blocks(
     neg = torch.where(part_counts > 0, 0.0, NEG)
     part_sizes = part_counts.sum(dim=1)
 
-    sparse = ones and store.sparse is not None and (
-        (store.sparse.nnz / max(1, store.n_stored) + SPARSE_ROW_COST) * (p + 1)
-        <= SPARSE_SHARE * float(inc.sum(dim=1, dtype=torch.float32).mean()) * (store.dim + 1)
-    )
     keep = (
         not sparse and store.data is not None
         and store.n_stored * store.dim * 4 <= MATERIALISE_BYTES
