@@ -9,7 +9,7 @@ import torch
 from test_solver import snli_ngrams
 
 import aflite
-import aflite.algorithm.solvers.blocks as blocks
+import aflite.algorithm.solvers.sparse_pass as sparse_pass
 from aflite._internal.threads import compute_threads
 from aflite.algorithm.partitions import block_design
 from aflite.algorithm.solvers.blocks import plan_blocks
@@ -42,9 +42,9 @@ def test_sparse_pass_equals_the_dense_block_pass(monkeypatch):
     store = FeatureStore(x, CPU)
     assert store.sparse is not None
     rows = torch.arange(100, 800)  # a current set that is not the whole store
-    monkeypatch.setattr(blocks, "SPARSE_SHARE", 1e9)  # narrow features: forced either way
+    monkeypatch.setattr(sparse_pass, "SPARSE_SHARE", 1e9)  # narrow features: forced either way
     sparse = _plan(store, y, rows, sparse=True)
-    monkeypatch.setattr(blocks, "SPARSE_SHARE", 0.0)
+    monkeypatch.setattr(sparse_pass, "SPARSE_SHARE", 0.0)
     dense = _plan(store, y, rows, sparse=False)
     theta = torch.randn(12, 3 * 61, generator=torch.Generator().manual_seed(0)) * 0.3
     # every classifier live; then classifiers 4 and 9 stopped (they map to the dropped row,
@@ -121,7 +121,7 @@ def test_scores_from_the_sparse_pass_match_the_dense_pass(monkeypatch):
     kw = dict(n_partitions=32, train_size=0.3, seed=5, device="cpu", threads=1)
     sparse = aflite.predictability_scores(x, y, **kw)
     assert sparse.info["products"] == "sparse"
-    monkeypatch.setattr(blocks, "SPARSE_SHARE", 0.0)
+    monkeypatch.setattr(sparse_pass, "SPARSE_SHARE", 0.0)
     dense = aflite.predictability_scores(x, y, **kw)
     assert dense.info["products"] == "blocks"
     # the same fits to the solver's tolerance: a handful of held-out predictions may flip
