@@ -3,6 +3,8 @@ the store keeps raw rows, and the low-rank preconditioner against the exact inve
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -193,3 +195,19 @@ def test_the_solver_reaches_the_same_optimum_at_any_rank(rank, monkeypatch):
     # the same optimum: at this tolerance only a near-tie may flip
     assert int((approx.n_correct != exact.n_correct).sum()) <= 2
     assert exact.info["mean_iterations"] != approx.info["mean_iterations"]
+
+
+@pytest.mark.slow
+def test_a_resumed_run_on_sparse_features_matches_an_uninterrupted_one():
+    x, y = snli_ngrams()
+    kwargs = dict(target_size=300, train_size=0.3, slice_size=100, threshold=0.0, seed=4,
+                  n_partitions=16)
+    states = []
+    full = aflite.filter(x, y, checkpoint=lambda s: states.append(copy.deepcopy(s)), **kwargs)
+    assert all(h.solver["products"] == "sparse" for h in full.history)
+    # resumed after the store was compacted below half its rows, raw sparse rows included
+    later = [s for s in states if len(s.rows) < len(y) / 2]
+    assert later
+    resumed = aflite.filter(x, y, resume=later[0], **kwargs)
+    np.testing.assert_array_equal(resumed.kept, full.kept)
+    np.testing.assert_array_equal(resumed.removed_score, full.removed_score)
