@@ -100,9 +100,10 @@ class FeatureStore:
         mean, std = feature_moments(x)
         # a constant feature carries no information: scale 0 makes it exactly zero
         scale = np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), 1.0 / np.where(std > 0, std, 1), 0.0)
+        # float64 for folding the mean into weights, float32 on the device for standardising
         self.mean64, self.scale64 = mean, scale
-        self._mean = torch.as_tensor(mean, dtype=torch.float32, device=device)
-        self._scale = torch.as_tensor(scale, dtype=torch.float32, device=device)
+        self.mean32 = torch.as_tensor(mean, dtype=torch.float32, device=device)
+        self.scale32 = torch.as_tensor(scale, dtype=torch.float32, device=device)
         limit = _copy_limit_bytes() if copy_limit_bytes is None else copy_limit_bytes
         big = self.n_input * self.dim * 4 > limit
         self.rows = np.arange(self.n_input, dtype=np.int64)
@@ -136,8 +137,8 @@ class FeatureStore:
         self.chunk_rows = chunk_rows or (1 << 20 if device.type == "cuda" else 65_536)
         self.mean64 = np.zeros(self.dim)
         self.scale64 = np.ones(self.dim)
-        self._mean = torch.zeros(self.dim, device=device)
-        self._scale = torch.ones(self.dim, device=device)
+        self.mean32 = torch.zeros(self.dim, device=device)
+        self.scale32 = torch.ones(self.dim, device=device)
         self.rows = np.arange(self.n_input, dtype=np.int64)
         self._raw = None
         self.sparse = None
@@ -161,7 +162,7 @@ class FeatureStore:
             out = torch.from_numpy(((block - self.mean64) * self.scale64).astype(np.float32))
             return out.to(self.device)
         t = torch.from_numpy(np.ascontiguousarray(block, dtype=np.float32)).to(self.device)
-        return (t - self._mean) * self._scale
+        return (t - self.mean32) * self.scale32
 
     def _standardised_copy(self, x: np.ndarray, rows: np.ndarray) -> torch.Tensor:
         out = torch.empty((len(rows), self.dim), dtype=torch.float32, device=self.device)

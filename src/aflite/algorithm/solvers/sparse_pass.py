@@ -49,7 +49,7 @@ def sparse_pass(plan: Any, theta: torch.Tensor, slot: torch.Tensor, neg: torch.T
     d = store.dim
     d1 = d + 1
     t3 = theta.view(p, c, d1)
-    scale = store._scale
+    scale = store.scale32
     # (d, (p+1)*C) table of scaled weights, the last classifier a zero row (slot p); written
     # through a transposed view (a transposed copy of the product took 2.7x as long)
     table = torch.zeros((d, (p + 1) * c), dtype=theta.dtype, device=theta.device)
@@ -89,7 +89,7 @@ def sparse_pass(plan: Any, theta: torch.Tensor, slot: torch.Tensor, neg: torch.T
         xr += part_xr
         rsum += part_rsum
     grad = torch.empty((p + 1, c, d1), dtype=theta.dtype, device=theta.device)
-    grad[:, :, :d].copy_(((xr - store._mean[:, None] * rsum) * scale[:, None]).T.view(p + 1, c, d))
+    grad[:, :, :d].copy_(((xr - store.mean32[:, None] * rsum) * scale[:, None]).T.view(p + 1, c, d))
     grad[:, :, d] = rsum.view(p + 1, c)
     return loss, grad.view(p + 1, width)
 
