@@ -5,13 +5,14 @@ all the others when the training parts are small.
 Low-rank form: ``B^-1 v = V diag(1/lambda) V^T v + (I - V V^T) v / lambda_tail`` with V the
 ``RANK`` leading eigenvectors and ``lambda_tail`` the next eigenvalue. With a training part
 of at most ``LOW_RANK_T`` times d+1 rows it converged in fewer L-BFGS steps than the exact
-inverse (mean steps of a phase, one core, same parts and tolerance): 60 -> 35 on N=20,000
-synthetic embeddings (t/d = 2), 65 -> 47 on SNLI MiniLM pairs (1), 119 -> 90 on SNLI
-premise+hypothesis n-grams (0.37), 112 -> 100 on the demo's hypothesis n-grams (0.59). A
+inverse (mean steps of a phase, one core, same parts and tolerance,
+``benchmarks/bench_preconditioner.py``): 60.1 -> 34.4 on N=20,000 synthetic embeddings
+(t/d = 2), 65.0 -> 47.2 on SNLI MiniLM pairs (1), 119.8 -> 89.8 on SNLI premise+hypothesis
+n-grams (0.37), 112.6 -> 100.2 on the demo's hypothesis n-grams (0.59). A
 classifier fitted on few rows is confident on them, so the bound overstates its curvature
 along the leading directions far more than along the rest; raising the rest to
 ``lambda_tail`` evens the preconditioned spectrum out. With many rows per part the bound is
-tight and the flattened tail costs steps (t/d = 10: 31 -> 60; t/d = 4: 41 -> 43), so larger
+tight and the flattened tail costs steps (t/d = 9.8: 30.9 -> 60.2; t/d = 3.9: 41.5 -> 43.1), so larger
 parts keep the exact inverse. Applying the low-rank form is also two thin products instead
 of one with the (d+1)^2 inverse: a quarter of the work at d = 1,024.
 
@@ -25,7 +26,9 @@ import torch
 
 __all__ = ["LOW_RANK_T", "RANK", "Preconditioner", "boehning_preconditioner"]
 
-RANK = 128  # leading eigenvectors kept; 64-512 measured within a few steps of each other
+# leading eigenvectors kept: ranks 16-512 took 98-101 mean steps on the demo's n-grams; on
+# synthetic embeddings 128 took the fewest (35, against 92 at 16, 46 at 64, 52 at 512)
+RANK = 128
 LOW_RANK_T = 2.0  # the low-rank form for training parts of at most this times d+1 rows
 _OVERSAMPLE = 16
 _POWER_STEPS = 2
