@@ -90,16 +90,14 @@ class SparseRows:
         return SparseRows(crow, self.col[src], self.val[src], self.dim)
 
     def transposed(self) -> torch.Tensor:
-        """(d, n) torch CSR of the transpose: the gradient's ``X^T R``."""
-        row = torch.repeat_interleave(
-            torch.arange(self.n_rows, device=self.crow.device), self.crow[1:] - self.crow[:-1]
-        )
-        order = torch.argsort(self.col * max(1, self.n_rows) + row, stable=True)
-        crow = torch.zeros(self.dim + 1, dtype=torch.int64, device=row.device)
-        torch.cumsum(torch.bincount(self.col, minlength=self.dim), 0, out=crow[1:])
+        """(d, n) torch CSR of the transpose: the gradient's ``X^T R``. The CSC form of the
+        rows is the CSR form of their transpose (rows ascending within each feature)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
+            csc = torch.sparse_csr_tensor(
+                self.crow, self.col, self.val, size=(self.n_rows, self.dim), check_invariants=False
+            ).to_sparse_csc()
             return torch.sparse_csr_tensor(
-                crow, row[order], self.val[order], size=(self.dim, self.n_rows),
+                csc.ccol_indices(), csc.row_indices(), csc.values(), size=(self.dim, self.n_rows),
                 check_invariants=False,
             )
