@@ -41,7 +41,7 @@ def _plan(store, y, rows, *, sparse):
 
 def test_sparse_pass_equals_the_dense_block_pass(monkeypatch):
     x, y = _sparse_features()
-    store = FeatureStore(x, CPU)
+    store = FeatureStore(x, CPU, sparse_rows=True)
     assert store.sparse is not None
     rows = torch.arange(100, 800)  # a current set that is not the whole store
     monkeypatch.setattr(sparse_pass, "SPARSE_SHARE", 1e9)  # narrow features: forced either way
@@ -76,7 +76,7 @@ def test_the_sparse_pass_is_taken_where_it_pays():
         x = (gen.random((2000, d)) < density).astype(np.float32)
         gen_t = torch.Generator().manual_seed(0)
         design = block_design(2000, 64, 600, block_rows=64, generator=gen_t, device=CPU)
-        return plan_blocks(FeatureStore(x, CPU), torch.as_tensor(y), design, torch.arange(2000), 3,
+        return plan_blocks(FeatureStore(x, CPU, sparse_rows=True), torch.as_tensor(y), design, torch.arange(2000), 3,
                            ones=True)
 
     # narrow features: the per-row work over every classifier outweighs the saved products
@@ -86,23 +86,23 @@ def test_the_sparse_pass_is_taken_where_it_pays():
 
 def test_raw_rows_are_kept_only_for_sparse_features_with_small_offsets(tmp_path):
     x, _ = _sparse_features()
-    assert FeatureStore(x, CPU).sparse is not None
+    assert FeatureStore(x, CPU, sparse_rows=True).sparse is not None
     dense = np.random.default_rng(0).normal(size=(300, 40)).astype(np.float32)
-    assert FeatureStore(dense, CPU).sparse is None
+    assert FeatureStore(dense, CPU, sparse_rows=True).sparse is None
     # a feature present in 99% of rows sits 10 standard deviations from zero: folding its
     # mean into the weights would cancel, so the store keeps to centred rows
     common, _ = _sparse_features(density=0.005)
-    assert FeatureStore(common, CPU).sparse is not None
+    assert FeatureStore(common, CPU, sparse_rows=True).sparse is not None
     common[: int(0.99 * len(common)), 5] = 1.0  # 3.8% nonzero in all: dense enough to keep
-    assert FeatureStore(common, CPU).sparse is None
+    assert FeatureStore(common, CPU, sparse_rows=True).sparse is None
     mm = np.lib.format.open_memmap(tmp_path / "x.npy", mode="w+", dtype=np.float32, shape=x.shape)
     mm[:] = x
-    assert FeatureStore(mm, CPU).sparse is None
+    assert FeatureStore(mm, CPU, sparse_rows=True).sparse is None
 
 
 def test_raw_rows_follow_the_store_through_compaction():
     x, _ = _sparse_features(n=500)
-    store = FeatureStore(x.copy(), CPU, in_place=True)  # standardised in place: raw read first
+    store = FeatureStore(x.copy(), CPU, in_place=True, sparse_rows=True)  # standardised in place: raw read first
     picked = SparseRows.from_dense(x, store.mean64, store.scale64, CPU).take(torch.tensor([7, 3, 3]))
     np.testing.assert_array_equal(_dense(picked), x[[7, 3, 3]])
     keep = np.sort(np.random.default_rng(1).choice(500, 180, replace=False))

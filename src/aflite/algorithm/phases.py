@@ -68,8 +68,15 @@ class PhaseRunner:
         # a model that reads the raw features (scikit-learn) must not see them standardised
         in_place = in_place and not getattr(model, "needs_raw_features", False)
         # a model with its own layout of the rows (the choice-wise model) builds the store
-        make_store = getattr(model, "make_store", FeatureStore)
-        self.store = make_store(x, device, chunk_rows=chunk_rows, in_place=in_place)
+        make_store = getattr(model, "make_store", None)
+        if make_store is not None:
+            self.store = make_store(x, device, chunk_rows=chunk_rows, in_place=in_place)
+        else:
+            # raw sparse rows only serve the block pass of a model that has one
+            sparse = partitions == "blocks" and getattr(model, "supports_blocks", False)
+            self.store = FeatureStore(
+                x, device, chunk_rows=chunk_rows, in_place=in_place, sparse_rows=sparse
+            )
         self.y = torch.as_tensor(y, device=device)
         self.groups = None if groups is None else torch.as_tensor(groups, device=device)
         self.n_input = x.shape[0]

@@ -80,7 +80,8 @@ class FeatureStore:
 
     An in-memory matrix is copied once, already standardised (so every product reads a
     ready matrix). A memory map, or a matrix over a quarter of physical memory, is read as
-    is and standardised chunk by chunk, so matrices larger than RAM work.
+    is and standardised chunk by chunk, so matrices larger than RAM work. ``sparse_rows``
+    also keeps mostly-zero rows raw (``sparse``) for the solver's sparse block pass.
     """
 
     COMPACT_BELOW = 0.5
@@ -93,6 +94,7 @@ class FeatureStore:
         chunk_rows: int | None = None,
         copy_limit_bytes: int | None = None,
         in_place: bool = False,
+        sparse_rows: bool = False,
     ) -> None:
         self.device = device
         self.n_input, self.dim = x.shape
@@ -107,10 +109,11 @@ class FeatureStore:
         limit = _copy_limit_bytes() if copy_limit_bytes is None else copy_limit_bytes
         big = self.n_input * self.dim * 4 > limit
         self.rows = np.arange(self.n_input, dtype=np.int64)
-        # mostly-zero features (n-grams) also kept raw, for the solver's sparse pass; read
-        # before an in-place standardisation overwrites them. A GPU keeps the dense products.
+        # with ``sparse_rows``, mostly-zero features (n-grams) are also kept raw for the
+        # solver's sparse pass, read before an in-place standardisation overwrites them. A GPU
+        # keeps the dense products.
         self.sparse: SparseRows | None = None
-        if device.type == "cpu" and not big and not isinstance(x, np.memmap):
+        if sparse_rows and device.type == "cpu" and not big and not isinstance(x, np.memmap):
             self.sparse = SparseRows.from_dense(x, mean, scale, device)
         if in_place and _ownable(x, device):
             # the caller gave the matrix away: standardise it where it is, no second copy
