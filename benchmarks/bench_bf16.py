@@ -1,12 +1,19 @@
 """Would bfloat16 products pay on this CPU? The block pass's two products in float32 and in
 bfloat16, and what bfloat16 would cost in accuracy, on the bundled SNLI slice.
 
-Printed: the seconds of one block pass (forward + gradient) at the phase's real shapes in
-each precision; the share of a phase's L-BFGS iterations spent above a relative gradient of
-1e-2 (the only ones a bfloat16 gradient, good to ~3 digits, could serve); and the share of
-held-out predictions that change when the prediction pass runs in bfloat16.
+Printed: the seconds of one block pass's products (forward + gradient, in the pass's
+class-major layout) at the phase's real shapes in each precision; the share of a phase's
+L-BFGS iterations spent above a relative gradient of 1e-2 (the only ones a bfloat16
+gradient, good to ~3 digits, could serve); and the share of held-out predictions that
+change when the prediction pass runs in bfloat16.
+
+With ``--case phase-20k`` (synthetic embeddings, N=20,000, d=1,024, m=64, t=2,000): the
+float32 phase's seconds, and what the same phase would take if every product of every pass
+ran in bfloat16 (the phase's time less its passes times the per-pass saving): a bound no
+bfloat16 scheme can beat, since the last iterations need float32 gradients.
 
     python benchmarks/bench_bf16.py [--rows 6000]
+    python benchmarks/bench_bf16.py --case phase-20k
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import time
 
 import numpy as np
 import torch
-from _data import snli_rows
+from _data import embedding_like, snli_rows
 
 import aflite
 from aflite.algorithm.partitions import block_design, default_block_rows
@@ -33,30 +40,61 @@ def timed(fn, reps=20):
     return (time.perf_counter() - start) / reps
 
 
+def pass_products(x, y, m, t, c):
+    """Seconds of one block pass's products in float32 and in bfloat16, and its plan."""
+    n, d = x.shape
+    cpu = torch.device("cpu")
+    store = FeatureStore(x, cpu)
+    gen = torch.Generator().manual_seed(0)
+    design = block_design(n, m, t, block_rows=default_block_rows(d, cpu), generator=gen, device=cpu)
+    plan = plan_blocks(store, torch.as_tensor(y), design, torch.arange(n), c, ones=True)
+    fp32 = bf16 = 0.0
+    for task in plan.tasks:
+        xt = plan.rows_ones(task)  # (g, b, d+1)
+        g, b, d1 = xt.shape
+        sc = task.members.shape[1] * c
+        w = torch.randn(g, sc, d1) * 0.01  # class-major weights, as the pass lays them out
+        r = torch.randn(g, sc, b)
+        fp32 += timed(lambda xt=xt, w=w, r=r: (torch.bmm(w, xt.transpose(1, 2)), torch.bmm(r, xt)))
+        xb, wb, rb = xt.bfloat16(), w.bfloat16(), r.bfloat16()
+        bf16 += timed(lambda xb=xb, wb=wb, rb=rb: (torch.bmm(wb, xb.transpose(1, 2)), torch.bmm(rb, xb)))
+    return fp32, bf16, store, plan
+
+
+def phase_20k() -> None:
+    x, y = embedding_like(20_000, 1024)
+    m, t, c = 64, 2000, 3
+    fp32, bf16, _, _ = pass_products(x, y, m, t, c)
+    aflite.predictability_scores(x[:500], y[:500], n_partitions=2, train_size=50, threads=1)
+    best, info = float("inf"), None
+    for _ in range(3):
+        start = time.perf_counter()
+        ps = aflite.predictability_scores(x, y, n_partitions=m, train_size=t, seed=0, threads=1)
+        best, info = min(best, time.perf_counter() - start), ps.info
+    passes = info["iterations"] + 1  # every pass runs over all members until the phase ends
+    bound = best - passes * (fp32 - bf16)
+    print(f"synthetic embeddings N=20,000 d=1,024 t={t} m={m}: block pass products float32 "
+          f"{fp32 * 1e3:.1f} ms, bfloat16 {bf16 * 1e3:.1f} ms ({fp32 / bf16:.1f}x)")
+    print(f"float32 phase {best:.2f} s (best of 3), {passes} passes, products "
+          f"{passes * fp32:.2f} s; every product in bfloat16: at least {bound:.2f} s "
+          f"({best / bound:.2f}x faster)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=6000)
+    ap.add_argument("--case", choices=("snli", "phase-20k"), default="snli")
     args = ap.parse_args()
     torch.set_num_threads(1)
+    if args.case == "phase-20k":
+        phase_20k()
+        return
     rows = snli_rows()[: args.rows]
     x = ngram_features([[r["hypothesis"] for r in rows]])
     y = np.unique([r["label"] for r in rows], return_inverse=True)[1]
     n, d = x.shape
     t, m, c = n // 10, 64, 3
-    cpu = torch.device("cpu")
-    store = FeatureStore(x, cpu)
-    gen = torch.Generator().manual_seed(0)
-    design = block_design(n, m, t, block_rows=default_block_rows(d, cpu), generator=gen, device=cpu)
-    plan = plan_blocks(store, torch.as_tensor(y), design, torch.arange(n), c)
-    s = int(plan.tasks[0].members.shape[1])
-    fp32 = bf16 = 0.0
-    for task in plan.tasks:
-        xt = task.x
-        w = torch.randn(xt.shape[0], d, s * c) * 0.01
-        r = torch.randn(xt.shape[0], xt.shape[1], s * c)
-        fp32 += timed(lambda xt=xt, w=w, r=r: (torch.bmm(xt, w), torch.bmm(xt.transpose(1, 2), r)))
-        xb, wb, rb = xt.bfloat16(), w.bfloat16(), r.bfloat16()
-        bf16 += timed(lambda xb=xb, wb=wb, rb=rb: (torch.bmm(xb, wb), torch.bmm(xb.transpose(1, 2), rb)))
+    fp32, bf16, store, plan = pass_products(x, y, m, t, c)
     print(f"SNLI hypothesis n-grams N={n} d={d} t={t} m={m}: block pass products "
           f"float32 {fp32 * 1e3:.1f} ms, bfloat16 {bf16 * 1e3:.1f} ms ({fp32 / bf16:.1f}x)")
 
@@ -75,7 +113,7 @@ def main() -> None:
     theta, neg = ens.theta, ens.neg
     flips = total = 0
     for task in plan.tasks:
-        xt = task.x.reshape(-1, d)
+        xt = plan.rows(task).reshape(-1, d)
         w = theta[:d].reshape(d, m * c)
         bias = (theta[d] + neg).reshape(m * c)
         p32 = torch.addmm(bias, xt, w).view(-1, m, c).argmax(2)
