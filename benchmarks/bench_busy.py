@@ -19,7 +19,7 @@ import time
 
 
 def spin(core: int) -> subprocess.Popen:
-    code = "import os\nos.sched_setaffinity(0, {%d})\nwhile True:\n    pass\n" % core
+    code = f"import os\nos.sched_setaffinity(0, {{{core}}})\nwhile True:\n    pass\n"
     return subprocess.Popen([sys.executable, "-c", code])
 
 
