@@ -75,27 +75,27 @@ def test_summary_json_report_and_text_agree(snli, tmp_path):
 
 def test_a_run_that_removed_nothing_is_not_told_to_stop_earlier(snli, tmp_path):
     r = run_in_process(
-        "filter", str(snli / "s10.jsonl"), "--text-fields", "hypothesis", "--out-dir",
-        str(tmp_path / "out"), "--quiet", "--no-report",
+        "filter", str(snli / "s10.jsonl"), "--text-fields", "hypothesis", "--train-size", "3",
+        "--out-dir", str(tmp_path / "out"), "--quiet", "--no-report",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "removed 0" in r.stdout
     assert "stop earlier" not in r.stdout
     assert "with nothing removed" in r.stdout
-    tiny = [line for line in r.stdout.splitlines() if "tiny data" in line]
-    assert tiny == [
-        "warning: tiny data: each of 64 classifiers trains on 1 of 10 rows (--train-size) and "
-        "is scored on the other 9; with fewer than 10 training rows per class the scores say "
-        "little about the label and these figures are mostly noise"
+    small = [line for line in r.stdout.splitlines() if "small training part" in line]
+    assert small == [
+        "warning: small training part: each of 64 classifiers trains on 3 of 10 rows "
+        "(--train-size) and is scored on the other 7; with fewer than 10 training rows per "
+        "class the scores say little about the label and these figures are mostly noise"
     ]
 
 
-def test_enough_data_gets_no_tiny_data_line():
+def test_enough_data_gets_no_small_training_part_line():
     from aflite.reports.warnings import run_warnings
 
     summary = {"parameters": {"train_size": 600, "n_partitions": 64},
                "counts": {"labels_before": {"a": 3000, "b": 3000}, "removed": 10}}  # fmt: skip
-    assert not any("tiny" in w for w in run_warnings(summary))
+    assert not any("small training part" in w for w in run_warnings(summary))
 
 
 @pytest.mark.parametrize(

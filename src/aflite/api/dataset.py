@@ -259,15 +259,20 @@ def _check_sizes(data: LabelledData, options: dict[str, Any]) -> None:
     """The algorithm's size and option checks on this data, as a DataError naming the data
     (a 3-row set cannot train a classifier on 0.1 of its rows), before any features."""
     from aflite.algorithm.filtering import check_filter_options
+    from aflite.config.checks import train_covers_classes
 
     try:
-        check_filter_options(
+        _, t, _, _ = check_filter_options(
             len(data),
             **{k: options[k] for k in ("target_size", "train_size", "slice_size", "threshold",
                                        "strategy", "min_bias", "balance")},
         )  # fmt: skip
     except ValueError as e:
         raise DataError(f"{data.where}: {e}") from None
+    if data.choices is None:  # an item holds every choice: any one item covers them
+        train_covers_classes(
+            options["train_size"], t, len(np.unique(data.labels)), "train_size", n_rows=len(data)
+        )
 
 
 def _scores_frame(result: Any, ids: list[Any], labels: np.ndarray) -> Any:

@@ -198,7 +198,8 @@ def compare_experiment(
     rest = rep.rest
     d_train = train.subset(rest)
     d_groups = None if groups is None else groups[rest]
-    dev_options = check_sizes(options, len(rest), len(dev))
+    classes = (len(np.unique(train.labels[rest])), len(np.unique(dev.labels)))
+    dev_options = check_sizes(options, len(rest), len(dev), classes)
     phi_train, phi_dev = rep.phi, rep.represent(view(dev))
     fixed: dict[str, EvalSet] = {"dev": (dev, phi_dev, dev_space)}
     ood_groups: dict[str, list[str]] = {}

@@ -20,12 +20,26 @@ def as_fractions(options: dict[str, Any], n: int) -> dict[str, Any]:
     return out
 
 
-def check_sizes(options: dict[str, Any], n_train: int, n_dev: int) -> dict[str, Any]:
+def check_sizes(
+    options: dict[str, Any],
+    n_train: int,
+    n_dev: int,
+    classes: tuple[int | None, int | None] = (None, None),
+) -> dict[str, Any]:
     """The filter's checks of ``options`` on D (``n_train`` rows) and of their fractions on
-    dev (``n_dev``); returns dev's options."""
+    dev (``n_dev``); ``classes``: the number of classes of each (None: not checked, as for
+    items), which every classifier's training part must cover. Returns dev's options."""
     from aflite.algorithm.filtering import check_filter_options
+    from aflite.config.checks import train_covers_classes
 
     dev_options = as_fractions(options, n_train)
-    for n, opts in ((n_train, options), (n_dev, dev_options)):
-        check_filter_options(n, **{k: v for k, v in opts.items() if k != "n_partitions"})
+    sets = ((n_train, options, classes[0], ""), (n_dev, dev_options, classes[1], " of dev"))
+    for n, opts, n_classes, of in sets:
+        _, t, _, _ = check_filter_options(
+            n, **{k: v for k, v in opts.items() if k != "n_partitions"}
+        )
+        if n_classes is not None:
+            train_covers_classes(
+                opts["train_size"], t, n_classes, "train_size", n_rows=n, of=of
+            )
     return dev_options

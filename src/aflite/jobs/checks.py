@@ -10,6 +10,7 @@ from numbers import Integral
 from typing import TYPE_CHECKING
 
 from aflite.config.base import ConfigError, show
+from aflite.config.checks import train_covers_classes
 from aflite.errors import DataError
 
 if TYPE_CHECKING:
@@ -33,9 +34,12 @@ def check_environment(job: FilterConfig) -> None:
             raise DataError(str(e)) from None
 
 
-def resolve_job_sizes(job: FilterConfig, n_rows: int) -> tuple[int, int, int]:
-    """(target n, train t, slice k) as row counts for ``n_rows`` rows to filter; a size the
-    data cannot take is a DataError naming its flag."""
+def resolve_job_sizes(
+    job: FilterConfig, n_rows: int, n_classes: int | None = None
+) -> tuple[int, int, int]:
+    """(target n, train t, slice k) as row counts for ``n_rows`` rows to filter of
+    ``n_classes`` classes (None: not checked, as for multiple-choice items, whose every item
+    holds all its choices); a size the data cannot take is a DataError naming its flag."""
 
     def rows(name: str) -> int:
         value = getattr(job, name)
@@ -49,6 +53,11 @@ def resolve_job_sizes(job: FilterConfig, n_rows: int) -> tuple[int, int, int]:
         return size
 
     target, train, k = rows("target_size"), rows("train_size"), rows("slice_size")
+    if n_classes is not None:
+        try:
+            train_covers_classes(job.train_size, train, n_classes, "train_size", n_rows=n_rows)
+        except ConfigError as e:
+            raise DataError(e.render(cli=True)) from None
     if target >= n_rows:
         raise _fail("target_size", f"{target} is not smaller than the {n_rows} rows to filter")
     if train >= target:

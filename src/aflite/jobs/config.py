@@ -151,8 +151,9 @@ def plan_job(job: FilterJob, inputs: LabelledData) -> JobPlan:
         # dropped rows leave before anything else, warm-up included
         warm_rows = warm_rows[~decisions.dropped[warm_rows]]
         rest = rest[~decisions.dropped[rest]]
-    target, _, _ = resolve_job_sizes(job, len(rest))
-    if inputs.choices is None and len(np.unique(labels[rest])) < 2:
+    n_classes = None if inputs.choices is not None else len(np.unique(labels[rest]))
+    target, _, _ = resolve_job_sizes(job, len(rest), n_classes)
+    if n_classes is not None and n_classes < 2:
         raise DataError(f"{job.input}: fewer than two classes among the rows to filter")
     if job.audits and not inputs.texts:
         raise DataError("--audits: the audits read text; name the text fields with --text-fields")

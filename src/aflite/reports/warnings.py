@@ -65,8 +65,8 @@ def _audit_warnings(audits: list[dict[str, Any]], margin: float) -> list[str]:
 MIN_TRAIN_PER_CLASS = 10  # fewer training rows per class than this: the scores are noise
 
 
-def _tiny_data(summary: dict[str, Any]) -> str | None:
-    """One line when each classifier trains on so few rows that its scores say little."""
+def _small_training_part(summary: dict[str, Any]) -> str | None:
+    """One line when each classifier's training part is so small that its scores say little."""
     params = summary.get("parameters") or {}
     counts = summary.get("counts") or {}
     t = params.get("train_size")
@@ -75,10 +75,12 @@ def _tiny_data(summary: dict[str, Any]) -> str | None:
     if not isinstance(t, int) or not n or t >= MIN_TRAIN_PER_CLASS * max(1, n_classes):
         return None
     m = params.get("n_partitions", "the")
+    # the training part is what is small, whatever the size of the data
     return (
-        f"tiny data: each of {m} classifiers trains on {t} of {n} rows (--train-size) and is "
-        f"scored on the other {n - t}; with fewer than {MIN_TRAIN_PER_CLASS} training rows per "
-        "class the scores say little about the label and these figures are mostly noise"
+        f"small training part: each of {m} classifiers trains on {t} of {n} rows "
+        f"(--train-size) and is scored on the other {n - t}; with fewer than "
+        f"{MIN_TRAIN_PER_CLASS} training rows per class the scores say little about the label "
+        "and these figures are mostly noise"
     )
 
 
@@ -101,7 +103,7 @@ def run_warnings(
             f"the share of label {label} moved by {100 * moved:.1f} points ({100 * share_b:.1f}% "
             f"-> {100 * share_a:.1f}%); --balance classes keeps the label distribution"
         )
-    tiny = _tiny_data(summary)
+    tiny = _small_training_part(summary)
     if tiny:
         out.append(tiny)
     rb = summary.get("representation_bias") or {}
