@@ -77,3 +77,43 @@ def test_compare_refuses_a_training_part_smaller_than_the_classes(tmp_path):
                        "--text-fields", "hypothesis", "--train-size", "2")  # fmt: skip
     assert r.returncode == 2 and "gives each classifier 2 training rows, fewer than the 3 " \
         "classes" in r.stderr, r.stderr
+
+
+# --- rows dropped by --drop-ids in the counts -------------------------------------------------
+
+
+def test_rows_dropped_by_review_are_counted_apart_and_every_row_is_in_one_output(
+    snli300, tmp_path
+):
+    rows = _rows(300)
+    drop = tmp_path / "drop.txt"
+    drop.write_text(f"{rows[0]['id']}\n{rows[7]['id']}\n")
+    out = tmp_path / "out"
+    r = run_in_process("filter", snli300, "--text-fields", "hypothesis", "--n-partitions", "8",
+                       "--drop-ids", str(drop), "--out-dir", str(out), "--quiet",
+                       "--no-report")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    counts = json.loads((out / "summary.json").read_text())["counts"]
+    assert counts["dropped_by_review"] == 2 and counts["input"] == 300
+    assert counts["removed"] == counts["removed_by_filter"] + 2
+    first = r.stdout.splitlines()[0]
+    phases = len(json.loads((out / "summary.json").read_text())["history"])
+    assert first == (
+        f"kept {counts['kept']} of 300 rows, removed {counts['removed_by_filter']} in "
+        f"{phases} phase{'s' * (phases != 1)} and 2 by --drop-ids"
+    )
+    kept = [json.loads(line) for line in (out / "kept.jsonl").read_text().splitlines()]
+    removed = [json.loads(line) for line in (out / "removed.jsonl").read_text().splitlines()]
+    ids = [x["id"] for x in kept + removed]
+    assert sorted(ids) == sorted(x["id"] for x in rows) and len(set(ids)) == 300
+    marked = {x["id"] for x in removed if x["aflite_phase"] == -1}
+    assert marked == {rows[0]["id"], rows[7]["id"]}
+
+    res = aflite.filter_dataset(rows, label="label", text="hypothesis", n_partitions=8,
+                                drop_ids=[rows[0]["id"], rows[7]["id"]])  # fmt: skip
+    n_filter = len(res.removed) - 2
+    assert res.result.summary().splitlines()[0] == (
+        f"kept {len(res.kept)} of 300 rows, removed {n_filter} in "
+        f"{len(res.result.history)} phase{'s' * (len(res.result.history) != 1)} and 2 by drop_ids"
+    )
+    assert len(res.kept) + len(res.removed) == 300

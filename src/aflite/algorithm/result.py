@@ -110,20 +110,39 @@ class FilterResult:
         out[self.kept] = self.kept_scores
         return out
 
-    def summary(self) -> str:
-        """A few lines for a terminal."""
+    def summary(self, *, dropped_by: str = "drop_ids") -> str:
+        """A few lines for a terminal. Rows removed before filtering (phase -1, see
+        :meth:`with_dropped`) are counted apart, as removed ``by`` the option ``dropped_by``
+        that named them."""
         t = self.params.get("train_size")
         after = (
             f"{self.final_bias:.3f}"
             if not np.isnan(self.final_bias)
             else f"not measured (the kept rows were not re-scored at t = {t})"
         )
+        n_dropped = int(np.count_nonzero(np.asarray(self.removed_phase) < 0))
+        by_phase = f"{len(self.removed) - n_dropped} in {plural(len(self.history), 'phase')}"
         return (
-            f"kept {len(self.kept)} of {plural(self.n_input, 'row')}, removed "
-            f"{len(self.removed)} in {plural(len(self.history), 'phase')}\n"
-            f"representation bias {self.initial_bias:.3f} -> {after} "
+            f"kept {len(self.kept)} of {plural(self.n_input, 'row')}, removed {by_phase}"
+            + (f" and {n_dropped} by {dropped_by}" if n_dropped else "")
+            + f"\nrepresentation bias {self.initial_bias:.3f} -> {after} "
             f"(chance {self.initial_chance:.3f} -> {self.final_chance:.3f})\n"
             f"stopped: {self.stop_message}"
+        )
+
+    def with_dropped(self, rest: np.ndarray, dropped: np.ndarray) -> FilterResult:
+        """This result (over rows ``rest``) in the positions of a larger input whose rows
+        ``dropped`` were removed before filtering: those come first among the removed rows,
+        with phase -1 and no score."""
+        import dataclasses
+
+        return dataclasses.replace(
+            self,
+            kept=rest[self.kept],
+            removed=np.r_[dropped, rest[self.removed]].astype(np.int64),
+            removed_phase=np.r_[np.full(len(dropped), -1), self.removed_phase].astype(np.int64),
+            removed_score=np.r_[np.full(len(dropped), np.nan), self.removed_score],
+            n_input=self.n_input + len(dropped),
         )
 
     def __repr__(self) -> str:

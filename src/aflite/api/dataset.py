@@ -201,7 +201,7 @@ def filter_dataset(
         **options,
     )
     if decisions is not None:
-        result = _with_dropped(result, rest, np.flatnonzero(decisions.dropped))
+        result = result.with_dropped(rest, np.flatnonzero(decisions.dropped))
     frame = _scores_frame(result, ids, labels)
     if decisions is not None:
         review = np.full(len(data_), None, dtype=object)
@@ -238,21 +238,6 @@ def item_features(data: LabelledData, features: Any, context: str, **kw: Any) ->
             f"features), got shape {x.shape}"
         )
     return x
-
-
-def _with_dropped(result: Any, rest: np.ndarray, dropped: np.ndarray) -> Any:
-    """``result`` (over ``rest``) in input positions, the dropped rows removed first (phase
-    -1, no score)."""
-    import dataclasses
-
-    return dataclasses.replace(
-        result,
-        kept=rest[result.kept],
-        removed=np.r_[dropped, rest[result.removed]].astype(np.int64),
-        removed_phase=np.r_[np.full(len(dropped), -1), result.removed_phase].astype(np.int64),
-        removed_score=np.r_[np.full(len(dropped), np.nan), result.removed_score],
-        n_input=result.n_input + len(dropped),
-    )
 
 
 def _check_sizes(data: LabelledData, options: dict[str, Any]) -> None:

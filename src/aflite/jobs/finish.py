@@ -76,7 +76,9 @@ def finish_job(
         labels=labels, texts=inputs.texts, decisions=decisions, report=report,
         summary=summary, html=job.report,
     )  # fmt: skip
-    text = outcome_text(job, inputs=inputs, result=result, summary=summary, report=report,
+    # the text counts the rows a reviewer dropped apart from those the filter removed
+    shown = result.with_dropped(rest, split.dropped) if len(split.dropped) else result
+    text = outcome_text(job, inputs=inputs, result=shown, summary=summary, report=report,
                         out=out, names=written, n_warmup=len(warm_rows))  # fmt: skip
     outputs = {k: str(out / v) for k, v in written.items()}
     return JobOutcome(out, result, len(warm_rows), outputs, text)
@@ -123,6 +125,8 @@ def run_summary(
         "labels_kept": label_counts(labels[split.kept]),
     }
     if decisions is not None:
+        # "removed" holds both: the rows the filter removed and those --drop-ids named
+        counts["removed_by_filter"] = len(result.removed)
         counts["dropped_by_review"] = len(split.dropped)
     summary: dict[str, Any] = {
         "input": str(job.input),
@@ -173,7 +177,10 @@ def outcome_text(
     shown = [v for k, v in names.items() if k != "report"] + (
         [names["report"]] if "report" in names else []
     )
-    text = f"{result.summary()}\nwarm-up rows: {n_warmup}\noutputs in {out}/: " + ", ".join(shown)
+    text = (
+        f"{result.summary(dropped_by='--drop-ids')}\nwarm-up rows: {n_warmup}\n"
+        f"outputs in {out}/: " + ", ".join(shown)
+    )
     note = inputs.fields.note()
     if inputs.choices is not None:
         items = inputs.choices
