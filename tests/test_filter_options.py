@@ -117,3 +117,43 @@ def test_rows_dropped_by_review_are_counted_apart_and_every_row_is_in_one_output
         f"{len(res.result.history)} phase{'s' * (len(res.result.history) != 1)} and 2 by drop_ids"
     )
     assert len(res.kept) + len(res.removed) == 300
+
+
+# --- --resume on a finished run ---------------------------------------------------------------
+
+
+def _files(folder):
+    return {
+        str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.read_bytes())
+        for p in sorted(folder.rglob("*")) if p.is_file()
+    }  # fmt: skip
+
+
+def test_resume_on_a_finished_run_says_so_and_rewrites_nothing(snli300, tmp_path):
+    import dataclasses
+
+    out = tmp_path / "r1"
+    args = ["filter", snli300, "--text-fields", "hypothesis", "--n-partitions", "8",
+            "--out-dir", str(out), "--quiet", "--no-report"]  # fmt: skip
+    assert run_in_process(*args).returncode == 0
+    before = _files(out)
+    r = run_in_process(*args, "--resume")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"{out} already holds a finished run; nothing to resume\n" and not r.stderr
+    assert _files(out) == before
+
+    logged = []
+    job = FilterJob(input=snli300, text_fields=("hypothesis",), n_partitions=8,
+                    out_dir=str(out), report=False, resume=True)  # fmt: skip
+    outcome = run_filter_job(job, progress=False, log=logged.append)
+    assert logged == [] and outcome.summary_text.endswith("nothing to resume")
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(outcome.result.kept) == summary["counts"]["kept"]
+    assert _files(out) == before
+
+    # another run's folder is not this one's to resume
+    with pytest.raises(DataError, match="holds a finished run of other options"):
+        run_filter_job(dataclasses.replace(job, seed=1), progress=False, log=logged.append)
+    r = run_in_process(*args, "--resume", "--seed", "1")
+    assert r.returncode == 2 and "holds a finished run of other options" in r.stderr
+    assert _files(out) == before

@@ -28,7 +28,7 @@ from aflite.jobs.config import (
 )
 from aflite.jobs.finish import JobOutcome, finish_job, stop_hint
 from aflite.jobs.guards import check_input_unchanged, input_stamp, out_dir_lock
-from aflite.jobs.out_dir import check_out_dir, remove_previous_run
+from aflite.jobs.out_dir import check_out_dir, finished_run, remove_previous_run
 from aflite.jobs.representation import compute_representation
 
 __all__ = [
@@ -64,11 +64,37 @@ def run_filter_job(
     inputs = load_job_inputs(job)
     job = with_fields(job, inputs)  # the picked fields, for the checkpoint and the summary
     plan = plan_job(job, inputs)
+    if job.resume:
+        done = finished_run(job.out_dir)
+        if done is not None:
+            return _finished_outcome(job, inputs, done)
     with out_dir_lock(job.out_dir):
         return _locked_run(
             job, inputs, plan, earlier, stamp, t_start,
             progress=progress, log=log, stop_after_phases=stop_after_phases,
         )  # fmt: skip
+
+
+def _finished_outcome(job: FilterJob, inputs: LabelledData, summary: dict) -> JobOutcome:
+    """``--resume`` on a folder whose run has finished: nothing is computed or written. The
+    run must be this job's (same options, same input), or resuming it means nothing."""
+    from aflite.algorithm import FilterResult
+
+    out = Path(job.out_dir)
+    options = {k: v for k, v in (summary.get("options") or {}).items() if k != "device"}
+    if options != job_key(job) or summary.get("input_fingerprint") != inputs.table.fingerprint():
+        raise DataError(
+            f"{job.out_dir}: holds a finished run of other options or another input, nothing "
+            "to resume; pass --overwrite to replace it"
+        )
+    outputs = summary.get("outputs") or {}
+    return JobOutcome(
+        out_dir=out,
+        result=FilterResult.load(out / "result"),
+        n_warmup=int((summary.get("counts") or {}).get("warmup", 0)),
+        outputs={k: str(out / v) for k, v in outputs.items()},
+        summary_text=f"{job.out_dir} already holds a finished run; nothing to resume",
+    )
 
 
 def _locked_run(

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from aflite.errors import DataError
 
-__all__ = ["check_out_dir", "previous_run", "remove_previous_run", "STAGING", "publish"]
+__all__ = [
+    "check_out_dir", "finished_run", "previous_run", "remove_previous_run", "STAGING", "publish"
+]
 
 # a run writes its outputs here first and moves them into the folder last (see publish)
 STAGING = ".aflite-staging"
@@ -52,6 +54,23 @@ def previous_run(out_dir: str | Path) -> list[Path]:
     except (OSError, ValueError, AttributeError):
         pass  # no summary, or one that is not ours to read: the fixed names still count
     return sorted(found)
+
+
+def finished_run(out_dir: str | Path) -> dict | None:
+    """The ``summary.json`` of the finished run in ``out_dir``, or None when there is none.
+
+    A run publishes ``summary.json`` last and clears its checkpoint after that, so a folder
+    with a summary and no checkpoint holds a finished run; one that still has a checkpoint is
+    left to ``--resume``, which completes it.
+    """
+    out = Path(out_dir)
+    if (out / ".checkpoint").exists():
+        return None
+    try:
+        summary = json.loads((out / "summary.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return summary if isinstance(summary, dict) else None
 
 
 def check_out_dir(
