@@ -12,7 +12,7 @@ from conftest import run_in_process
 
 import aflite
 from aflite.data import bundled_snli
-from aflite.errors import DataError
+from aflite.errors import DataError, OptionWarning
 from aflite.jobs import FilterJob, run_filter_job
 
 
@@ -157,3 +157,37 @@ def test_resume_on_a_finished_run_says_so_and_rewrites_nothing(snli300, tmp_path
     r = run_in_process(*args, "--resume", "--seed", "1")
     assert r.returncode == 2 and "holds a finished run of other options" in r.stderr
     assert _files(out) == before
+
+
+# --- options that do not apply with --by ------------------------------------------------------
+
+
+def test_options_of_the_phases_given_with_by_are_named_as_ignored(snli300, tmp_path):
+    out = tmp_path / "out"
+    args = ["filter", snli300, "--text-fields", "hypothesis", "--by", "predictability",
+            "--n-partitions", "4", "--target-size", "0.9", "--out-dir", str(out), "--quiet",
+            "--no-report"]  # fmt: skip
+    r = run_in_process(*args, "--threshold", "0.9", "--strategy", "greedy")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == (
+        "aflite: note: --threshold 0.9 and --strategy greedy do not apply with --by "
+        "predictability; ignored\n"
+    )
+    # the defaults, even typed out, and the options --by reads are no news
+    r = run_in_process(*args, "--overwrite", "--threshold", "0.6", "--slice-size", "10",
+                       "--min-bias", "off")  # fmt: skip
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+    job = FilterJob(input=snli300, text_fields=("hypothesis",), by="predictability",
+                    n_partitions=4, target_size=0.9, out_dir=str(out), overwrite=True,
+                    report=False, model="linear", partitions="uniform")  # fmt: skip
+    with pytest.warns(OptionWarning) as seen:
+        run_filter_job(job, progress=False, log=lambda s: None)
+    assert [str(w.message) for w in seen if w.category is OptionWarning] == [
+        "partitions='uniform' does not apply with by='predictability'; ignored"
+    ]
+
+
+def test_no_note_without_by():
+    job = FilterJob(input="x.jsonl", threshold=0.9, strategy="greedy")
+    assert job.ignored_options(cli=True) is None

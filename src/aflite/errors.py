@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DataError", "MissingExtraError"]
+__all__ = ["DataError", "MissingExtraError", "OptionWarning"]
 
 
 class DataError(ValueError):
@@ -11,3 +11,8 @@ class DataError(ValueError):
 
 class MissingExtraError(ImportError):
     """An optional dependency is missing; the message names the extra to install."""
+
+
+class OptionWarning(UserWarning):
+    """An option given with a value the run does not read (e.g. ``threshold`` with ``by``):
+    the run goes on without it; the message names it."""

@@ -34,11 +34,15 @@ def filter_cmd(quiet: bool = _QUIET, *, config: FilterConfig) -> None:
     from aflite.jobs import run_filter_job
 
     try:
-        outcome = run_filter_job(config, progress=not quiet)
+        outcome = run_filter_job(config, progress=not quiet, note=_note)
     except Interrupted as e:
         e.resumable = True  # a checkpoint, if one was written, is left for --resume
         raise
     typer.echo(outcome.summary_text)
+
+
+def _note(message: str) -> None:
+    typer.echo(f"aflite: note: {one_line(message)}", err=True)
 
 
 # the demo's data; its filter options are the defaults of `aflite filter`, unchanged

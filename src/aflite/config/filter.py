@@ -133,6 +133,10 @@ _SIZE = {"coerce": c.to_size, "check": c.size, "cli_type": str, "metavar": "SIZE
 # options of a filtering run that only mean something for rows with a class label
 NOT_FOR_ITEMS = ("warmup_fraction", "by", "balance", "backend")
 
+# options only AFLITE's re-scored phases read: a --by pass ranks by its score once and measures
+# the bias with the linear family on block partitions
+NOT_FOR_BY = ("threshold", "strategy", "model", "partitions")
+
 @dataclass(frozen=True)
 class FilterConfig(Config):
     """Options of one filtering run (the ``aflite filter`` command line, as a frozen
@@ -206,9 +210,12 @@ class FilterConfig(Config):
                                 metavar="NAME", check=c.choice(_strategies), cli_type=str,
                                 algorithm=True)
     by: str | None = option(
-        None, "Instead of AFLITE's phases, remove the easiest rows by one per-example score in "
-        "a single pass (e.g. pvi, datamap:confidence; see aflite score); --threshold, "
-        "--slice-size, --strategy and --min-bias do not apply.",
+        None, "Instead of AFLITE's phases, score every row once by one per-example score (e.g. "
+        "pvi, datamap:confidence; see aflite score) and remove the easiest rows in slices of "
+        "--slice-size, down to --target-size or, with --min-bias, to chance; --n-partitions "
+        "and --train-size set the bias measured between slices, --balance applies; "
+        "--threshold, --strategy, --model and --partitions do not apply (given, they are "
+        "ignored with a note).",
         metavar="SCORER[:COLUMN]", check=_by,
     )
     warmup_fraction: float | None = option(
@@ -324,6 +331,27 @@ class FilterConfig(Config):
         why = wrong_kind(self.audits, choices) if self.audits else None
         if why is not None:
             raise ConfigError("audits", why)
+
+    def ignored_options(self, *, cli: bool) -> str | None:
+        """One line naming the options given other values than their defaults that this run
+        does not read (those of AFLITE's phases under ``by``), as flags with ``cli``."""
+        if self.by is None:
+            return None
+        from aflite.config.base import config_fields, flag, show
+
+        defaults = {f.name: f.default for f in config_fields(self)}
+        given = [n for n in NOT_FOR_BY if getattr(self, n) != defaults[n]]
+        if not given:
+            return None
+        if cli:
+            named = [f"{flag(n)} {getattr(self, n)}" for n in given]
+            by = f"--by {self.by}"
+        else:
+            named = [f"{n}={show(getattr(self, n))}" for n in given]
+            by = f"by={show(self.by)}"
+        names = ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else named[0]
+        verb = "do" if len(named) > 1 else "does"
+        return f"{names} {verb} not apply with {by}; ignored"
 
     def algorithm_options(self) -> dict[str, Any]:
         """The options :func:`aflite.adversarial_filter` takes, by its parameter names."""

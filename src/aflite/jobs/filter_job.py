@@ -9,11 +9,12 @@ This is the Python API behind ``aflite filter``; the algorithm itself lives in
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 from aflite.algorithm import FilterState, adversarial_filter
-from aflite.errors import DataError, MissingExtraError
+from aflite.errors import DataError, MissingExtraError, OptionWarning
 from aflite.io.checkpoint import Checkpoint
 from aflite.io.labelled import LabelledData
 from aflite.jobs.checks import check_environment
@@ -46,17 +47,27 @@ def run_filter_job(
     progress: bool = True,
     log: Callable[[str], None] = print,
     stop_after_phases: int | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> JobOutcome:
     """Run a job end to end and return where its outputs are.
 
     ``stop_after_phases`` interrupts the run after that many phases (as a kill would), leaving
-    only the checkpoint; it exists to test ``resume``. An ``out_dir`` holding an earlier run
+    only the checkpoint; it exists to test ``resume``. Options given that the run does not
+    read (:meth:`~aflite.config.FilterConfig.ignored_options`) are named in one line, passed
+    to ``note`` (the command line's, naming flags) or else warned as an
+    :class:`~aflite.errors.OptionWarning`. An ``out_dir`` holding an earlier run
     is refused unless ``job.overwrite`` (its outputs are removed once the input has been
     checked) or ``job.resume``.
     """
     t_start = time.perf_counter()
     # Read and check everything before anything is computed or written.
     check_environment(job)  # the options were checked when ``job`` was made
+    ignored = job.ignored_options(cli=note is not None)
+    if ignored is not None:
+        if note is None:
+            warnings.warn(ignored, OptionWarning, stacklevel=2)
+        else:
+            note(ignored)
     earlier = check_out_dir(
         job.out_dir, overwrite=job.overwrite, resume=job.resume, inputs=(job.input,)
     )
