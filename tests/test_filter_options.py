@@ -191,3 +191,22 @@ def test_options_of_the_phases_given_with_by_are_named_as_ignored(snli300, tmp_p
 def test_no_note_without_by():
     job = FilterJob(input="x.jsonl", threshold=0.9, strategy="greedy")
     assert job.ignored_options(cli=True) is None
+
+
+def test_score_refuses_a_training_part_smaller_than_the_classes(snli300, tmp_path):
+    out = tmp_path / "out"
+    r = run_in_process("score", snli300, "--text-fields", "hypothesis", "--scorers",
+                       "predictability", "--train-size", "2", "--out-dir", str(out),
+                       "--quiet")  # fmt: skip
+    assert r.returncode == 2 and r.stderr == (
+        "aflite: error: --train-size: 2 gives each classifier 2 training rows, fewer than the "
+        "3 classes\n"
+    )
+    assert not out.exists()
+    with pytest.raises(DataError) as e:
+        aflite.score_dataset(_rows(300), label="label", text="hypothesis",
+                             scorers=["predictability"], train_size=0.005)  # fmt: skip
+    assert str(e.value) == (
+        "train_size: 0.005 of 300 rows gives each classifier 2 training rows, fewer than the 3 "
+        "classes"
+    )

@@ -150,7 +150,7 @@ def score_dataset(
             "dynamics": dynamics, "probs": probs, "partial_probs": partial_probs,
         })  # fmt: skip
     # every option is checked before the (possibly long) featurizing
-    resolve_scorers(
+    names = resolve_scorers(
         scorers,
         has_partial=partial_text is not None
         or partial_features is not None
@@ -165,6 +165,8 @@ def score_dataset(
         need_text=needs_text(features), choices=choices, context=context, blank=blank,
         answer_format=answer_format,
     )  # fmt: skip
+    if not items:  # an item holds every choice: any one item covers them
+        _check_train_size(names, options, data_)
     if items:
         return _score_items(data_, features, choice_context, scorers, seed=seed,
                             n_folds=n_folds, repeats=repeats, device=device, **options)
@@ -229,3 +231,22 @@ def _score_items(
     return DatasetScores(
         frame, spearman(frame.drop(columns=["id", "answer"])), result, fields, texts
     )
+
+
+def _check_train_size(names: list[str], options: dict[str, Any], data: LabelledData) -> None:
+    """The training part of the scorers that train AFLITE's ensemble (``train_size``, e.g.
+    predictability's) checked on the data as the filter checks its own: at least one row per
+    class, and rows left to score."""
+    from aflite.algorithm import resolve_size
+    from aflite.config.checks import train_covers_classes
+    from aflite.scoring.registry import EXAMPLE_SCORERS
+
+    readers = [EXAMPLE_SCORERS[n] for n in names if "train_size" in EXAMPLE_SCORERS[n].options]
+    if not readers:
+        return
+    value = options.get("train_size", readers[0].options["train_size"])
+    try:
+        t = resolve_size(value, len(data), "train_size")
+    except ValueError as e:
+        raise DataError(f"{data.where}: {e}") from None
+    train_covers_classes(value, t, len(np.unique(data.labels)), "train_size", n_rows=len(data))

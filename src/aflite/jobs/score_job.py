@@ -14,6 +14,8 @@ import numpy as np
 
 from aflite._internal.atomic import atomic_path, clean_stale_parts
 from aflite.config import ScoreConfig
+from aflite.config.base import ConfigError
+from aflite.errors import DataError
 from aflite.jobs.out_dir import check_out_dir, remove_previous_run
 
 __all__ = ["ScoreJob", "ScoreOutcome", "run_score_job", "region_examples"]
@@ -154,16 +156,12 @@ def write_scores_parquet(path: Path, frame: Any) -> Path:
     return path
 
 
-def run_score_job(job: ScoreJob) -> ScoreOutcome:
-    """Run a scoring job end to end. An ``out_dir`` holding an earlier run is refused unless
-    ``job.overwrite`` (its outputs are removed once the input has been read and scored)."""
+def _score(job: ScoreJob) -> Any:
+    """:func:`aflite.score_dataset` with the job's options."""
     from aflite.api.scores import score_dataset
     from aflite.features.cache import default_cache_dir
 
-    t0 = time.perf_counter()
-    given = (job.input, *(p for p in (job.dynamics, job.probs, job.partial_probs) if p))
-    earlier = check_out_dir(job.out_dir, overwrite=job.overwrite, resume=False, inputs=given)
-    ds = score_dataset(
+    return score_dataset(
         job.input,
         label=job.label_field,
         text=list(job.text_fields) or None,
@@ -188,6 +186,23 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
         choice_context=job.choice_context,
         **job.options,
     )
+
+
+def run_score_job(job: ScoreJob) -> ScoreOutcome:
+    """Run a scoring job end to end. An ``out_dir`` holding an earlier run is refused unless
+    ``job.overwrite`` (its outputs are removed once the input has been read and scored)."""
+    t0 = time.perf_counter()
+    given = (job.input, *(p for p in (job.dynamics, job.probs, job.partial_probs) if p))
+    earlier = check_out_dir(job.out_dir, overwrite=job.overwrite, resume=False, inputs=given)
+    try:
+        ds = _score(job)
+    except ConfigError as e:
+        from aflite.config.score import scorer_options
+
+        if e.field not in scorer_options():
+            raise
+        # a scorer's option the data cannot take (--train-size), named as its flag
+        raise DataError(e.render(cli=True)) from None
     remove_previous_run(earlier)
     out = Path(job.out_dir)
     out.mkdir(parents=True, exist_ok=True)
