@@ -210,3 +210,15 @@ def test_score_refuses_a_training_part_smaller_than_the_classes(snli300, tmp_pat
         "train_size: 0.005 of 300 rows gives each classifier 2 training rows, fewer than the 3 "
         "classes"
     )
+
+
+def test_by_help_names_as_not_applying_exactly_the_options_it_ignores():
+    from aflite.config.base import config_fields, flag
+    from aflite.config.filter import NOT_FOR_BY, FilterConfig
+
+    help_ = next(f for f in config_fields(FilterConfig) if f.name == "by").metadata["help"]
+    ignored = help_.split("; ")[-1]
+    flags = [flag(n) for n in NOT_FOR_BY]
+    assert ignored.startswith(", ".join(flags[:-1]) + " and " + flags[-1] + " do not apply")
+    for applies in ("--slice-size", "--min-bias", "--target-size", "--train-size"):
+        assert applies in help_ and applies not in ignored
