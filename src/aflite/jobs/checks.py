@@ -53,11 +53,6 @@ def resolve_job_sizes(
         return size
 
     target, train, k = rows("target_size"), rows("train_size"), rows("slice_size")
-    if n_classes is not None:
-        try:
-            train_covers_classes(job.train_size, train, n_classes, "train_size", n_rows=n_rows)
-        except ConfigError as e:
-            raise DataError(e.render(cli=True)) from None
     if target >= n_rows:
         raise _fail("target_size", f"{target} is not smaller than the {n_rows} rows to filter")
     if train >= target:
@@ -66,4 +61,9 @@ def resolve_job_sizes(
             f"{train} must be smaller than {{target_size}} ({target}): the kept rows are scored "
             "by models trained on other rows",
         )
+    if n_classes is not None:
+        try:
+            train_covers_classes(job.train_size, train, n_classes, "train_size", n_rows=n_rows)
+        except ConfigError as e:
+            raise DataError(e.render(cli=True)) from None
     return target, train, k
