@@ -153,7 +153,7 @@ def test_audit_compare_against_a_run_uses_its_representation(snli, tmp_path):
         r = run_in_process(*audit, "--compare", str(target))
         assert r.returncode == 0, r.stderr
         assert r.stdout.splitlines()[0] == (
-            "measuring with the run's representation, --features ngrams:svd=16 "
+            "measuring with the run's representation: --features ngrams:svd=16 "
             f"(from {out / 'summary.json'})"
         )
     r = run_in_process(*audit, "--compare", str(out), "--features", "ngrams")

@@ -4,12 +4,14 @@ the run filtered with from its ``summary.json``, so the audit's bias is the run'
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aflite.errors import DataError
 
-__all__ = ["compare_source", "run_train_size"]
+__all__ = ["CompareSource", "compare_source", "run_train_size"]
 
 DEFAULT_FEATURES = "ngrams"
 
@@ -42,17 +44,42 @@ def _describe(options: dict[str, Any]) -> tuple[str, bool]:
     return features, entry is not None and entry.needs_text
 
 
-def compare_source(compare: str, features: str | None) -> tuple[str, str, str | None]:
-    """(file to read, feature spec to measure both sets with, a one-line note or None).
+@dataclass(frozen=True)
+class CompareSource:
+    """What ``--compare`` names: the file to read, the representation both sets are measured
+    with (a feature spec over ``fields``, the text fields it reads) and a one-line note."""
+
+    path: str
+    features: str
+    fields: tuple[str, ...]
+    note: str | None = None
+
+
+def _run_fields(summary: dict[str, Any], options: dict[str, Any]) -> tuple[str, ...]:
+    """The text fields the run's representation read (its resolved fields, picks included)."""
+    read = summary.get("fields")
+    fields = read.get("text") if isinstance(read, dict) else None
+    if not isinstance(fields, list):
+        fields = options.get("text_fields")
+    return tuple(str(f) for f in fields) if isinstance(fields, list) else ()
+
+
+def compare_source(
+    compare: str, features: str | None, text_fields: Sequence[str]
+) -> CompareSource:
+    """The file ``--compare`` names and the representation to measure both sets with.
 
     ``compare`` may be any data file, a filter run's folder (its kept rows are read) or a row
-    file of such a run. With no ``features`` given, a run's own representation is used where
-    it can be rebuilt; otherwise the note says which representation the figures measure.
+    file of such a run. With no ``features`` given (or the run's own), a run's representation
+    is used where it can be rebuilt: its feature spec over its text fields, whatever
+    ``text_fields`` the word audits read; otherwise the note says which representation the
+    figures measure.
     """
+    given = tuple(text_fields)
     p = Path(compare)
     found = _run_summary(p)
     if found is None:
-        return compare, features or DEFAULT_FEATURES, None
+        return CompareSource(compare, features or DEFAULT_FEATURES, given)
     run_dir, summary = found
     if p == run_dir:
         kept = (summary.get("outputs") or {}).get("kept")
@@ -61,34 +88,31 @@ def compare_source(compare: str, features: str | None) -> tuple[str, str, str | 
         p = run_dir / kept
     options = summary.get("options") if isinstance(summary.get("options"), dict) else {}
     run_features, rebuilt = _describe(options)
+    run_fields = _run_fields(summary, options)
+    rebuilt = rebuilt and bool(run_fields)
+
+    # the fields are named only where the run's differ from those the word audits read
+    differ = bool(run_fields) and run_fields != given
+    run_on = f" on {', '.join(run_fields)}" if differ else ""
+    if features in (None, run_features) and rebuilt:
+        return CompareSource(
+            str(p), run_features, run_fields,
+            f"measuring with the run's representation: --features {run_features}{run_on} "
+            f"(from {run_dir / 'summary.json'})",
+        )  # fmt: skip
+    measured = features or DEFAULT_FEATURES
+    given_on = f" on {', '.join(given)}" if differ else ""
     if features is None:
-        if rebuilt:
-            return (
-                str(p),
-                run_features,
-                (
-                    f"measuring with the run's representation, --features {run_features} "
-                    f"(from {run_dir / 'summary.json'})"
-                ),
-            )
-        return (
-            str(p),
-            DEFAULT_FEATURES,
-            (
-                f"note: the run in {run_dir} filtered with {run_features}, which cannot be built "
-                f"again here; the bias figures measure --features {DEFAULT_FEATURES} instead"
-            ),
-        )
-    if features != run_features:
-        return (
-            str(p),
-            features,
-            (
-                f"note: the run in {run_dir} filtered with {run_features}; the bias figures "
-                f"measure --features {features} instead, so they differ from the run's"
-            ),
-        )
-    return str(p), features, None
+        return CompareSource(
+            str(p), measured, given,
+            f"note: the run in {run_dir} filtered with {run_features}{run_on}, which cannot be "
+            f"built again here; the bias figures measure --features {measured}{given_on} instead",
+        )  # fmt: skip
+    return CompareSource(
+        str(p), measured, given,
+        f"note: the run in {run_dir} filtered with {run_features}{run_on}; the bias figures "
+        f"measure --features {measured}{given_on} instead, so they differ from the run's",
+    )  # fmt: skip
 
 
 def run_train_size(compare: str) -> int | None:

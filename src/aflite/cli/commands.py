@@ -83,9 +83,14 @@ def audit_cmd(
         silence_third_party_progress()
     # bars only on a terminal: the tables on stdout are what a pipe or a file gets
     show = not quiet and sys.stdout.isatty()
-    note = None
+    fields = list(config.text_fields)
+    # the representation (knn, bias) reads rep_fields: a filter run's own with --compare
+    note, rep_fields = None, fields
     if compare:
-        compare, features, note = compare_source(compare, features)
+        source = compare_source(compare, features, fields)
+        compare, features, note, rep_fields = (
+            source.path, source.features, source.note, list(source.fields),
+        )  # fmt: skip
     features = features or "ngrams"
 
     from aflite._internal.atomic import atomic_path
@@ -93,27 +98,24 @@ def audit_cmd(
     from aflite.audits.baselines import bias_train_rows
     from aflite.audits.before_after import AuditSet, audit_before_after, sized_audits
     from aflite.features.build import build_features, parse_feature_spec
-    from aflite.features.registry import FEATURE_KINDS
     from aflite.io.labelled import read_labelled
     from aflite.jobs import read_labelled_texts
     from aflite.reports.terminal import print_audits
 
     items = config.choices_field or config.choices_fields or None
     names = list(config.audits) if config.audits else audit_names(choices=items is not None)
-    fields = list(config.text_fields)
     words = load_identity_words(config.identity_words) if config.identity_words else None
     min_counts = parse_min_counts(config.identity_min_count)
     spec = parse_feature_spec(features)
 
     def phi_of(inputs):
-        if FEATURE_KINDS.lookup(spec.kind).fit is not None or not any(
-            AUDITS[a].reads_features for a in names
-        ):
-            return None  # a fitted Phi (n-grams) is computed from the texts of each set
+        if items is not None or not any(AUDITS[a].reads_features for a in names):
+            return None
+        # each set's Phi from its own texts (n-grams: its own vocabulary), as the spec says
         with progress_bar("embedding", enabled=show) as bar:
             phi, _ = build_features(
                 spec,
-                inputs.texts,
+                {f: inputs.texts[f] for f in rep_fields},
                 n_rows=len(inputs.labels),
                 ids=inputs.ids,
                 fingerprint=inputs.table.fingerprint(),
@@ -123,7 +125,8 @@ def audit_cmd(
 
     def read(path: str):  # noqa: ANN202 -- LabelledData
         if items is None:
-            return read_labelled_texts(path, fields, label_field=label_field)
+            extra = [f for f in rep_fields if f not in fields]
+            return read_labelled_texts(path, fields + extra, label_field=label_field)
         return read_labelled(path, label=label_field, choices=items, pick=False,
                              context=config.context_fields, blank=config.blank,
                              answer_format=config.answer_format)  # fmt: skip
@@ -134,7 +137,12 @@ def audit_cmd(
         # before and after are measured at one t, resolved on INPUT
         given = config.bias_train_size
         bias_t = bias_train_rows([len(s.labels) for s in sets], given, flag="--bias-train-size")
-    audit_sets = [AuditSet(s.texts, s.labels, phi_of(s), s.choices) for s in sets]
+    # the word audits read the fields given, whatever the representation reads
+    audit_sets = [
+        AuditSet(s.texts if items else {f: s.texts[f] for f in fields}, s.labels, phi_of(s),
+                 s.choices)
+        for s in sets
+    ]  # fmt: skip
     if note:
         typer.echo(note)
     run_t = run_train_size(compare) if compare else None
