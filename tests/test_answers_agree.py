@@ -187,3 +187,83 @@ def test_audit_compare_against_a_run_it_cannot_rebuild_says_so(snli, tmp_path):
     assert r.stdout.splitlines()[0].startswith(
         f"note: the run in {out} filtered with precomputed:/x/f.npy, which cannot be built again"
     )
+
+
+@pytest.fixture(scope="module")
+def hypothesis_run(snli, tmp_path_factory):
+    """A filter run on hypothesis-only n-grams (as ``aflite demo``'s)."""
+    out = tmp_path_factory.mktemp("hyp") / "run"
+    r = run_in_process(
+        "filter", str(snli / "s150.jsonl"), "--text-fields", "hypothesis", "--n-partitions", "4",
+        "--out-dir", str(out), "--quiet", "--no-report",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_audit_compare_measures_with_the_run_fields_whatever_the_word_fields(snli, hypothesis_run):
+    out = hypothesis_run
+    audit = ["audit", str(snli / "s150.jsonl"), "--audits", "bias", "--bias-train-size", "30",
+             "--quiet", "--compare", str(out)]  # fmt: skip
+    both = run_in_process(*audit, "--text-fields", "premise,hypothesis")
+    alone = run_in_process(*audit, "--text-fields", "hypothesis")
+    assert both.returncode == alone.returncode == 0, both.stderr + alone.stderr
+    assert both.stdout.splitlines()[0] == (
+        "measuring with the run's representation: --features ngrams on hypothesis "
+        f"(from {out / 'summary.json'})"
+    )
+    assert alone.stdout.splitlines()[0] == (
+        f"measuring with the run's representation: --features ngrams (from {out / 'summary.json'})"
+    )
+    # the same representation, so the same figures, whatever fields the word audits read
+    assert both.stdout.splitlines()[1:] == alone.stdout.splitlines()[1:]
+    assert "representation bias (compare)" in both.stdout
+    # another --features measures the fields given, and the note says so
+    other = run_in_process(*audit, "--text-fields", "premise,hypothesis", "--features",
+                           "ngrams:svd=8")  # fmt: skip
+    assert other.returncode == 0, other.stderr
+    assert other.stdout.splitlines()[0] == (
+        f"note: the run in {out} filtered with ngrams on hypothesis; the bias figures measure "
+        "--features ngrams:svd=8 on premise, hypothesis instead, so they differ from the run's"
+    )
+    assert other.stdout.splitlines()[1:] != both.stdout.splitlines()[1:]
+
+
+def _no_signal(n: int) -> list[dict]:
+    """Balanced labels and one text for every row: a model trained on a partition answers its
+    majority label, the held-out rows' minority, so the estimate falls below chance."""
+    return [{"id": i, "premise": "p", "hypothesis": "a b c", "label": "xy"[i % 2]} for i in range(n)]
+
+
+def test_audit_compare_warns_when_the_compared_set_is_below_chance(snli, tmp_path):
+    compare = tmp_path / "flat.jsonl"
+    compare.write_text("".join(json.dumps(r) + "\n" for r in _no_signal(40)))
+    r = run_in_process(
+        "audit", str(snli / "s150.jsonl"), "--text-fields", "hypothesis", "--audits", "bias",
+        "--bias-train-size", "20", "--compare", str(compare), "--quiet",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    warning = r.stdout.splitlines()[-1]
+    assert re.fullmatch(
+        r"warning: representation bias \(compare\): estimate (0\.\d{3}) is (0\.\d{3}) below the "
+        r"majority class \(0\.500\) on the compare set", warning,
+    ), warning  # fmt: skip
+    # the filter's check, on the API's results of the same rows at the same t
+    from aflite.reports.warnings import audit_warnings
+
+    res = aflite.audit(_no_signal(40), label="label", text="hypothesis", audits=["bias"],
+                       bias_train_size=20, tag="compare")  # fmt: skip
+    est = res[0].rows[0][0]
+    assert est < 0.48
+    assert [f"warning: {w}" for w in audit_warnings([x.to_dict() for x in res],
+                                                    rows="the compare set")] == [warning]
+    # at chance or above: no warning
+    telling = tmp_path / "telling.jsonl"
+    telling.write_text("".join(json.dumps(r | {"hypothesis": f"a {r['label']}"}) + "\n"
+                               for r in _no_signal(40)))  # fmt: skip
+    r = run_in_process(
+        "audit", str(snli / "s150.jsonl"), "--text-fields", "hypothesis", "--audits", "bias",
+        "--bias-train-size", "20", "--compare", str(telling), "--quiet",
+    )  # fmt: skip
+    assert r.returncode == 0 and "representation bias (compare)" in r.stdout, r.stderr
+    assert "warning" not in r.stdout

@@ -184,6 +184,12 @@ def audit_cmd(
     print_audits(first, second)
     if control:
         print_audits(control)
+    if second is not None:
+        from aflite.reports.warnings import audit_warnings
+
+        # the filter's check of its kept rows, on the set compared
+        for warning in audit_warnings([r.to_dict() for r in second], rows="the compare set"):
+            typer.echo(f"warning: {warning}")
     if json_out:
         doc = {"input": input_path, "audits": [r.to_dict() for r in first]}
         if second is not None:

@@ -4,12 +4,24 @@ that models predict worse than chance (a new artifact, not a cleaner set)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from aflite.reports.audit_pairs import audit_tag
 from aflite.reports.data import ReportData
 
-__all__ = ["DRIFT_WARNING", "BELOW_CHANCE_MARGIN", "label_drift", "run_warnings"]
+__all__ = [
+    "DRIFT_WARNING",
+    "BELOW_CHANCE_MARGIN",
+    "audit_warnings",
+    "label_drift",
+    "outcome_lines",
+    "run_warnings",
+    "stop_hint",
+    "warning_facts",
+]
 
 DRIFT_WARNING = 0.05  # a label's share moving more than this (0-1) is warned about
 BELOW_CHANCE_MARGIN = 0.02  # as min_bias's default: noise of a bias estimate on small sets
@@ -37,14 +49,21 @@ def _is_kept(audit: dict[str, Any]) -> bool:
     return audit_tag(audit)[1] == "kept"
 
 
-def _audit_warnings(audits: list[dict[str, Any]], margin: float) -> list[str]:
-    """Accuracy-like audit numbers (``accuracy``, ``estimate``) on the kept rows below their
-    ``majority class`` column by more than ``margin``."""
+def audit_warnings(
+    audits: list[dict[str, Any]],
+    *,
+    rows: str = "the kept rows",
+    margin: float = BELOW_CHANCE_MARGIN,
+) -> list[str]:
+    """Accuracy-like numbers (``accuracy``, ``estimate``) of audits run on one set (``rows``:
+    the kept rows of a run, the set ``aflite audit --compare`` reads) below their
+    ``majority class`` column by more than ``margin``: models trained there pick the wrong
+    label more often than the majority rate."""
     out = []
     for audit in audits:
         table = audit.get("table") or {}
         header = list(table.get("header") or [])
-        if not _is_kept(audit) or "majority class" not in header:
+        if "majority class" not in header:
             continue
         m = header.index("majority class")
         for metric in ("accuracy", "estimate"):
@@ -56,8 +75,8 @@ def _audit_warnings(audits: list[dict[str, Any]], margin: float) -> list[str]:
                 if value is not None and chance is not None and value < chance - margin:
                     out.append(
                         f"{audit.get('name', 'audit')}: {metric} {value:.3f} is "
-                        f"{chance - value:.3f} below the majority class ({chance:.3f}) on the "
-                        "kept rows"
+                        f"{chance - value:.3f} below the majority class ({chance:.3f}) on "
+                        f"{rows}"
                     )
     return out
 
@@ -132,5 +151,68 @@ def run_warnings(
             "majority rate, a new artifact rather than a cleaner set; stop earlier with "
             "--min-bias, a smaller --slice-size or a larger --target-size"
         )
-    out += _audit_warnings(list(report.audits or []) if report else [], margin)
+    kept_audits = [a for a in (report.audits or []) if _is_kept(a)] if report else []
+    out += audit_warnings(kept_audits, margin=margin)
     return out
+
+
+def stop_hint(result: Any, threshold: float) -> str | None:
+    """One line when a run stopped on the threshold far from its target while its kept rows
+    are still clearly predictable, naming the flag to change."""
+    target = result.params.get("target_size")
+    if result.stop_reason != "threshold" or not target:
+        return None
+    # min_bias off: the margin of min_bias's default
+    margin = result.params.get("min_bias") or BELOW_CHANCE_MARGIN
+    if not np.isnan(result.final_bias) and result.final_bias <= result.final_chance + margin:
+        return None
+    left = len(result.kept) - int(target)
+    if left <= 0.1 * result.n_input:
+        return None
+    return (
+        f"note: stopped on the threshold with {len(result.kept)} rows, {left} above the target "
+        f"{target} and bias {result.final_bias:.3f} vs chance {result.final_chance:.3f}: "
+        f"lower --threshold (now {threshold:g}) to remove more"
+    )
+
+
+def warning_facts(result: Any, labels: Sequence[Any], *, items: Any = None) -> dict[str, Any]:
+    """What :func:`run_warnings` reads of a ``summary.json``, for a filter ``result`` over
+    ``labels`` (the rows it filtered) when no summary is written (``experiment compare``);
+    ``items``: the multiple-choice items (:class:`~aflite.io.choices.Choices`) it filtered."""
+    from aflite._internal.labels import label_counts
+
+    y = np.asarray(labels)
+    facts: dict[str, Any] = {
+        "parameters": result.params,
+        "counts": {
+            "removed": len(result.removed),
+            "labels_before": label_counts(y),
+            "labels_kept": label_counts(y[result.kept]),
+        },
+        "representation_bias": {"after": result.final_bias, "chance_after": result.final_chance},
+    }
+    if items is not None:
+        facts["items"] = items.as_dict()
+    return facts
+
+
+def outcome_lines(
+    result: Any,
+    summary: dict[str, Any],
+    report: ReportData | None = None,
+    *,
+    fields_note: str = "",
+    items: Any = None,
+) -> list[str]:
+    """The notes and warnings printed after a filter run (``aflite filter``, and ``aflite
+    experiment compare`` for its filter of D): which fields were picked (``fields_note``),
+    how the answers of ``items`` were read, a hint when it stopped far from its target, then
+    each of :func:`run_warnings` as ``warning: ...``."""
+    lines = [fields_note] if fields_note else []
+    if items is not None:
+        lines.append(f"{items.note()}; chance level {items.chance():.3f}")
+    hint = stop_hint(result, float(result.params["threshold"]))
+    if hint:
+        lines.append(hint)
+    return lines + [f"warning: {w}" for w in run_warnings(summary, report)]
