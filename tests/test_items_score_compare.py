@@ -14,6 +14,7 @@ import pytest
 from conftest import run_in_process
 
 import aflite
+from aflite.data import bundled_copa
 from aflite.experiments import compare_experiment
 from aflite.experiments.choice_eval import ChoiceEvaluator
 from aflite.experiments.sets import LabelledTexts
@@ -218,3 +219,37 @@ def test_the_choice_evaluator_matches_a_plain_softmax_fit():
     ref.fit(diff, y)
     assert np.allclose(ev.weights, ref.coef_[0] * scale, rtol=1e-2, atol=1e-3)
     assert (ev.predict(view, x) == (diff @ ref.coef_[0] > 0)).mean() > 0.99
+
+
+def _after_summary(stdout: str, before: str) -> list[str]:
+    """The lines after the filter's three summary lines and its output lines, up to ``before``."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("stopped: ")) + 1
+    while lines[start].startswith(("warm-up rows:", "outputs in ")):
+        start += 1
+    return lines[start : lines.index(before)] if before else lines[start:]
+
+
+def test_compare_prints_the_notes_and_warnings_of_the_filter_of_d(tmp_path):
+    # COPA's first 80 items filtered to half go below chance: the filter warns about it
+    copa = bundled_copa().read_text().splitlines(keepends=True)
+    train, dev = tmp_path / "train.jsonl", tmp_path / "dev.jsonl"
+    train.write_text("".join(copa[:80]))
+    dev.write_text("".join(copa[80:110]))
+    items = ["--choices-fields", "choice1,choice2", "--context-fields", "premise,question",
+             "--id-field", "idx"]  # fmt: skip
+    opts = ["--n-partitions", "8", "--slice-size", "0.25", "--min-bias", "off", "--device", "cpu"]
+    r = run_in_process("filter", str(train), *items, *opts, "--out-dir", str(tmp_path / "out"),
+                       "--quiet", "--no-report")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    filtered = _after_summary(r.stdout, "")
+    assert filtered[0].startswith("answers read as 0-based indexes (detected; ")
+    assert filtered[-1].startswith("warning: the kept rows' representation bias ")
+    r = run_in_process("experiment", "compare", str(train), "--dev", str(dev), *items, *opts)
+    assert r.returncode == 0, r.stderr
+    assert _after_summary(r.stdout, "Accuracy by training set (delta vs D)") == filtered
+    api = {"choices": ["choice1", "choice2"], "context": ["premise", "question"]}
+    res = compare_experiment(read_labelled(train, id="idx", **api), dev, **api,
+                             n_partitions=8, slice_size=0.25, min_bias=None,
+                             device="cpu")  # fmt: skip
+    assert res.filter_notes == res.to_dict()["runs"][0]["filter_notes"] == filtered

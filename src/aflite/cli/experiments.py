@@ -155,6 +155,8 @@ def _print(res, config: CompareConfig, *, only_ood: bool) -> None:
     """The comparison's tables on the terminal, and its Markdown and JSON files."""
     json_out, markdown = config.json_out, config.markdown
     typer.echo(res.filter_summary)
+    for line in res.filter_notes:
+        typer.echo(line)
     header, rows = res.table()
     if only_ood:
         # evaluator, trained on, size, then the sets after dev and filtered dev

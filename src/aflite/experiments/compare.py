@@ -26,6 +26,7 @@ from aflite.experiments.labels import check_label_map, label_space, mapped_accur
 from aflite.experiments.results import CompareResult
 from aflite.experiments.sets import LabelledTexts, experiment_set
 from aflite.experiments.sizes import check_sizes
+from aflite.io.labelled import LabelledData, read_labelled
 
 __all__ = ["CompareResult", "compare_experiment", "EVALUATORS"]
 
@@ -161,6 +162,9 @@ def compare_experiment(
             device=device, seed=seed,
         )  # fmt: skip
         return run_compare(prepared, seed=seed, seeds=seeds, device=device, progress=progress)
+    if not isinstance(train, LabelledData):
+        train = read_labelled(train)
+    fields_note = train.fields.note()  # what was picked, as aflite filter notes it
     train = experiment_set("train", train)
     fields = list(train.texts)
     dev = experiment_set("dev", dev, fields)
@@ -256,5 +260,6 @@ def compare_experiment(
             "ood_groups": ood_groups,
             "sets_represented": rep.n_embedded,
         },
+        fields_note=fields_note,
     )  # fmt: skip
     return run_compare(prepared, seed=seed, seeds=seeds, device=device, progress=progress)

@@ -120,4 +120,5 @@ def prepare_items(
             "items": tr_items.as_dict() | {"note": tr_items.note()},
             "sets_represented": 2 + len(others),
         },
+        fields_note=sets[0].fields.note(), items=tr_items,
     )  # fmt: skip

@@ -17,6 +17,7 @@ import aflite
 from aflite._internal.labels import label_counts
 from aflite.audits.before_after import bias_with_control
 from aflite.experiments.results import FILTERED, FULL, RANDOM, CompareResult
+from aflite.reports.warnings import outcome_lines, warning_facts
 
 __all__ = ["EvalSet", "PreparedCompare", "run_compare"]
 
@@ -52,6 +53,9 @@ class PreparedCompare:
     gold: Callable[[EvalSet], np.ndarray]
     warm_up: int  # rows of the training file spent on a warm-up model, not part of D
     details: dict[str, Any]
+    # how D was read, as ``aflite filter`` notes it: the fields picked, D's items
+    fields_note: str = ""
+    items: Any = None
 
 
 def run_compare(
@@ -108,6 +112,11 @@ def run_compare(
                 "label_counts": {k: label_counts(prep.y_train[v]) for k, v in train_sets.items()}
                 | {k: label_counts(prep.gold(sets[k])) for k in eval_names},
                 "filter_summary": res.summary(),
+                # the notes and warnings aflite filter prints after the same filter of D
+                "filter_notes": outcome_lines(
+                    res, warning_facts(res, prep.y_train, items=prep.items),
+                    fields_note=prep.fields_note, items=prep.items,
+                ),
                 "bias": bias,
             }
         )

@@ -93,6 +93,15 @@ class CompareResult:
         return "\n".join(f"seed {run['seed']}: " + run["filter_summary"].replace("\n", "; ")
                          for run in self.runs)  # fmt: skip
 
+    @property
+    def filter_notes(self) -> list[str]:
+        """The notes and warnings ``aflite filter`` prints after the filter of D: those of
+        every seed once, the others with their seed."""
+        per_run = [run.get("filter_notes") or [] for run in self.runs]
+        common = [line for line in per_run[0] if all(line in lines for lines in per_run)]
+        return common + [f"seed {run['seed']}: {line}" for run, lines in zip(self.runs, per_run)
+                         for line in lines if line not in common]  # fmt: skip
+
     @staticmethod
     def _acc(run: dict[str, Any], evaluator: str, train: str, e: str) -> float:
         return next(

@@ -15,13 +15,13 @@ import numpy as np
 import aflite
 from aflite._internal.labels import label_counts
 from aflite.algorithm import FilterResult
-from aflite.defaults import FILTER_DEFAULTS
 from aflite.io.decisions import Decisions
 from aflite.io.labelled import LabelledData
 from aflite.jobs.config import FilterJob, job_key
 from aflite.jobs.outputs import RowSplit, output_names, write_outputs
 from aflite.reports.content import report_data
 from aflite.reports.data import ReportData
+from aflite.reports.warnings import outcome_lines, stop_hint
 
 __all__ = ["JobOutcome", "finish_job", "job_fields", "stop_hint", "versions"]
 
@@ -172,8 +172,6 @@ def outcome_text(
     n_warmup: int,
 ) -> str:
     """What is printed after a run: the result, where the outputs are, notes and warnings."""
-    from aflite.reports.warnings import run_warnings
-
     shown = [v for k, v in names.items() if k != "report"] + (
         [names["report"]] if "report" in names else []
     )
@@ -181,18 +179,9 @@ def outcome_text(
         f"{result.summary(dropped_by='--drop-ids')}\nwarm-up rows: {n_warmup}\n"
         f"outputs in {out}/: " + ", ".join(shown)
     )
-    note = inputs.fields.note()
-    if inputs.choices is not None:
-        items = inputs.choices
-        note = "\n".join(filter(None, [note, f"{items.note()}; chance level {items.chance():.3f}"]))
-    if note:
-        text += "\n" + note
-    hint = stop_hint(result, job.threshold)
-    if hint:
-        text += "\n" + hint
-    for warning in run_warnings(summary, report):
-        text += f"\nwarning: {warning}"
-    return text
+    lines = outcome_lines(result, summary, report, fields_note=inputs.fields.note(),
+                          items=inputs.choices)  # fmt: skip
+    return "\n".join([text, *lines])
 
 
 def job_fields(job: FilterJob, inputs: LabelledData) -> dict[str, Any]:
@@ -208,25 +197,6 @@ def job_fields(job: FilterJob, inputs: LabelledData) -> dict[str, Any]:
         fields["split"] = job.split
     fields["picked"] = list(inputs.picked)
     return fields
-
-
-def stop_hint(result: FilterResult, threshold: float) -> str | None:
-    """One line when a run stopped on the threshold far from its target while its kept rows
-    are still clearly predictable, naming the flag to change."""
-    target = result.params.get("target_size")
-    if result.stop_reason != "threshold" or not target:
-        return None
-    margin = result.params.get("min_bias") or FILTER_DEFAULTS["min_bias"]
-    if not np.isnan(result.final_bias) and result.final_bias <= result.final_chance + margin:
-        return None
-    left = len(result.kept) - int(target)
-    if left <= 0.1 * result.n_input:
-        return None
-    return (
-        f"note: stopped on the threshold with {len(result.kept)} rows, {left} above the target "
-        f"{target} and bias {result.final_bias:.3f} vs chance {result.final_chance:.3f}: "
-        f"lower --threshold (now {threshold:g}) to remove more"
-    )
 
 
 def versions() -> dict[str, str]:
