@@ -12,7 +12,7 @@ import pytest
 
 from aflite.data import bundled_snli
 from aflite.errors import DataError
-from aflite.experiments import compare_experiment
+from aflite.experiments import CompareResult, compare_experiment
 from aflite.experiments.labels import label_space, mapped_accuracy, parse_label_map
 from aflite.io import read_labelled
 
@@ -498,3 +498,22 @@ def test_every_set_is_checked_as_the_command_line_checks_it(rows, tmp_path):
     with pytest.raises(DataError, match="^hans: no text field premise"):
         two = lt(rows[:60], fields=("premise", "hypothesis"))
         compare_experiment(two, two, ood={"hans": good})
+
+
+def test_compare_notes_a_picked_text_field_and_the_filters_warnings_as_filter_does(rows):
+    # the only text column besides the label is picked, as aflite filter picks it
+    train = [{"hypothesis": r["hypothesis"], "label": r["label"]} for r in rows[:300]]
+    res = compare_experiment(train, lt(rows[4500:4650]), target_size=0.9, train_size=20,
+                             slice_size=10, **FAST)  # fmt: skip
+    notes = res.filter_notes
+    assert notes[0] == (
+        "picked text field hypothesis (the only text column); name others with --text-fields / "
+        "--id-field"
+    )
+    assert notes[1].startswith("warning: tiny data: each of 8 classifiers trains on 20 of 300")
+    assert res.to_dict()["runs"][0]["filter_notes"] == notes
+    # a note of every seed is said once; one that differs between seeds, with its seed
+    two = CompareResult(runs=[{"seed": 0, "filter_notes": ["a", "b"]},
+                              {"seed": 1, "filter_notes": ["a", "c"]}],
+                        eval_sets=[], seeds=[0, 1])  # fmt: skip
+    assert two.filter_notes == ["a", "seed 0: b", "seed 1: c"]
