@@ -146,8 +146,8 @@ def test_audit_compare_against_a_run_uses_its_representation(snli, tmp_path):
         "ngrams:svd=16", "--n-partitions", "8", "--out-dir", str(out), "--quiet", "--no-report",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    # the note comes before any audit runs; pmi keeps the test fast
-    audit = ["audit", str(snli / "s600.jsonl"), "--text-fields", "hypothesis", "--audits", "pmi",
+    # the note comes before the tables, where an audit measures with the representation
+    audit = ["audit", str(snli / "s600.jsonl"), "--text-fields", "hypothesis", "--audits", "knn",
              "--quiet"]  # fmt: skip
     for target in (out, out / "kept.jsonl"):
         r = run_in_process(*audit, "--compare", str(target))
@@ -180,13 +180,19 @@ def test_audit_compare_against_a_run_it_cannot_rebuild_says_so(snli, tmp_path):
         {"options": {"features": "precomputed:/x/f.npy"}, "outputs": {"kept": "kept.jsonl"}}
     ))  # fmt: skip
     r = run_in_process(
-        "audit", str(snli / "s600.jsonl"), "--text-fields", "hypothesis", "--audits", "pmi",
+        "audit", str(snli / "s600.jsonl"), "--text-fields", "hypothesis", "--audits", "pmi,knn",
         "--quiet", "--compare", str(out),
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0].startswith(
         f"note: the run in {out} filtered with precomputed:/x/f.npy, which cannot be built again"
     )
+    # no audit measures with a representation: nothing to say about one
+    r = run_in_process(
+        "audit", str(snli / "s600.jsonl"), "--text-fields", "hypothesis", "--audits", "pmi",
+        "--quiet", "--compare", str(out),
+    )  # fmt: skip
+    assert r.returncode == 0 and "representation" not in r.stdout, r.stderr
 
 
 @pytest.fixture(scope="module")
@@ -227,6 +233,14 @@ def test_audit_compare_measures_with_the_run_fields_whatever_the_word_fields(snl
         "--features ngrams:svd=8 on premise, hypothesis instead, so they differ from the run's"
     )
     assert other.stdout.splitlines()[1:] != both.stdout.splitlines()[1:]
+    # an input without the run's fields: the one-line error says the representation reads them
+    flat = snli / "flat.jsonl"
+    flat.write_text("".join(json.dumps({"text": r["hypothesis"], "label": r["label"]}) + "\n"
+                            for r in _rows(150)))  # fmt: skip
+    bad = run_in_process("audit", str(flat), "--text-fields", "text", *audit[2:])
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+    assert "field 'hypothesis' is missing" in bad.stderr
+    assert "the run's representation reads hypothesis" in bad.stderr
 
 
 def _no_signal(n: int) -> list[dict]:

@@ -72,6 +72,7 @@ def audit_cmd(
 
     from aflite._internal.progress import progress_bar, silence_third_party_progress
     from aflite.cli.audit_compare import compare_source, run_train_size
+    from aflite.errors import DataError
 
     input_path, label_field, field = config.input, config.label_field, config.field
     compare, features, seed = config.compare, config.features, config.seed
@@ -126,7 +127,15 @@ def audit_cmd(
     def read(path: str):  # noqa: ANN202 -- LabelledData
         if items is None:
             extra = [f for f in rep_fields if f not in fields]
-            return read_labelled_texts(path, fields + extra, label_field=label_field)
+            try:
+                return read_labelled_texts(path, fields + extra, label_field=label_field)
+            except DataError as e:
+                if not extra:
+                    raise
+                raise DataError(
+                    f"{e}; the run's representation reads {', '.join(rep_fields)} (a --features "
+                    "other than the run's measures the --text-fields given)"
+                ) from None
         return read_labelled(path, label=label_field, choices=items, pick=False,
                              context=config.context_fields, blank=config.blank,
                              answer_format=config.answer_format)  # fmt: skip
@@ -143,7 +152,8 @@ def audit_cmd(
                  s.choices)
         for s in sets
     ]  # fmt: skip
-    if note:
+    # the representation's note only where an audit measures with it
+    if note and items is None and any(AUDITS[a].reads_features for a in names):
         typer.echo(note)
     run_t = run_train_size(compare) if compare else None
     if run_t is not None and bias_t is not None and run_t != bias_t:
