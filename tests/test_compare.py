@@ -510,7 +510,9 @@ def test_compare_notes_a_picked_text_field_and_the_filters_warnings_as_filter_do
         "picked text field hypothesis (the only text column); name others with --text-fields / "
         "--id-field"
     )
-    assert notes[1].startswith("warning: tiny data: each of 8 classifiers trains on 20 of 300")
+    assert notes[1].startswith(
+        "warning: small training part: each of 8 classifiers trains on 20 of 300"
+    )
     assert res.to_dict()["runs"][0]["filter_notes"] == notes
     # a note of every seed is said once; one that differs between seeds, with its seed
     two = CompareResult(runs=[{"seed": 0, "filter_notes": ["a", "b"]},
