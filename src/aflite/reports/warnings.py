@@ -212,7 +212,8 @@ def outcome_lines(
     lines = [fields_note] if fields_note else []
     if items is not None:
         lines.append(f"{items.note()}; chance level {items.chance():.3f}")
-    hint = stop_hint(result, float(result.params["threshold"]))
+    threshold = result.params.get("threshold")  # None: ranked by a given score (--by)
+    hint = None if threshold is None else stop_hint(result, float(threshold))
     if hint:
         lines.append(hint)
     return lines + [f"warning: {w}" for w in run_warnings(summary, report)]
