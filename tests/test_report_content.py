@@ -155,7 +155,8 @@ def test_warnings_box_on_top_for_drift_and_below_chance(tmp_path):
     assert run_warnings(items) == []  # 0.035 under the position share, 0.015 under the guess
     items["representation_bias"]["after"] = 0.45
     assert run_warnings(items)[0].startswith(
-        "the kept rows' representation bias 0.450 is 0.050 below chance (0.500)"
+        "the kept rows' representation bias 0.450 is 0.050 below chance (0.500, a guess among "
+        "each item's choices)"
     )
     audits = [
         {"name": "baseline (kept)", "tag": "kept", "summary": "",

@@ -128,10 +128,13 @@ def run_warnings(
     rb = summary.get("representation_bias") or {}
     after, chance = _number(rb.get("after")), _number(rb.get("chance_after"))
     guess = _number((summary.get("items") or {}).get("guess"))
-    if chance is not None and guess is not None:
+    chance_text = "" if chance is None else f"{chance:.3f}"
+    if chance is not None and guess is not None and guess < chance:
         # items: the choice-wise model guesses among an item's choices (mean 1/K) when it
-        # finds nothing; below the answer-position share but not below that is no artifact
-        chance = min(chance, guess)
+        # finds nothing; below the answer-position share but not below that is no artifact.
+        # Named, since the summary line's chance is the answer-position share.
+        chance = guess
+        chance_text = f"{guess:.3f}, a guess among each item's choices"
     if (
         after is not None
         and chance is not None
@@ -141,13 +144,13 @@ def run_warnings(
         # nothing was removed, so stopping earlier changes nothing: the input itself is so
         out.append(
             f"the representation bias {after:.3f} is {chance - after:.3f} below chance "
-            f"({chance:.3f}) with nothing removed: these features do not predict the label on "
+            f"({chance_text}) with nothing removed: these features do not predict the label on "
             "these rows, so there was nothing to filter"
         )
     elif after is not None and chance is not None and after < chance - margin:
         out.append(
             f"the kept rows' representation bias {after:.3f} is {chance - after:.3f} below chance "
-            f"({chance:.3f}): models trained on them pick the wrong label more often than the "
+            f"({chance_text}): models trained on them pick the wrong label more often than the "
             "majority rate, a new artifact rather than a cleaner set; stop earlier with "
             "--min-bias, a smaller --slice-size or a larger --target-size"
         )
