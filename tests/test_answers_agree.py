@@ -80,9 +80,10 @@ def test_a_run_that_removed_nothing_is_not_told_to_stop_earlier(snli, tmp_path):
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "removed 0" in r.stdout
-    assert "stop earlier" not in r.stdout
-    assert "with nothing removed" in r.stdout
-    small = [line for line in r.stdout.splitlines() if "small training part" in line]
+    # warnings go to stderr, the result to stdout
+    assert "stop earlier" not in r.stderr
+    assert "with nothing removed" in r.stderr and "warning" not in r.stdout
+    small = [line for line in r.stderr.splitlines() if "small training part" in line]
     assert small == [
         "warning: small training part: each of 64 classifiers trains on 3 of 10 rows "
         "(--train-size) and is scored on the other 7; with fewer than 10 training rows per "
@@ -152,13 +153,13 @@ def test_audit_compare_against_a_run_uses_its_representation(snli, tmp_path):
     for target in (out, out / "kept.jsonl"):
         r = run_in_process(*audit, "--compare", str(target))
         assert r.returncode == 0, r.stderr
-        assert r.stdout.splitlines()[0] == (
+        assert r.stderr.splitlines()[0] == (
             "measuring with the run's representation: --features ngrams:svd=16 "
             f"(from {out / 'summary.json'})"
         )
     r = run_in_process(*audit, "--compare", str(out), "--features", "ngrams")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines()[0] == (
+    assert r.stderr.splitlines()[0] == (
         f"note: the run in {out} filtered with ngrams:svd=16; the bias figures measure "
         "--features ngrams instead, so they differ from the run's"
     )
@@ -169,7 +170,7 @@ def test_audit_compare_against_a_run_uses_its_representation(snli, tmp_path):
     assert run_train_size(str(snli / "s600.jsonl")) is None
     # a plain file beside nothing: no note
     r = run_in_process(*audit, "--compare", str(snli / "s600.jsonl"))
-    assert r.returncode == 0 and not r.stdout.startswith(("note", "measuring"))
+    assert r.returncode == 0 and not r.stderr.startswith(("note", "measuring"))
 
 
 def test_audit_compare_against_a_run_it_cannot_rebuild_says_so(snli, tmp_path):
@@ -184,7 +185,7 @@ def test_audit_compare_against_a_run_it_cannot_rebuild_says_so(snli, tmp_path):
         "--quiet", "--compare", str(out),
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines()[0].startswith(
+    assert r.stderr.splitlines()[0].startswith(
         f"note: the run in {out} filtered with precomputed:/x/f.npy, which cannot be built again"
     )
     # no audit measures with a representation: nothing to say about one
@@ -192,7 +193,7 @@ def test_audit_compare_against_a_run_it_cannot_rebuild_says_so(snli, tmp_path):
         "audit", str(snli / "s600.jsonl"), "--text-fields", "hypothesis", "--audits", "pmi",
         "--quiet", "--compare", str(out),
     )  # fmt: skip
-    assert r.returncode == 0 and "representation" not in r.stdout, r.stderr
+    assert r.returncode == 0 and "representation" not in r.stderr, r.stderr
 
 
 @pytest.fixture(scope="module")
@@ -214,25 +215,26 @@ def test_audit_compare_measures_with_the_run_fields_whatever_the_word_fields(snl
     both = run_in_process(*audit, "--text-fields", "premise,hypothesis")
     alone = run_in_process(*audit, "--text-fields", "hypothesis")
     assert both.returncode == alone.returncode == 0, both.stderr + alone.stderr
-    assert both.stdout.splitlines()[0] == (
+    # the notes on stderr, the tables on stdout
+    assert both.stderr.splitlines()[0] == (
         "measuring with the run's representation: --features ngrams on hypothesis "
         f"(from {out / 'summary.json'})"
     )
-    assert alone.stdout.splitlines()[0] == (
+    assert alone.stderr.splitlines()[0] == (
         f"measuring with the run's representation: --features ngrams (from {out / 'summary.json'})"
     )
     # the same representation, so the same figures, whatever fields the word audits read
-    assert both.stdout.splitlines()[1:] == alone.stdout.splitlines()[1:]
+    assert both.stdout == alone.stdout
     assert "representation bias (compare)" in both.stdout
     # another --features measures the fields given, and the note says so
     other = run_in_process(*audit, "--text-fields", "premise,hypothesis", "--features",
                            "ngrams:svd=8")  # fmt: skip
     assert other.returncode == 0, other.stderr
-    assert other.stdout.splitlines()[0] == (
+    assert other.stderr.splitlines()[0] == (
         f"note: the run in {out} filtered with ngrams on hypothesis; the bias figures measure "
         "--features ngrams:svd=8 on premise, hypothesis instead, so they differ from the run's"
     )
-    assert other.stdout.splitlines()[1:] != both.stdout.splitlines()[1:]
+    assert other.stdout != both.stdout
     # an input without the run's fields: the one-line error says the representation reads them
     flat = snli / "flat.jsonl"
     flat.write_text("".join(json.dumps({"text": r["hypothesis"], "label": r["label"]}) + "\n"
@@ -257,7 +259,7 @@ def test_audit_compare_warns_when_the_compared_set_is_below_chance(snli, tmp_pat
         "--bias-train-size", "20", "--compare", str(compare), "--quiet",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    warning = r.stdout.splitlines()[-1]
+    warning = r.stderr.splitlines()[-1]
     assert re.fullmatch(
         r"warning: representation bias \(compare\): estimate (0\.\d{3}) is (0\.\d{3}) below the "
         r"majority class \(0\.500\) on the compare set", warning,
@@ -280,4 +282,4 @@ def test_audit_compare_warns_when_the_compared_set_is_below_chance(snli, tmp_pat
         "--bias-train-size", "20", "--compare", str(telling), "--quiet",
     )  # fmt: skip
     assert r.returncode == 0 and "representation bias (compare)" in r.stdout, r.stderr
-    assert "warning" not in r.stdout
+    assert "warning" not in r.stdout + r.stderr

@@ -258,7 +258,7 @@ def test_a_filter_run_keeps_items_whole_each_in_exactly_one_output(tmp_path):
     rows = artifact_items()
     r, out = filter_items(rows, tmp_path, target_size=100)
     assert r.returncode == 0, r.stderr
-    assert "answers read as 0-based indexes (detected" in r.stdout
+    assert "answers read as 0-based indexes (detected" in r.stderr
     kept = [json.loads(x) for x in (out / "kept.jsonl").read_text().splitlines()]
     removed = [json.loads(x) for x in (out / "removed.jsonl").read_text().splitlines()]
     assert sorted((r["id"] for r in kept + removed), key=lambda s: int(s[1:])) == [

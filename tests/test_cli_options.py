@@ -144,7 +144,7 @@ def test_a_run_says_what_it_picked(tmp_path):
         "--no-report",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    assert "picked text field hypothesis (the only text column) and id field id" in r.stdout
+    assert "picked text field hypothesis (the only text column) and id field id" in r.stderr
     fields = json.loads((out / "summary.json").read_text())["fields"]
     assert fields == {
         "label": "label", "text": ["hypothesis"], "id": "id", "group": "premise",

@@ -205,7 +205,7 @@ def test_a_planted_token_leads_why_removed_in_a_whole_run(tmp_path_factory):
     # the n-gram is a link that filters the table of rows to those that contain it
     assert "data-ngram='zqxv' data-field=''" in why and ">zqxv</button></td>" in why
     # the run went below chance: the summary text and the report say so
-    assert "warning: the kept rows' representation bias" in outcome.summary_text
+    assert any("warning: the kept rows' representation bias" in n for n in outcome.notices)
     assert "below chance" in page[: page.index("<div class='cards'>")]
 
 

@@ -6,8 +6,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
-__all__ = ["progress_bar", "silence_third_party_progress"]
+if TYPE_CHECKING:  # rich is imported only when a bar is shown
+    from rich.console import Console
+
+__all__ = ["progress_bar", "progress_console", "silence_third_party_progress"]
 
 # read when those libraries are imported: set before, they never show a bar
 _QUIET_ENV = {
@@ -37,6 +41,14 @@ def silence_third_party_progress() -> None:
             sys.modules["huggingface_hub"].utils.disable_progress_bars()
 
 
+def progress_console() -> Console:
+    """The console every bar draws on: stderr, as pip's, cargo's and git's do, so stdout holds
+    only results (rich's default console is stdout)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
 @contextlib.contextmanager
 def progress_bar(label: str, *, enabled: bool = True) -> Iterator[Callable[[int, int], None]]:
     """Yield ``update(done, total)``; shows a bar only when enabled and updated at least once."""
@@ -52,7 +64,8 @@ def progress_bar(label: str, *, enabled: bool = True) -> Iterator[Callable[[int,
     )
 
     bar = Progress(
-        TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn()
+        TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=progress_console(),
     )
     task = None
 

@@ -8,6 +8,7 @@ import sys
 import warnings
 from typing import Any
 
+from aflite._internal.progress import progress_console
 from aflite._internal.text import plural
 from aflite.algorithm.result import PhaseRecord
 
@@ -57,6 +58,7 @@ class Reporter:
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[info]}"),
                 transient=False,
+                console=progress_console(),
             )
             self.bar.start()
             self.task = self.bar.add_task("filter", total=total, completed=done, info="")

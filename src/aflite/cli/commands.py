@@ -82,8 +82,8 @@ def audit_cmd(
     plot_dir, save_counts, json_out = config.plot_dir, config.save_counts, config.json_out
     if quiet:
         silence_third_party_progress()
-    # bars only on a terminal: the tables on stdout are what a pipe or a file gets
-    show = not quiet and sys.stdout.isatty()
+    # bars (on stderr) only on a terminal, as the filter's are
+    show = not quiet and sys.stderr.isatty()
     fields = list(config.text_fields)
     # the representation (knn, bias) reads rep_fields: a filter run's own with --compare
     note, rep_fields = None, fields
@@ -154,12 +154,13 @@ def audit_cmd(
     ]  # fmt: skip
     # the representation's note only where an audit measures with it
     if note and items is None and any(AUDITS[a].reads_features for a in names):
-        typer.echo(note)
+        typer.echo(note, err=True)
     run_t = run_train_size(compare) if compare else None
     if run_t is not None and bias_t is not None and run_t != bias_t:
         typer.echo(
             f"note: the run scored its rows at t = {run_t} training rows, the bias audit at "
-            f"t = {bias_t}; --bias-train-size {run_t} measures at the run's"
+            f"t = {bias_t}; --bias-train-size {run_t} measures at the run's",
+            err=True,
         )
     sized = sized_audits(names)
     sizes = [len(s) for s in audit_sets]
@@ -199,7 +200,7 @@ def audit_cmd(
 
         # the filter's check of its kept rows, on the set compared
         for warning in audit_warnings([r.to_dict() for r in second], rows="the compare set"):
-            typer.echo(f"warning: {warning}")
+            typer.echo(f"warning: {warning}", err=True)
     if json_out:
         doc = {"input": input_path, "audits": [r.to_dict() for r in first]}
         if second is not None:

@@ -156,7 +156,7 @@ def _print(res, config: CompareConfig, *, only_ood: bool) -> None:
     json_out, markdown = config.json_out, config.markdown
     typer.echo(res.filter_summary)
     for line in res.filter_notes:
-        typer.echo(line)
+        typer.echo(line, err=True)  # notes and warnings on stderr, as aflite filter's
     header, rows = res.table()
     if only_ood:
         # evaluator, trained on, size, then the sets after dev and filtered dev

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -22,6 +23,9 @@ from aflite.data import bundled_snli
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.errors import DataError, MissingExtraError
 
+if TYPE_CHECKING:  # the jobs package imports numpy and more: only when a command runs
+    from aflite.jobs import JobOutcome
+
 _QUIET = typer.Option(False, help="No progress bars (ours, tqdm's and Hugging Face's).")
 
 
@@ -38,7 +42,15 @@ def filter_cmd(quiet: bool = _QUIET, *, config: FilterConfig) -> None:
     except Interrupted as e:
         e.resumable = True  # a checkpoint, if one was written, is left for --resume
         raise
+    _echo_outcome(outcome)
+
+
+def _echo_outcome(outcome: JobOutcome) -> None:
+    """The result and the output paths on stdout; notes and warnings on stderr, beside the
+    progress bars, so that ``> file`` or a pipe gets the result alone."""
     typer.echo(outcome.summary_text)
+    for line in outcome.notices:
+        typer.echo(line, err=True)
 
 
 def _note(message: str) -> None:
@@ -89,7 +101,7 @@ def demo_cmd(quiet: bool = _QUIET, *, options: dict) -> None:
         + ", ".join(f"{k}={v}" for k, v in D.items())
         + ")"
     )
-    typer.echo(outcome.summary_text)
+    _echo_outcome(outcome)
     if "report" in outcome.outputs:
         typer.echo(f"open {outcome.outputs['report']} in a browser")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import platform
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +28,16 @@ __all__ = ["JobOutcome", "finish_job", "job_fields", "stop_hint", "versions"]
 
 @dataclass
 class JobOutcome:
-    """Where a finished job's outputs are, its result, and the lines printed after it."""
+    """Where a finished job's outputs are, its result, and the lines printed after it:
+    ``summary_text`` (the result and the outputs, for stdout) and ``notices`` (``note:`` and
+    ``warning:`` lines, for stderr, so a redirected stdout holds the result alone)."""
 
     out_dir: Path
     result: FilterResult
     n_warmup: int
     outputs: dict[str, str]
     summary_text: str
+    notices: list[str] = field(default_factory=list)
 
 
 def finish_job(
@@ -78,10 +81,11 @@ def finish_job(
     )  # fmt: skip
     # the text counts the rows a reviewer dropped apart from those the filter removed
     shown = result.with_dropped(rest, split.dropped) if len(split.dropped) else result
-    text = outcome_text(job, inputs=inputs, result=shown, summary=summary, report=report,
-                        out=out, names=written, n_warmup=len(warm_rows))  # fmt: skip
+    text, notices = outcome_text(job, inputs=inputs, result=shown, summary=summary,
+                                 report=report, out=out, names=written,
+                                 n_warmup=len(warm_rows))  # fmt: skip
     outputs = {k: str(out / v) for k, v in written.items()}
-    return JobOutcome(out, result, len(warm_rows), outputs, text)
+    return JobOutcome(out, result, len(warm_rows), outputs, text, notices)
 
 
 def audits_before_after(
@@ -170,8 +174,9 @@ def outcome_text(
     out: Path,
     names: dict[str, str],
     n_warmup: int,
-) -> str:
-    """What is printed after a run: the result, where the outputs are, notes and warnings."""
+) -> tuple[str, list[str]]:
+    """What is printed after a run: the result and where the outputs are, then the notes and
+    warnings (one line each)."""
     shown = [v for k, v in names.items() if k != "report"] + (
         [names["report"]] if "report" in names else []
     )
@@ -181,7 +186,7 @@ def outcome_text(
     )
     lines = outcome_lines(result, summary, report, fields_note=inputs.fields.note(),
                           items=inputs.choices)  # fmt: skip
-    return "\n".join([text, *lines])
+    return text, lines
 
 
 def job_fields(job: FilterJob, inputs: LabelledData) -> dict[str, Any]:

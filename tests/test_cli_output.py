@@ -1,0 +1,43 @@
+"""What the command line writes where: results on stdout; progress bars, notes and warnings on
+stderr; files a pipe or grep can read."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from conftest import run_in_process
+
+SMALL_RUN = ("--train-size", "40", "--slice-size", "10", "--n-partitions", "4",
+             "--target-size", "80", "--no-report")  # fmt: skip
+
+
+def _rows(n=120, seed=0):
+    rng = random.Random(seed)
+    words = "cat dog sat ran the a big small red blue".split()
+    rows = []
+    for i in range(n):
+        label = ("yes", "no")[i % 2]
+        text = " ".join(rng.choice(words) for _ in range(5)) + (" nobody" * (i % 4 == 1))
+        rows.append({"id": f"r{i}", "text": text, "label": label})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    path = tmp_path_factory.mktemp("in") / "in.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _rows()))
+    return path
+
+
+def test_a_redirected_stdout_holds_the_result_alone(small, tmp_path):
+    out = tmp_path / "out"
+    # no --quiet: the bar is drawn, on stderr
+    r = run_in_process("filter", str(small), *SMALL_RUN, "--out-dir", str(out))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("kept 80 of 120 rows, removed 40")
+    assert r.stdout.splitlines()[-1].startswith(f"outputs in {out}/: kept.jsonl")
+    assert "filtering" not in r.stdout and "picked" not in r.stdout
+    assert "filtering" in r.stderr and "40/40" in r.stderr
+    assert "picked text field text (the only text column)" in r.stderr
