@@ -128,11 +128,10 @@ BAD = {
 
 
 def _where(door: str, path: str, row: int) -> str:
-    return (
-        f"{path}:{row}"
-        if door == "file"
-        else f"{ {'frame': 'DataFrame', 'rows': 'data'}[door] }: row {row}"
-    )
+    """Row ``row`` (from 1) as each door names it: a DataFrame by its index label, from 0."""
+    if door == "file":
+        return f"{path}:{row}"
+    return f"DataFrame: row {row - 1}" if door == "frame" else f"data: row {row}"
 
 
 @pytest.mark.parametrize("case", list(BAD))

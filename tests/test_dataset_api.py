@@ -89,8 +89,10 @@ def test_mistakes_are_one_line_errors():
     two = [dict(r, other=r["text"]) for r in rows]
     with pytest.raises(DataError, match=r"data: several text columns \(text, other\); .*text="):
         aflite.filter_dataset(two, label="label")
-    with pytest.raises(TypeError, match="treshold"):
+    with pytest.raises(TypeError, match="treshold; did you mean 'threshold'"):
         aflite.filter_dataset(rows, label="label", treshold=0.5)
+    with pytest.raises(TypeError, match="choise; did you mean 'choices'"):  # a named argument
+        aflite.filter_dataset(rows, label="label", choise="options")
     with pytest.raises(DataError, match="cannot read a int"):
         aflite.filter_dataset(3, label="label")
     bad = [dict(r) for r in rows]

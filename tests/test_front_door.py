@@ -127,9 +127,11 @@ def _where(door: str, path: str) -> dict[str, str]:
     if door == "file":
         return {"at": f"{path}:{BAD_ROW + 1}", "at0": f"{path}:1", "data": path,
                 "missing": f"{path}:1", "first": str(FIRST + 1)}  # fmt: skip
-    name = {"frame": "DataFrame", "rows": "data"}[door]
-    return {"at": f"{name}: row {BAD_ROW + 1}", "at0": f"{name}: row 1", "data": name,
-            "missing": name, "first": f"row {FIRST + 1}"}  # fmt: skip
+    if door == "frame":  # named by the index label, which df.loc finds
+        return {"at": f"DataFrame: row {BAD_ROW}", "at0": "DataFrame: row 0", "data": "DataFrame",
+                "missing": "DataFrame", "first": f"row {FIRST}"}  # fmt: skip
+    return {"at": f"data: row {BAD_ROW + 1}", "at0": "data: row 1", "data": "data",
+            "missing": "data", "first": f"row {FIRST + 1}"}  # fmt: skip
 
 
 def _api_error(fn, data, kwargs: dict) -> str:
@@ -162,8 +164,24 @@ def test_the_same_error_through_every_door(case, tmp_path):
 def test_a_dataframe_column_of_nan_labels_is_refused_not_a_class():
     df = pd.DataFrame(_rows())
     df["label"] = [0, 1, math.nan, 1, 0, 1, 0, 1]  # a float column, as pandas makes it
-    with pytest.raises(DataError, match=r"^DataFrame: row 3: field 'label' is empty$"):
+    with pytest.raises(DataError, match=r"^DataFrame: row 2: field 'label' is empty$"):
         aflite.filter_dataset(df, label="label")
+
+
+def test_a_dataframe_row_is_named_by_its_index_label():
+    rows = _rows()
+    rows[4]["label"] = None
+    df = pd.DataFrame(rows).set_index(pd.Index([f"r{i}" for i in range(8)]))
+    with pytest.raises(DataError) as e:
+        aflite.filter_dataset(df, label="label")
+    assert str(e.value) == "DataFrame: row 'r4' (position 4): field 'label' is empty"
+    with pytest.raises(DataError) as e:
+        aflite.filter_dataset(df.reset_index(drop=True), label="label")
+    assert str(e.value) == "DataFrame: row 4: field 'label' is empty"
+    shifted = df.set_index(pd.Index(range(100, 108)))
+    with pytest.raises(DataError) as e:
+        aflite.filter_dataset(shifted, label="label")
+    assert str(e.value) == "DataFrame: row 104 (position 4): field 'label' is empty"
 
 
 def test_picks_are_returned_and_subsets_keep_the_input_type(tmp_path):

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from aflite._internal.text import did_you_mean
 from aflite.config import FilterConfig, config_fields
 from aflite.config import preset as config_preset
 from aflite.config.choices import check_item_arguments, refuse_for_items
@@ -100,6 +101,15 @@ def text_features(data: LabelledData, features: str, **kw: Any) -> np.ndarray:
 _ALGORITHM_OPTIONS = [f.name for f in config_fields(FilterConfig) if f.metadata["algorithm"]]
 
 
+def _named_arguments(fn: Any) -> list[str]:
+    """The arguments ``fn`` names (its ``**options`` left out): a misspelt ``lable=`` lands
+    among the options and is pointed back at ``label``."""
+    import inspect
+
+    kinds = (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+    return [p.name for p in inspect.signature(fn).parameters.values() if p.kind not in kinds]
+
+
 def filter_dataset(
     data: Any,
     *,
@@ -160,7 +170,10 @@ def filter_dataset(
 
     unknown = set(filter_options) - set(_ALGORITHM_OPTIONS) - {"score_kept"}
     if unknown:
-        raise TypeError(f"filter_dataset() got unexpected option(s): {', '.join(sorted(unknown))}")
+        first = sorted(unknown)[0]
+        known = [*_ALGORITHM_OPTIONS, "score_kept", *_named_arguments(filter_dataset)]
+        raise TypeError(f"filter_dataset() got unexpected option(s): {', '.join(sorted(unknown))}"
+                        f"{did_you_mean(first, known)}")
     given = {k: v for k, v in filter_options.items() if k != "score_kept"}
     filter_options = filter_options | FilterConfig.check_fields(config_preset(preset) | given)
     # the command line's checks of the item options, on this call's arguments

@@ -1,7 +1,10 @@
 """Data a caller already holds -- a pandas DataFrame, a Hugging Face ``Dataset`` (or one split
 of a ``DatasetDict``), a list of dicts -- as a :class:`~aflite.io.base.Table`, so that every
 check a file gets (a missing field with the closest column, an empty value, ``where(i)``)
-reads the same for them: ``DataFrame: row 4``, ``Dataset: row 4``, ``data: row 4``.
+reads the same for them: ``DataFrame: row 4``, ``Dataset: row 4``, ``data: row 4``. A
+DataFrame's row is named by its index label, as ``df.loc`` finds it (``DataFrame: row 4`` under
+the default index, ``DataFrame: row 'r4' (position 4)`` under another); the other two count
+rows from 1, as files do.
 
 Each table also has ``subset(rows)``: those rows in the caller's own type (DataFrame rows
 keep their index, a Dataset is ``select``-ed, a list of dicts stays a list of the same dicts).
@@ -73,6 +76,15 @@ class FrameTable(MemoryTable):
 
         out = self._frame[self._by_name[name]].tolist()
         return [None if (v is pd.NA or v is pd.NaT) else v for v in out]
+
+    def where(self, i: int) -> str:
+        # the index label, which df.loc finds; "row 5" for position 4 would send a reader
+        # of df to the wrong row
+        label = self._frame.index[i]
+        if isinstance(label, (int, np.integer)) and not isinstance(label, bool) and label == i:
+            return f"{self.path}: row {i}"
+        shown = f"'{label}'" if isinstance(label, str) else str(label)
+        return f"{self.path}: row {shown} (position {i})"
 
     def subset(self, rows: Sequence[int] | np.ndarray) -> Any:
         return self._frame.iloc[np.asarray(rows, dtype=np.int64)]
