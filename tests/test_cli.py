@@ -217,6 +217,12 @@ GOOD = (
     "content, extra, message",
     [
         (GOOD + "{not json\n", [], "in.jsonl:3: malformed JSON"),
+        # a line cut short: the column is its end, where the JSON stops
+        (
+            GOOD + '{"id": "c", "hypothesis": "q", "label": "e"\n',
+            [],
+            "in.jsonl:3: malformed JSON (Expecting ',' delimiter, column 44)\n",
+        ),
         (GOOD + '{"id": "c", "hypothesis": "q"}\n', [], "in.jsonl:3: field 'label' is missing"),
         (GOOD + '{"id": "c", "label": "e"}\n', [], "in.jsonl:3: field 'hypothesis' is missing"),
         (

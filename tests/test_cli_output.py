@@ -41,3 +41,20 @@ def test_a_redirected_stdout_holds_the_result_alone(small, tmp_path):
     assert "filtering" not in r.stdout and "picked" not in r.stdout
     assert "filtering" in r.stderr and "40/40" in r.stderr
     assert "picked text field text (the only text column)" in r.stderr
+
+
+def test_a_blank_label_is_empty_in_every_format(tmp_path):
+    import aflite
+    from aflite.errors import DataError
+
+    csv = tmp_path / "in.csv"
+    csv.write_text("text,label\na b,x\nc d,\ne f,y\n")
+    jsonl = tmp_path / "in.jsonl"
+    jsonl.write_text('{"text": "a b", "label": "x"}\n{"text": "c d", "label": ""}\n{"text": "e f", "label": "y"}\n')
+    for path, at in ((csv, f"{csv}:3"), (jsonl, f"{jsonl}:2")):
+        expected = f"{at}: field 'label' is empty"
+        r = run_in_process("filter", str(path), "--out-dir", str(tmp_path / "out"), "--quiet")
+        assert (r.returncode, r.stderr) == (2, f"aflite: error: {expected}\n")
+        with pytest.raises(DataError) as e:
+            aflite.filter_dataset(str(path), label="label")
+        assert str(e.value) == expected

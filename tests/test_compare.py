@@ -492,8 +492,8 @@ def test_every_set_is_checked_as_the_command_line_checks_it(rows, tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in bad))
     with pytest.raises(DataError) as api:
         compare_experiment(good, str(path))  # read by compare, text field picked
-    assert str(api.value) == f"{path}:4: field 'label' is not a class label ('')"
-    with pytest.raises(DataError, match=r"^data: row 4: field 'label' is not a class label"):
+    assert str(api.value) == f"{path}:4: field 'label' is empty"
+    with pytest.raises(DataError, match=r"^data: row 4: field 'label' is empty"):
         compare_experiment(good, bad)
     with pytest.raises(DataError, match="^hans: no text field premise"):
         two = lt(rows[:60], fields=("premise", "hypothesis"))

@@ -65,7 +65,7 @@ HINT = "name the text fields to use (--text-fields / text=)"
 CASES = {
     "empty label": (_spoil(label=None), {}, "{at}: field 'label' is empty"),
     "NaN label": (_spoil(label=math.nan), {}, "{at}: field 'label' is empty"),
-    "blank label": (_spoil(label=""), {}, "{at}: field 'label' is not a class label ('')"),
+    "blank label": (_spoil(label=""), {}, "{at}: field 'label' is empty"),
     "list label": (_spoil(label=["a"]), {}, "{at}: field 'label' is not a class label (['a'])"),
     "one class": (_one_class, {}, "{data}: field 'label' has fewer than two classes"),
     "duplicate id": (
@@ -206,7 +206,7 @@ def test_a_hf_dataset_reads_like_the_others():
     ds = datasets.Dataset.from_list(_spoil(label="")())
     with pytest.raises(DataError) as e:
         read_labelled(ds)
-    assert str(e.value) == "Dataset: row 4: field 'label' is not a class label ('')"
+    assert str(e.value) == "Dataset: row 4: field 'label' is empty"
     good = read_labelled(datasets.DatasetDict({"train": datasets.Dataset.from_list(_rows())}),
                          split="train")  # fmt: skip
     assert good.where == "Dataset" and isinstance(good.subset([0, 1]), datasets.Dataset)

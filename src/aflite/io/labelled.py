@@ -207,7 +207,9 @@ def _pick_text(table: Table, skip: set[str]) -> list[str]:
 def _labels(table: Table, field: str) -> tuple[np.ndarray, np.ndarray]:
     values = table.column(field)
     for i, v in enumerate(values):
-        if not isinstance(v, (str, int)) or isinstance(v, bool) or v == "":
+        if v == "":  # a CSV cell left blank: what a JSON null or a missing key is
+            raise DataError(f"{table.where(i)}: field '{field}' is empty")
+        if not isinstance(v, (str, int)) or isinstance(v, bool):
             raise DataError(f"{table.where(i)}: field '{field}' is not a class label ({v!r})")
     text = np.asarray([str(v) for v in values])
     if len(np.unique(text)) < 2:

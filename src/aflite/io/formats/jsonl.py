@@ -56,10 +56,12 @@ class JsonLinesTable(RowsTable):
                 if not line.strip():
                     continue
                 try:
-                    obj = json.loads(line, object_pairs_hook=_unique_keys)
+                    # without its newline: a line cut short fails at its end, not at "column 1"
+                    # of the next line the newline would start
+                    obj = json.loads(line.rstrip("\r\n"), object_pairs_hook=_unique_keys)
                 except json.JSONDecodeError as e:
                     raise DataError(
-                        f"{path}:{lineno}: malformed JSON ({e.msg}, column {e.colno})"
+                        f"{path}:{lineno}: malformed JSON ({e.msg}, column {e.pos + 1})"
                     ) from None
                 except _DuplicateKey as e:
                     raise DataError(f"{path}:{lineno}: field '{e.args[0]}' appears twice") from None
