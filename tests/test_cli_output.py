@@ -58,3 +58,17 @@ def test_a_blank_label_is_empty_in_every_format(tmp_path):
         with pytest.raises(DataError) as e:
             aflite.filter_dataset(str(path), label="label")
         assert str(e.value) == expected
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n"])
+def test_csv_rows_are_written_with_the_inputs_line_ending(tmp_path, ending):
+    path = tmp_path / "in.csv"
+    lines = ["id,text,label"] + [f"{r['id']},{r['text']},{r['label']}" for r in _rows()]
+    path.write_bytes(ending.join(lines + [""]).encode())
+    out = tmp_path / "out"
+    r = run_in_process("filter", str(path), *SMALL_RUN, "--out-dir", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    for name in ("kept.csv", "removed.csv"):
+        data = (out / name).read_bytes().decode()
+        assert data.count(ending) > 40 and data.endswith(ending)
+        assert "\r" not in data.replace(ending, "") and "\n" not in data.replace(ending, "")

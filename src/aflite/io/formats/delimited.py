@@ -38,10 +38,23 @@ def _check_header(where: str, names: Sequence[str]) -> None:
         seen.add(name)
 
 
+def _line_ending(path: str) -> str:
+    """The line ending of the file's first line: ``\r\n``, ``\n`` or ``\r``."""
+    with open(path, "rb") as fh:
+        first = fh.readline()
+    if first.endswith(b"\r\n"):
+        return "\r\n"
+    if b"\r" in first and not first.endswith(b"\n"):
+        return "\r"
+    return "\n"
+
+
 class DelimitedTable(RowsTable):
     """Rows of a delimited text file; a subclass sets ``delimiter`` and ``suffix``."""
 
     delimiter: ClassVar[str] = ","
+    # rows are written back with the input's line ending (csv's own default is \r\n)
+    line_ending: str = "\n"
 
     @classmethod
     def read(cls, path: str, options: ReadOptions) -> DelimitedTable:
@@ -66,7 +79,9 @@ class DelimitedTable(RowsTable):
             names = list(reader.fieldnames)
         if not rows:
             raise DataError(f"{path}: no rows")
-        return cls(path, rows, lines, names)
+        table = cls(path, rows, lines, names)
+        table.line_ending = _line_ending(path)
+        return table
 
     def write_subset(
         self,
@@ -79,7 +94,8 @@ class DelimitedTable(RowsTable):
         names = self.fieldnames + [k for k in extra if k not in self.fieldnames]
         target = Path(target)
         with atomic_path(target) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=names, delimiter=self.delimiter)
+            w = csv.DictWriter(fh, fieldnames=names, delimiter=self.delimiter,
+                               lineterminator=self.line_ending)
             w.writeheader()
             w.writerows(self.rows_with(idx, extra))
         return target
