@@ -72,3 +72,13 @@ def test_csv_rows_are_written_with_the_inputs_line_ending(tmp_path, ending):
         data = (out / name).read_bytes().decode()
         assert data.count(ending) > 40 and data.endswith(ending)
         assert "\r" not in data.replace(ending, "") and "\n" not in data.replace(ending, "")
+
+
+def test_audit_sentences_stay_on_one_line_in_a_file(small, tmp_path):
+    doc = tmp_path / "audits.json"
+    r = run_in_process("audit", str(small), "--text-fields", "text", "--audits", "pmi",
+                       "--quiet", "--json", str(doc))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(doc.read_text())["audits"][0]["summary"]
+    assert len(summary) > 100  # longer than the 80 columns a file used to be wrapped at
+    assert summary in r.stdout.splitlines()

@@ -19,7 +19,18 @@ from aflite._internal.text import printable
 from aflite.audits.base import AuditResult
 from aflite.audits.cooccurrence import Association, CooccurrenceCounts
 
-__all__ = ["association_lines", "example_lines", "print_audits", "print_table", "printable"]
+__all__ = [
+    "association_lines", "example_lines", "output_console", "print_audits", "print_table",
+    "printable",
+]  # fmt: skip
+
+
+def output_console() -> Console:
+    """A console on stdout that wraps lines at the terminal's width on a terminal only: in a
+    file or a pipe a sentence stays on one line, so grep finds it whole."""
+    console = Console()
+    console.soft_wrap = not console.is_terminal
+    return console
 
 
 def print_table(
@@ -35,7 +46,7 @@ def print_table(
 
     Cells are shown literally (:func:`printable`); floats with three decimals.
     """
-    console = console or Console()
+    console = console or output_console()
     head = [printable(h) for h in header]
     body = [[_fmt(v) for v in r] for r in rows]
     widths = [
@@ -85,7 +96,7 @@ def print_audits(
 ) -> None:
     """One table per audit; with ``compare``, the second data set's summary and table follow.
     A ``note`` in an audit's details is printed under its summary."""
-    console = console or Console()
+    console = console or output_console()
     pairs = zip(results, compare) if compare is not None else ((r, None) for r in results)
     for before, after in pairs:
         for res, label in ((before, "input"), (after, "compare")):
