@@ -82,3 +82,23 @@ def test_audit_sentences_stay_on_one_line_in_a_file(small, tmp_path):
     summary = json.loads(doc.read_text())["audits"][0]["summary"]
     assert len(summary) > 100  # longer than the 80 columns a file used to be wrapped at
     assert summary in r.stdout.splitlines()
+
+
+def test_the_readme_names_the_columns_each_row_file_carries(tmp_path):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    outputs = " ".join(readme[readme.index("Outputs in `--out-dir`:"):].split()[:60])
+    assert "`kept.*` and `warmup.*` (the input's rows, untouched" in outputs
+    assert "`removed.*` (the input's rows plus `aflite_score`" in outputs
+    assert "and `aflite_phase`" in outputs
+    path = tmp_path / "in.csv"
+    path.write_text("id,text,label\n" + "".join(f"{r['id']},{r['text']},{r['label']}\n"
+                                                for r in _rows()))  # fmt: skip
+    out = tmp_path / "out"
+    r = run_in_process("filter", str(path), *SMALL_RUN, "--out-dir", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert (out / "kept.csv").read_text().splitlines()[0] == "id,text,label"
+    assert (out / "removed.csv").read_text().splitlines()[0] == (
+        "id,text,label,aflite_score,aflite_phase"
+    )
