@@ -95,13 +95,14 @@ def test_overwrite_removes_only_the_earlier_runs_files(tmp_path, snli_300):
     out = tmp_path / "out"
     out.mkdir()
     # an earlier run on a CSV file, with a report and a left-over checkpoint
-    for name in ("kept.csv", "removed.csv", "scores.parquet", "report.html", "extra.bin"):
+    for name in ("kept.csv", "removed.csv", "scores.parquet", "report.html", "extra.bin",
+                 "export-label-studio-removed.json", "export-csv-all.csv"):  # fmt: skip
         (out / name).write_text("old")
     (out / "summary.json").write_text(json.dumps({"outputs": {"x": "extra.bin"}}))
     (out / ".checkpoint").mkdir()
     (out / ".checkpoint" / "manifest.json").write_text("{}")
     (out / "result").mkdir()
-    for name in ("notes.txt", "kept_notes.txt"):
+    for name in ("notes.txt", "kept_notes.txt", "export-notes.txt"):
         (out / name).write_text("mine")
 
     code, output, exc = _invoke(_args(snli_300, out, "--overwrite"))
@@ -109,7 +110,7 @@ def test_overwrite_removes_only_the_earlier_runs_files(tmp_path, snli_300):
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(
         ["kept.jsonl", "removed.jsonl", "scores.parquet", "summary.json", "result", "notes.txt",
-         "kept_notes.txt"]
+         "kept_notes.txt", "export-notes.txt"]
     )  # fmt: skip
     assert (out / "notes.txt").read_text() == "mine"
     assert json.loads((out / "summary.json").read_text())["counts"]["input"] == 300
@@ -128,6 +129,18 @@ def test_overwrite_refuses_an_input_among_the_outputs(tmp_path, monkeypatch, snl
     assert code == 1 and isinstance(exc, DataError)
     assert "the input is an output of the run in" in str(exc)
     assert (out / "kept.jsonl").read_text() == snli_300.read_text()
+
+
+def test_overwrite_refuses_an_id_file_among_the_outputs(tmp_path, monkeypatch, snli_300):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_text("{}")
+    ids = out / "export-csv-removed.csv"  # an export, edited into a reviewer's decisions
+    ids.write_text("id\n")
+    _no_work(monkeypatch)
+    code, _, exc = _invoke(_args(snli_300, out, "--overwrite", "--drop-ids", str(ids)))
+    assert code == 1 and "the input is an output of the run in" in str(exc)
+    assert ids.read_text() == "id\n"
 
 
 def test_overwrite_and_resume_together_are_refused(tmp_path):

@@ -10,7 +10,7 @@ from aflite._internal.registry import Entry, Registry
 from aflite.errors import DataError
 from aflite.exports.rows import ROW_SETS, load_review_rows
 
-__all__ = ["Exporter", "EXPORTERS", "register_exporter", "export_run"]
+__all__ = ["Exporter", "EXPORTERS", "register_exporter", "export_run", "default_export_names"]
 
 
 @dataclass(frozen=True)
@@ -36,11 +36,17 @@ def export_run(
     if rows not in ROW_SETS:
         raise DataError(f"--rows: must be one of {', '.join(ROW_SETS)}, got '{rows}'")
     picked, fields = load_review_rows(out_dir, rows=rows)
-    target = (
-        Path(output)
-        if output is not None
-        else Path(out_dir) / f"export-{to}-{rows}{exporter.suffix}"
-    )
+    target = Path(output) if output is not None else Path(out_dir) / _default_name(exporter, rows)
     with atomic_path(target) as tmp:
         exporter.target(picked, fields, Path(tmp))
     return target, len(picked)
+
+
+def _default_name(exporter: Exporter, rows: str) -> str:
+    return f"export-{exporter.name}-{rows}{exporter.suffix}"
+
+
+def default_export_names() -> set[str]:
+    """The names ``aflite export`` gives its files in a run's folder when no ``--output`` is
+    given (one per format and row set): outputs of that run, which ``--overwrite`` replaces."""
+    return {_default_name(EXPORTERS[n], rows) for n in EXPORTERS.names() for rows in ROW_SETS}

@@ -68,9 +68,9 @@ def run_filter_job(
             warnings.warn(ignored, OptionWarning, stacklevel=2)
         else:
             note(ignored)
-    earlier = check_out_dir(
-        job.out_dir, overwrite=job.overwrite, resume=job.resume, inputs=(job.input,)
-    )
+    # a reviewer's id files may sit in the folder too (beside its exports): never removed
+    given = (job.input, *(p for p in (job.keep_ids, job.drop_ids) if p))
+    earlier = check_out_dir(job.out_dir, overwrite=job.overwrite, resume=job.resume, inputs=given)
     stamp = input_stamp(job.input)
     inputs = load_job_inputs(job)
     job = with_fields(job, inputs)  # the picked fields, for the checkpoint and the summary

@@ -38,12 +38,17 @@ def _is_output_name(name: str) -> bool:
 def previous_run(out_dir: str | Path) -> list[Path]:
     """The outputs of an earlier run in ``out_dir`` (sorted), or [] when there are none.
 
-    Besides the names every run writes, the names an earlier ``summary.json`` lists count.
+    Besides the names every run writes, the names an earlier ``summary.json`` lists count,
+    and those ``aflite export`` gives the files it writes into the folder by default.
     """
     out = Path(out_dir)
     if not out.is_dir():
         return []
-    found = {p for p in out.iterdir() if _is_output_name(p.name)}
+    from aflite.exports.registry import default_export_names
+
+    # the review files `aflite export` wrote beside the run's outputs describe that run's rows
+    exports = default_export_names()
+    found = {p for p in out.iterdir() if _is_output_name(p.name) or p.name in exports}
     try:
         listed = json.loads((out / "summary.json").read_text()).get("outputs", {})
         for name in listed.values() if isinstance(listed, dict) else ():
