@@ -62,6 +62,19 @@ def test_help_has_no_type_tags_and_flags_come_in_pairs(words):
         assert negative == "--no-" + name[2:], flag
 
 
+@pytest.mark.parametrize("words", COMMANDS + [["export"]],
+                         ids=lambda w: " ".join(w) or "aflite")
+def test_usage_lines_and_field_options_read_alike(words):
+    text = _help(words)
+    usage = text.splitlines()[0]
+    assert "{" not in usage and "}" not in usage, usage  # INPUT, not {INPUT}
+    for name, value in re.findall(r"^  --([a-z-]+)(?: (\S+))?\s", text, flags=re.M):
+        if name.endswith("-field") or name == "field":
+            assert value.endswith("FIELD"), (name, value)  # [SET:]FIELD too
+        elif name.endswith("-fields"):
+            assert value == "FIELDS", (name, value)
+
+
 def test_filter_help_shows_report_pair_and_value_names():
     text = _help(["filter"])
     assert re.search(r"^\s+--report / --no-report\s", text, flags=re.M), text

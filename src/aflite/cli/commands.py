@@ -222,7 +222,8 @@ def pmi_query_cmd(
         None, help="Drop n-grams seen fewer times (at least the saved min count)."
     ),
     field: str | None = typer.Option(
-        None, help="Which saved view: a text field, or all fields together (the default)."
+        None, metavar="FIELD",
+        help="Which saved view: a text field, or all fields together (the default).",
     ),
     ngrams: str = typer.Option(
         "auto", help="unigrams | bigrams | both | auto (unigrams; both for a two-word term)."

@@ -4,6 +4,7 @@ metavar, or TEXT / INTEGER / FLOAT) where an option takes one."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from typer.core import TyperArgument, TyperGroup
@@ -17,6 +18,15 @@ def _no_type(*args: Any, **kwargs: Any) -> None:
     return None
 
 
+def _usage_pieces(p: Any, ctx: Any) -> list[str]:
+    """An argument on the usage line as click writes it, ``INPUT`` or ``[INPUT]`` when it
+    may be left out (typer wraps a required one in braces, ``{INPUT}``)."""
+    name = p.metavar or p.name.upper()
+    if not p.required:
+        name = f"[{name}]"
+    return [name + ("..." if p.nargs != 1 else "")]
+
+
 def _tidy(params: list[Any]) -> list[Any]:
     for p in params:
         if getattr(p, "_aflite_tidy", False):
@@ -26,6 +36,7 @@ def _tidy(params: list[Any]) -> list[Any]:
             p.display_type_rich = _no_type
             if p.metavar is None:
                 p.metavar = p.name.upper()
+            p.get_usage_pieces = functools.partial(_usage_pieces, p)
         elif getattr(p, "is_flag", False):
             if p.metavar is None:
                 p.metavar = ""

@@ -63,10 +63,11 @@ class AuditConfig(Config):
 
     input: str = option(None, "Data file (any format `filter` reads).", metavar="INPUT",
                         check=c.text, argument=True, required=True)
-    label_field: str = option("label", "Field holding the class label.", check=c.text)
+    label_field: str = option("label", "Field holding the class label.", metavar="FIELD",
+                              check=c.text)
     text_fields: tuple[str, ...] = option(
-        (), "Comma-separated text fields, e.g. premise,hypothesis.", coerce=c.to_names,
-        cli_type=str, cli_default=None,
+        (), "Comma-separated text fields, e.g. premise,hypothesis.", metavar="FIELDS",
+        coerce=c.to_names, cli_type=str, cli_default=None,
     )
     choices_field: str | None = choices_field_option()
     choices_fields: tuple[str, ...] = choices_fields_option()
@@ -75,7 +76,7 @@ class AuditConfig(Config):
     answer_format: str | None = answer_format_option()
     field: str | None = option(
         None, "Field for word audits and the partial-input baseline (default: last text "
-        "field).", check=c.optional_text,
+        "field).", metavar="FIELD", check=c.optional_text,
     )
     compare: str | None = option(
         None, "A second file (e.g. kept.jsonl) or a filter run's folder (its kept rows), "

@@ -140,11 +140,13 @@ class CompareConfig(Config):
         cli_type=list[str],
         cli_default=None,
     )
-    label_field: str = option("label", "Field holding the class label.", check=c.text)
+    label_field: str = option("label", "Field holding the class label.", metavar="FIELD",
+                              check=c.text)
     text_fields: tuple[str, ...] = option(
         (),
         "Comma-separated text fields, e.g. premise,hypothesis (required, but for "
         "multiple-choice items).",
+        metavar="FIELDS",
         coerce=c.to_names,
         cli_type=str,
         cli_default=None,
@@ -159,12 +161,14 @@ class CompareConfig(Config):
         None,
         "Text fields the filter's features read (default: all --text-fields; the "
         "evaluators always see every text field), e.g. hypothesis for a hypothesis-only filter.",
+        metavar="FIELDS",
         coerce=_to_optional_names,
         cli_type=str,
     )
     partial_field: str | None = option(
         None,
         "Field of the partial-input evaluators (default: last text field).",
+        metavar="FIELD",
         check=c.optional_text,
     )
     evaluators: tuple[str, ...] | None = option(
