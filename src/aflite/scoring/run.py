@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from aflite._internal.text import did_you_mean
 from aflite.scoring.registry import EXAMPLE_SCORERS, ScoringContext
 
 __all__ = [
@@ -122,7 +123,9 @@ def resolve_scorers(
     known = set().union(*(s.options for s in EXAMPLE_SCORERS.values())) | _CALL_OPTIONS
     unknown = sorted(set(options) - known - {"dynamics", "probs", "partial_probs"})
     if unknown:
-        raise TypeError(f"unknown scorer option(s): {', '.join(unknown)}")
+        raise TypeError(
+            f"unknown scorer option(s): {', '.join(unknown)}{did_you_mean(unknown[0], sorted(known))}"
+        )
     return names
 
 
