@@ -243,6 +243,14 @@ def test_audit_compare_measures_with_the_run_fields_whatever_the_word_fields(snl
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
     assert "field 'hypothesis' is missing" in bad.stderr
     assert "the run's representation reads hypothesis" in bad.stderr
+    # the word audits read the fields given alone: the run's fields need not be there
+    premises = snli / "premises.jsonl"
+    premises.write_text("".join(json.dumps({"premise": r["premise"], "label": r["label"]}) + "\n"
+                                for r in _rows(150)))  # fmt: skip
+    words = run_in_process("audit", str(premises), "--text-fields", "premise", "--audits",
+                           "partial,pmi", "--field", "premise", "--quiet", "--compare", str(out))
+    assert words.returncode == 0, words.stderr
+    assert "premise-only accuracy" in words.stdout and "representation" not in words.stderr
 
 
 def _no_signal(n: int) -> list[dict]:

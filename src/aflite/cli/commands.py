@@ -108,9 +108,12 @@ def audit_cmd(
     words = load_identity_words(config.identity_words) if config.identity_words else None
     min_counts = parse_min_counts(config.identity_min_count)
     spec = parse_feature_spec(features)
+    # only knn and bias measure with the representation: the word audits alone neither read
+    # the run's fields nor say anything about its representation
+    measures = items is None and any(AUDITS[a].reads_features for a in names)
 
     def phi_of(inputs):
-        if items is not None or not any(AUDITS[a].reads_features for a in names):
+        if not measures:
             return None
         # each set's Phi from its own texts (n-grams: its own vocabulary), as the spec says
         with progress_bar("embedding", enabled=show) as bar:
@@ -126,7 +129,7 @@ def audit_cmd(
 
     def read(path: str):  # noqa: ANN202 -- LabelledData
         if items is None:
-            extra = [f for f in rep_fields if f not in fields]
+            extra = [f for f in rep_fields if f not in fields] if measures else []
             try:
                 return read_labelled_texts(path, fields + extra, label_field=label_field)
             except DataError as e:
@@ -152,8 +155,7 @@ def audit_cmd(
                  s.choices)
         for s in sets
     ]  # fmt: skip
-    # the representation's note only where an audit measures with it
-    if note and items is None and any(AUDITS[a].reads_features for a in names):
+    if note and measures:
         typer.echo(note, err=True)
     run_t = run_train_size(compare) if compare else None
     if run_t is not None and bias_t is not None and run_t != bias_t:
