@@ -291,3 +291,11 @@ def test_audit_compare_warns_when_the_compared_set_is_below_chance(snli, tmp_pat
     )  # fmt: skip
     assert r.returncode == 0 and "representation bias (compare)" in r.stdout, r.stderr
     assert "warning" not in r.stdout + r.stderr
+    # INPUT as far below as the compare set: the compare set did not fall there, no warning
+    r = run_in_process(
+        "audit", str(compare), "--text-fields", "hypothesis", "--audits", "bias",
+        "--bias-train-size", "20", "--compare", str(compare), "--quiet",
+    )  # fmt: skip
+    assert r.returncode == 0 and f"estimate {est:.3f}" not in r.stdout, r.stderr
+    assert r.stdout.count(f"representation bias {est:.3f}") == 2
+    assert "warning" not in r.stdout + r.stderr

@@ -180,6 +180,43 @@ def test_warnings_box_on_top_for_drift_and_below_chance(tmp_path):
     assert "below chance" in box and box.count("<li>") == 2
 
 
+def _baseline(tag: str, *rows: list) -> dict:
+    return {"name": f"baseline ({tag})", "summary": "",
+            "table": {"header": ["model", "accuracy", "majority class"], "rows": list(rows)}}
+
+
+def test_compare_set_below_chance_is_news_only_where_input_is_not_as_far_below():
+    from aflite.reports.warnings import audit_warnings
+
+    def warned(compare: list, reference: list | None) -> list[str]:
+        return audit_warnings(compare, rows="the compare set", reference=reference)
+
+    compare = [_baseline("compare", ["lr", 0.047, 0.336])]
+    flagged = [
+        "baseline (compare): accuracy 0.047 is 0.289 below the majority class (0.336) on the "
+        "compare set"
+    ]
+    assert warned(compare, None) == flagged
+    # INPUT further below (0.318) or as far: nothing new on the compare set
+    assert warned(compare, [_baseline("input", ["lr", 0.015, 0.333])]) == []
+    assert warned(compare, [_baseline("input", ["lr", 0.044, 0.333])]) == []
+    # INPUT less far below, at chance, or another audit's or row's figure: still flagged
+    for reference in (
+        [_baseline("input", ["lr", 0.30, 0.333])],
+        [_baseline("input", ["lr", 0.5, 0.333])],
+        [{**_baseline("input", ["lr", 0.015, 0.333]), "name": "other (input)"}],
+        [_baseline("input", ["knn", 0.015, 0.333])],
+    ):
+        assert warned(compare, reference) == flagged, reference
+    # rows matched by their text cells, each on its own
+    two = [_baseline("compare", ["lr", 0.1, 0.5], ["mlp", 0.1, 0.5])]
+    found = warned(two, [_baseline("input", ["mlp", 0.1, 0.5], ["lr", 0.4, 0.5])])
+    assert found == [
+        "baseline (compare): accuracy 0.100 is 0.400 below the majority class (0.500) on the "
+        "compare set"
+    ]
+
+
 @pytest.mark.slow
 def test_a_planted_token_leads_why_removed_in_a_whole_run(tmp_path_factory):
     from aflite.data import bundled_snli

@@ -201,7 +201,9 @@ def audit_cmd(
         from aflite.reports.warnings import audit_warnings
 
         # the filter's check of its kept rows, on the set compared
-        for warning in audit_warnings([r.to_dict() for r in second], rows="the compare set"):
+        found = audit_warnings([r.to_dict() for r in second], rows="the compare set",
+                               reference=[r.to_dict() for r in first])  # fmt: skip
+        for warning in found:
             typer.echo(f"warning: {warning}", err=True)
     if json_out:
         doc = {"input": input_path, "audits": [r.to_dict() for r in first]}

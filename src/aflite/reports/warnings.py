@@ -4,6 +4,7 @@ that models predict worse than chance (a new artifact, not a cleaner set)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,35 +50,58 @@ def _is_kept(audit: dict[str, Any]) -> bool:
     return audit_tag(audit)[1] == "kept"
 
 
-def audit_warnings(
-    audits: list[dict[str, Any]],
-    *,
-    rows: str = "the kept rows",
-    margin: float = BELOW_CHANCE_MARGIN,
-) -> list[str]:
-    """Accuracy-like numbers (``accuracy``, ``estimate``) of audits run on one set (``rows``:
-    the kept rows of a run, the set ``aflite audit --compare`` reads) below their
-    ``majority class`` column by more than ``margin``: models trained there pick the wrong
-    label more often than the majority rate."""
+_SET_TAG = re.compile(r"^(.*) \((?:before|kept|input|compare)\)$")
+
+
+def _figures(audits: list[dict[str, Any]]) -> list[tuple[str, tuple[Any, ...], float, float]]:
+    """Each accuracy-like figure (``accuracy``, ``estimate``) with a ``majority class`` column:
+    the audit's name, a key matching it across sets (the name without the set's tag, the
+    metric, the row's text cells), the figure and its majority class."""
     out = []
     for audit in audits:
         table = audit.get("table") or {}
         header = list(table.get("header") or [])
         if "majority class" not in header:
             continue
-        m = header.index("majority class")
+        name = str(audit.get("name", "audit"))
+        m = _SET_TAG.match(name)
+        base = m.group(1) if m else name
         for metric in ("accuracy", "estimate"):
             if metric not in header:
                 continue
             j = header.index(metric)
-            for row in table.get("rows") or []:
-                value, chance = _number(row[j]), _number(row[m])
-                if value is not None and chance is not None and value < chance - margin:
-                    out.append(
-                        f"{audit.get('name', 'audit')}: {metric} {value:.3f} is "
-                        f"{chance - value:.3f} below the majority class ({chance:.3f}) on "
-                        f"{rows}"
-                    )
+            for i, row in enumerate(table.get("rows") or []):
+                value, chance = _number(row[j]), _number(row[header.index("majority class")])
+                if value is not None and chance is not None:
+                    cells = tuple(c for c in row if isinstance(c, str)) or (i,)
+                    out.append((name, (base, metric, cells), value, chance))
+    return out
+
+
+def audit_warnings(
+    audits: list[dict[str, Any]],
+    *,
+    rows: str = "the kept rows",
+    margin: float = BELOW_CHANCE_MARGIN,
+    reference: list[dict[str, Any]] | None = None,
+) -> list[str]:
+    """Accuracy-like numbers (``accuracy``, ``estimate``) of audits run on one set (``rows``:
+    the kept rows of a run, the set ``aflite audit --compare`` reads) below their
+    ``majority class`` column by more than ``margin``: models trained there pick the wrong
+    label more often than the majority rate. ``reference``: the same audits on the set it is
+    compared with (INPUT); a figure whose reference is at least as far below its own majority
+    class is left out, as the set compared did not fall there."""
+    ref = {key: chance - value for _, key, value, chance in _figures(reference or [])}
+    out = []
+    for name, key, value, chance in _figures(audits):
+        gap = chance - value
+        # INPUT as far below: the set compared did not fall there, so nothing new to say
+        if not value < chance - margin or ref.get(key, -math.inf) >= gap:
+            continue
+        out.append(
+            f"{name}: {key[1]} {value:.3f} is {gap:.3f} below the majority class ({chance:.3f}) "
+            f"on {rows}"
+        )
     return out
 
 
