@@ -146,7 +146,8 @@ def test_warnings_box_on_top_for_drift_and_below_chance(tmp_path):
     below = {"representation_bias": {"after": 0.30, "chance_after": 0.34}}
     found = run_warnings(below)
     assert len(found) == 1 and found[0].startswith(
-        "the kept rows' representation bias 0.300 is 0.040 below chance (0.340)"
+        "the kept rows' representation bias 0.300 is 0.040 below chance (0.340): models trained "
+        "on them pick the wrong label more often than the majority rate, a new artifact"
     )
     assert run_warnings({"representation_bias": {"after": 0.325, "chance_after": 0.34}}) == []
     # items: the choice-wise model has no position term, so between its guess (mean 1/K) and
@@ -156,7 +157,8 @@ def test_warnings_box_on_top_for_drift_and_below_chance(tmp_path):
     items["representation_bias"]["after"] = 0.45
     assert run_warnings(items)[0].startswith(
         "the kept rows' representation bias 0.450 is 0.050 below chance (0.500, a guess among "
-        "each item's choices)"
+        "each item's choices): models trained on them pick the wrong choice more often than a "
+        "guess, a new artifact"
     )
     audits = [
         {"name": "baseline (kept)", "tag": "kept", "summary": "",

@@ -153,12 +153,14 @@ def run_warnings(
     after, chance = _number(rb.get("after")), _number(rb.get("chance_after"))
     guess = _number((summary.get("items") or {}).get("guess"))
     chance_text = "" if chance is None else f"{chance:.3f}"
+    wrong = "the wrong label more often than the majority rate"
     if chance is not None and guess is not None and guess < chance:
         # items: the choice-wise model guesses among an item's choices (mean 1/K) when it
         # finds nothing; below the answer-position share but not below that is no artifact.
         # Named, since the summary line's chance is the answer-position share.
         chance = guess
         chance_text = f"{guess:.3f}, a guess among each item's choices"
+        wrong = "the wrong choice more often than a guess"
     if (
         after is not None
         and chance is not None
@@ -174,9 +176,9 @@ def run_warnings(
     elif after is not None and chance is not None and after < chance - margin:
         out.append(
             f"the kept rows' representation bias {after:.3f} is {chance - after:.3f} below chance "
-            f"({chance_text}): models trained on them pick the wrong label more often than the "
-            "majority rate, a new artifact rather than a cleaner set; stop earlier with "
-            "--min-bias, a smaller --slice-size or a larger --target-size"
+            f"({chance_text}): models trained on them pick {wrong}, a new artifact rather than a "
+            "cleaner set; stop earlier with --min-bias, a smaller --slice-size or a larger "
+            "--target-size"
         )
     kept_audits = [a for a in (report.audits or []) if _is_kept(a)] if report else []
     out += audit_warnings(kept_audits, margin=margin)
