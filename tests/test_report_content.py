@@ -166,6 +166,9 @@ def test_warnings_box_on_top_for_drift_and_below_chance(tmp_path):
         {"name": "baseline (before)", "tag": "before", "summary": "",
          "table": {"header": ["model", "accuracy", "majority class"], "rows": [["lr", 0.2, 0.5]]}},
     ]  # fmt: skip
+    # the input was as far below: filtering did not put the kept rows there
+    assert run_warnings({}, ReportData(audits=audits)) == []
+    audits[1]["table"]["rows"] = [["lr", 0.5, 0.5]]
     assert run_warnings({}, ReportData(audits=audits)) == [
         "baseline (kept): accuracy 0.200 is 0.300 below the majority class (0.500) on the kept rows"
     ]

@@ -180,8 +180,10 @@ def run_warnings(
             "cleaner set; stop earlier with --min-bias, a smaller --slice-size or a larger "
             "--target-size"
         )
-    kept_audits = [a for a in (report.audits or []) if _is_kept(a)] if report else []
-    out += audit_warnings(kept_audits, margin=margin)
+    audits = (report.audits or []) if report else []
+    # the same rule as ``aflite audit --compare``: news only where the input was not as far below
+    before = [a for a in audits if audit_tag(a)[1] == "before"]
+    out += audit_warnings([a for a in audits if _is_kept(a)], margin=margin, reference=before)
     return out
 
 
