@@ -56,6 +56,31 @@ def test_a_training_part_smaller_than_the_classes_is_refused_everywhere(
     assert str(e.value) == f"train_size: {message}"
 
 
+def test_the_training_part_is_sized_on_the_rows_left_after_drop_ids(snli300, tmp_path):
+    # 0.01 of the 300 rows read is 3 rows, but of the 240 left to filter only 2
+    drop = tmp_path / "drop.txt"
+    drop.write_text("".join(r["id"] + "\n" for r in _rows(60)))
+    message = "0.01 of 240 rows gives each classifier 2 training rows, fewer than the 3 classes"
+    out = tmp_path / "out"
+    r = run_in_process("filter", snli300, "--text-fields", "hypothesis", "--train-size", "0.01",
+                       "--drop-ids", str(drop), "--out-dir", str(out), "--quiet")  # fmt: skip
+    assert r.returncode == 2 and r.stderr == f"aflite: error: --train-size: {message}\n"
+    with pytest.raises(DataError) as e:
+        aflite.filter_dataset(_rows(300), label="label", text="hypothesis", train_size=0.01,
+                              drop_ids=str(drop))  # fmt: skip
+    assert str(e.value) == f"train_size: {message}"
+
+
+def test_the_array_filter_refuses_a_training_part_smaller_than_the_classes():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(60, 4)), np.arange(60) % 3
+    with pytest.raises(ValueError, match=r"^train_size: 2 gives each classifier 2 training "
+                       r"rows, fewer than the 3 classes$"):  # fmt: skip
+        aflite.filter(x, y, target_size=40, train_size=2, slice_size=5)
+
+
 def test_one_training_row_per_class_is_enough(snli300):
     out = aflite.filter_dataset(_rows(300), label="label", text="hypothesis", train_size=3,
                                 n_partitions=4, target_size=290)  # fmt: skip

@@ -15,6 +15,8 @@ __all__ = [
     "encode_groups",
     "resolve_size",
     "check_fraction",
+    "SizeError",
+    "check_train_covers_classes",
 ]
 
 
@@ -86,6 +88,41 @@ def resolve_size(value: Any, n: int, name: str) -> int:
     if size < 1:
         raise ValueError(f"{name} must be at least 1 row, got {size}")
     return size
+
+
+class SizeError(ValueError):
+    """A size the rows cannot take, as ``field`` and ``why``, so a caller can name the field
+    its own way (the command line as ``--train-size``)."""
+
+    def __init__(self, field: str, why: str) -> None:
+        self.field, self.why = field, why
+        super().__init__(f"{field}: {why}")
+
+
+def _typed(value: Any) -> str:
+    """A size as the user most likely typed it: 30, not 30.0."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def check_train_covers_classes(
+    value: Any, t: int, n_classes: int, n_rows: int, *, given: str | None = None
+) -> None:
+    """``train_size`` = ``value``, resolved to ``t`` of ``n_rows`` rows, gives every classifier
+    at least one row per class (else a :class:`SizeError`): a classifier trained on fewer rows
+    than there are classes can never predict some of them, so its scores are not AFLITE's.
+    ``given`` says how the size was given where the value alone would mislead."""
+    if t >= n_classes:
+        return
+    if given is None:
+        fraction = not isinstance(value, Integral)
+        given = f"{_typed(value)} of {n_rows} rows" if fraction else _typed(value)
+    rows = "row" if t == 1 else "rows"
+    raise SizeError(
+        "train_size",
+        f"{given} gives each classifier {t} training {rows}, fewer than the {n_classes} classes",
+    )
 
 
 def resolve_slice_size(slice_size: Any, n: int) -> int:

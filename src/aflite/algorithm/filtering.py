@@ -27,7 +27,13 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.backends import make_backend
-from aflite.algorithm._validation import check_fraction, resolve_size, resolve_slice_size
+from aflite.algorithm._validation import (
+    check_fraction,
+    check_train_covers_classes,
+    resolve_size,
+    resolve_slice_size,
+)
+from aflite.algorithm.choices import is_choice_input
 from aflite.algorithm.loop import run_phases
 from aflite.algorithm.progress import ConvergenceWarning
 from aflite.algorithm.rankers import EnsembleRanker
@@ -188,10 +194,13 @@ def adversarial_filter(
 
 
 def resolve_filter_sizes(
-    n_input: int, *, target_size: Any, train_size: Any, slice_size: Any
+    n_input: int, *, target_size: Any, train_size: Any, slice_size: Any,
+    n_classes: int | None = None,
 ) -> tuple[int, int, int]:
-    """(target size n, train size t, slice size k) as row counts for ``n_input`` rows, checked:
-    n < n_input, t < n (so the kept set can still be scored out of sample) and k >= 1."""
+    """(target size n, train size t, slice size k) as row counts for the ``n_input`` rows to
+    filter, checked: n < n_input, t < n (so the kept set can still be scored out of sample),
+    k >= 1 and, given their ``n_classes`` (None for multiple-choice items, each of which
+    holds every choice), t >= n_classes."""
     n = resolve_size(target_size, n_input, "target_size")
     if n >= n_input:
         raise ValueError(f"target_size ({n}) must be smaller than the number of rows ({n_input})")
@@ -201,17 +210,21 @@ def resolve_filter_sizes(
             f"train_size ({t}) must be smaller than target_size ({n}): Algorithm 1 needs t < n "
             "so the kept set can still be scored out of sample"
         )
+    if n_classes is not None:
+        check_train_covers_classes(train_size, t, n_classes, n_input)
     return n, t, int(resolve_slice_size(slice_size, n_input))
 
 
 def check_filter_options(
     n_input: int, *, target_size: Any, train_size: Any, slice_size: Any, threshold: Any,
-    strategy: Any, min_bias: Any, balance: Any,
+    strategy: Any, min_bias: Any, balance: Any, n_classes: int | None = None,
 ) -> tuple[int, int, int, float]:
-    """Validate the options of :func:`adversarial_filter` for ``n_input`` rows before any
-    work; returns (target size n, train size t, slice size k, tau)."""
+    """Validate the options of :func:`adversarial_filter` for the ``n_input`` rows to filter
+    (of ``n_classes`` classes, see :func:`resolve_filter_sizes`) before any work; returns
+    (target size n, train size t, slice size k, tau)."""
     n, t, slice_size = resolve_filter_sizes(
-        n_input, target_size=target_size, train_size=train_size, slice_size=slice_size
+        n_input, target_size=target_size, train_size=train_size, slice_size=slice_size,
+        n_classes=n_classes,
     )
     tau = check_fraction(threshold, "threshold")
     if strategy not in STRATEGIES:
@@ -224,6 +237,15 @@ def check_filter_options(
     return n, t, k, tau
 
 
+def _n_classes(labels: Any) -> int | None:
+    """The classes among ``labels``; None where they cannot be counted (prepare_runner then
+    names what is wrong with them)."""
+    try:
+        return len(np.unique(np.asarray(labels)))
+    except TypeError:
+        return None
+
+
 def _filter(features, labels, *, target_size, n_partitions, train_size, slice_size, threshold,
             strategy, min_bias, balance, model, groups, seed, device, progress, score_kept,
             checkpoint, resume, backend, copy, partitions, threads,
@@ -233,9 +255,12 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
         protected = np.asarray(protected, dtype=bool)
         if protected.shape != (n_rows,):
             raise ValueError(f"protected must be a boolean mask of {n_rows} rows")
+    # an item holds every choice, so any one item covers the answers' positions
+    n_classes = None if is_choice_input(features, model) else _n_classes(labels)
     n, _, k, tau = check_filter_options(
         n_rows, target_size=target_size, train_size=train_size, slice_size=slice_size,
         threshold=threshold, strategy=strategy, min_bias=min_bias, balance=balance,
+        n_classes=n_classes,
     )
     runner, classes, t = prepare_runner(
         features, labels, n_partitions=n_partitions, model=model, groups=groups, seed=seed,

@@ -186,7 +186,14 @@ def filter_dataset(
         need_text=needs_text(features), choices=choices, context=context, blank=blank,
         answer_format=answer_format,
     )  # fmt: skip
-    _check_sizes(data_, options)
+    decisions = None
+    if keep_ids is not None or drop_ids is not None:
+        from aflite.io.decisions import resolve_decisions
+
+        decisions = resolve_decisions(data_.ids, keep=keep_ids, drop=drop_ids)
+    # the sizes are checked on the rows the filter sees: dropped rows leave before it
+    rest = np.arange(len(data_)) if decisions is None else np.flatnonzero(~decisions.dropped)
+    _check_sizes(data_, rest, options)
     if data_.choices is not None:
         x = item_features(data_, features, choice_context, device=device, seed=seed)
     elif isinstance(features, str):
@@ -197,12 +204,6 @@ def filter_dataset(
         if x.ndim != 2 or x.shape[0] != len(data_):
             raise DataError(f"features: expected an ({len(data_)}, d) matrix, got shape {x.shape}")
     groups, ids, labels = data_.groups, data_.ids, data_.label_values
-    decisions = None
-    if keep_ids is not None or drop_ids is not None:
-        from aflite.io.decisions import resolve_decisions
-
-        decisions = resolve_decisions(ids, keep=keep_ids, drop=drop_ids)
-    rest = np.arange(len(data_)) if decisions is None else np.flatnonzero(~decisions.dropped)
     result = adversarial_filter(
         x[rest] if decisions is not None else x,
         data_.label_codes()[rest],
@@ -253,24 +254,26 @@ def item_features(data: LabelledData, features: Any, context: str, **kw: Any) ->
     return x
 
 
-def _check_sizes(data: LabelledData, options: dict[str, Any]) -> None:
-    """The algorithm's size and option checks on this data, as a DataError naming the data
-    (a 3-row set cannot train a classifier on 0.1 of its rows), before any features."""
+def _check_sizes(data: LabelledData, rest: np.ndarray, options: dict[str, Any]) -> None:
+    """The algorithm's size and option checks on the ``rest`` rows of this data that the
+    filter sees, as a DataError naming the data (a 3-row set cannot train a classifier on 0.1
+    of its rows) or the option, before any features."""
+    from aflite.algorithm._validation import SizeError
     from aflite.algorithm.filtering import check_filter_options
-    from aflite.config.checks import train_covers_classes
+    from aflite.config.base import ConfigError
 
+    # an item holds every choice: any one item covers them
+    n_classes = None if data.choices is not None else len(np.unique(data.labels[rest]))
     try:
-        _, t, _, _ = check_filter_options(
-            len(data),
+        check_filter_options(
+            len(rest), n_classes=n_classes,
             **{k: options[k] for k in ("target_size", "train_size", "slice_size", "threshold",
                                        "strategy", "min_bias", "balance")},
         )  # fmt: skip
+    except SizeError as e:
+        raise ConfigError(e.field, e.why) from None
     except ValueError as e:
         raise DataError(f"{data.where}: {e}") from None
-    if data.choices is None:  # an item holds every choice: any one item covers them
-        train_covers_classes(
-            options["train_size"], t, len(np.unique(data.labels)), "train_size", n_rows=len(data)
-        )
 
 
 def _scores_frame(result: Any, ids: list[Any], labels: np.ndarray) -> Any:

@@ -238,7 +238,8 @@ def _check_train_size(names: list[str], options: dict[str, Any], data: LabelledD
     predictability's) checked on the data as the filter checks its own: at least one row per
     class, and rows left to score."""
     from aflite.algorithm import resolve_size
-    from aflite.config.checks import train_covers_classes
+    from aflite.algorithm._validation import SizeError, check_train_covers_classes
+    from aflite.config.base import ConfigError
     from aflite.scoring.registry import EXAMPLE_SCORERS
 
     readers = [EXAMPLE_SCORERS[n] for n in names if "train_size" in EXAMPLE_SCORERS[n].options]
@@ -249,4 +250,7 @@ def _check_train_size(names: list[str], options: dict[str, Any], data: LabelledD
         t = resolve_size(value, len(data), "train_size")
     except ValueError as e:
         raise DataError(f"{data.where}: {e}") from None
-    train_covers_classes(value, t, len(np.unique(data.labels)), "train_size", n_rows=len(data))
+    try:
+        check_train_covers_classes(value, t, len(np.unique(data.labels)), len(data))
+    except SizeError as e:
+        raise ConfigError(e.field, e.why) from None

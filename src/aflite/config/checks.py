@@ -42,23 +42,6 @@ def size(value: Any, name: str) -> None:
         raise ConfigError(name, f"as a fraction must be in (0, 1), got {show(value)}")
 
 
-def train_covers_classes(
-    value: Any, t: int, n_classes: int, name: str, *, n_rows: int | None = None, of: str = ""
-) -> None:
-    """``value`` (a size resolved to ``t`` of ``n_rows`` training rows; ``of`` names the set)
-    gives every classifier at least one row per class: a classifier trained on fewer rows than
-    there are classes can never predict some of them, so its scores are not AFLITE's."""
-    if t >= n_classes:
-        return
-    fraction = not isinstance(value, Integral) and n_rows is not None
-    given = f"{show(value)} of {n_rows} rows" if fraction else show(value)
-    rows = "row" if t == 1 else "rows"
-    raise ConfigError(
-        name, f"{given}{of} gives each classifier {t} training {rows}, fewer than the "
-        f"{n_classes} classes",
-    )
-
-
 def to_margin(value: Any, name: str) -> Any:
     """'off' (or 'none') -> None; '0.02' -> 0.02."""
     if not isinstance(value, str):

@@ -29,17 +29,17 @@ def check_sizes(
     """The filter's checks of ``options`` on D (``n_train`` rows) and of their fractions on
     dev (``n_dev``); ``classes``: the number of classes of each (None: not checked, as for
     items), which every classifier's training part must cover. Returns dev's options."""
+    from aflite.algorithm._validation import SizeError
     from aflite.algorithm.filtering import check_filter_options
-    from aflite.config.checks import train_covers_classes
+    from aflite.config.base import ConfigError
 
     dev_options = as_fractions(options, n_train)
     sets = ((n_train, options, classes[0], ""), (n_dev, dev_options, classes[1], " of dev"))
     for n, opts, n_classes, of in sets:
-        _, t, _, _ = check_filter_options(
-            n, **{k: v for k, v in opts.items() if k != "n_partitions"}
-        )
-        if n_classes is not None:
-            train_covers_classes(
-                opts["train_size"], t, n_classes, "train_size", n_rows=n, of=of
+        try:
+            check_filter_options(
+                n, n_classes=n_classes, **{k: v for k, v in opts.items() if k != "n_partitions"}
             )
+        except SizeError as e:
+            raise ConfigError(e.field, e.why.replace(" gives each", f"{of} gives each")) from None
     return dev_options

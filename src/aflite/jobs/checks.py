@@ -10,7 +10,6 @@ from numbers import Integral
 from typing import TYPE_CHECKING
 
 from aflite.config.base import ConfigError, show
-from aflite.config.checks import train_covers_classes
 from aflite.errors import DataError
 
 if TYPE_CHECKING:
@@ -62,8 +61,10 @@ def resolve_job_sizes(
             "by models trained on other rows",
         )
     if n_classes is not None:
+        from aflite.algorithm._validation import SizeError, check_train_covers_classes
+
         try:
-            train_covers_classes(job.train_size, train, n_classes, "train_size", n_rows=n_rows)
-        except ConfigError as e:
-            raise DataError(e.render(cli=True)) from None
+            check_train_covers_classes(job.train_size, train, n_classes, n_rows)
+        except SizeError as e:
+            raise _fail(e.field, e.why) from None
     return target, train, k
