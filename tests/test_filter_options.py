@@ -100,8 +100,24 @@ def test_compare_refuses_a_training_part_smaller_than_the_classes(tmp_path):
         "the 3 classes"
     r = run_in_process("experiment", "compare", str(train), "--dev", str(dev),
                        "--text-fields", "hypothesis", "--train-size", "2")  # fmt: skip
-    assert r.returncode == 2 and "gives each classifier 2 training rows, fewer than the 3 " \
-        "classes" in r.stderr, r.stderr
+    assert r.returncode == 2 and r.stderr.endswith(
+        "aflite: error: --train-size: 2 gives each classifier 2 training rows, fewer than the 3 "
+        "classes\n"
+    ), r.stderr
+
+
+def test_compare_names_dev_s_training_part_in_the_size_given(tmp_path):
+    # a count of D applies to dev in proportion: 30 of 300 rows is 2 of dev's 20
+    rows = [{"hypothesis": r["hypothesis"], "label": r["label"]} for r in _rows(320)]
+    train, dev = tmp_path / "train.jsonl", tmp_path / "dev.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in rows[:300]))
+    dev.write_text("".join(json.dumps(r) + "\n" for r in rows[300:]))
+    r = run_in_process("experiment", "compare", str(train), "--dev", str(dev),
+                       "--text-fields", "hypothesis", "--train-size", "30")  # fmt: skip
+    assert r.returncode == 2 and r.stderr.endswith(
+        "aflite: error: --train-size: 30 of 300 rows, in proportion 0.1 of the 20 rows of dev, "
+        "gives each classifier 2 training rows, fewer than the 3 classes\n"
+    ), r.stderr
 
 
 # --- rows dropped by --drop-ids in the counts -------------------------------------------------

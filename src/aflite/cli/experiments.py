@@ -91,6 +91,16 @@ def synthetic_cmd(
 
 
 def _compare(config: CompareConfig, filter_options: dict, *, only_ood: bool) -> None:
+    from aflite.config.base import ConfigError
+
+    try:
+        res = _compare_result(config, filter_options)
+    except ConfigError as e:  # an option named as the command line's flag
+        raise DataError(e.render(cli=True)) from None
+    _print(res, config, only_ood=only_ood)
+
+
+def _compare_result(config: CompareConfig, filter_options: dict):
     from aflite.experiments import compare_experiment
 
     fields = list(config.text_fields)
@@ -102,13 +112,11 @@ def _compare(config: CompareConfig, filter_options: dict, *, only_ood: bool) -> 
         opts["cache_dir"] = str(default_cache_dir())
     group_field, id_field = opts.pop("group_field"), opts.pop("id_field")
     if config.choices is not None:
-        res = _compare_items(config, opts, group_field, id_field)
-        _print(res, config, only_ood=only_ood)
-        return
+        return _compare_items(config, opts, group_field, id_field)
     tr = _labelled(config.train, label_field, fields, group_field, id_field)
     dv = _labelled(config.dev, label_field, fields, group_field, id_field)
     ood_sets = _ood_sets(list(config.ood), label_field, fields, id_field, config.ood_group_field)
-    res = compare_experiment(
+    return compare_experiment(
         tr,
         dv,
         feature_fields=config.feature_fields,
@@ -121,23 +129,18 @@ def _compare(config: CompareConfig, filter_options: dict, *, only_ood: bool) -> 
         label_map=config.label_map,
         **opts,
     )
-    _print(res, config, only_ood=only_ood)
 
 
 def _compare_items(config: CompareConfig, opts: dict, group_field: str | None,
                    id_field: str | None):  # fmt: skip
     """compare on multiple-choice items: every set read as items with the same options."""
-    from aflite.config.base import ConfigError
     from aflite.config.compare import check_item_options
     from aflite.experiments import compare_experiment
     from aflite.experiments.compare_items import read_item_sets
 
     # the filter's options are no CompareConfig fields, and the files are read here, before
     # compare_experiment checks them: refuse those items cannot take before reading
-    try:
-        check_item_options(opts)
-    except ConfigError as e:
-        raise DataError(e.render(cli=True)) from None
+    check_item_options(opts)
     read = {"label": config.label_field, "id": id_field, "group": group_field,
             "choices": config.choices, "context": list(config.context_fields) or None,
             "blank": config.blank, "answer_format": config.answer_format}  # fmt: skip

@@ -29,17 +29,26 @@ def check_sizes(
     """The filter's checks of ``options`` on D (``n_train`` rows) and of their fractions on
     dev (``n_dev``); ``classes``: the number of classes of each (None: not checked, as for
     items), which every classifier's training part must cover. Returns dev's options."""
-    from aflite.algorithm._validation import SizeError
+    from aflite.algorithm._validation import SizeError, check_train_covers_classes
     from aflite.algorithm.filtering import check_filter_options
-    from aflite.config.base import ConfigError
+    from aflite.config.base import ConfigError, show
 
     dev_options = as_fractions(options, n_train)
-    sets = ((n_train, options, classes[0], ""), (n_dev, dev_options, classes[1], " of dev"))
-    for n, opts, n_classes, of in sets:
-        try:
-            check_filter_options(
-                n, n_classes=n_classes, **{k: v for k, v in opts.items() if k != "n_partitions"}
-            )
-        except SizeError as e:
-            raise ConfigError(e.field, e.why.replace(" gives each", f"{of} gives each")) from None
+    try:
+        check_filter_options(n_train, n_classes=classes[0], **_filter_options(options))
+        _, t, _, _ = check_filter_options(n_dev, **_filter_options(dev_options))
+        if classes[1] is not None:
+            # dev's size in the user's own terms: a count of D is applied to dev in proportion
+            value, fraction = options["train_size"], dev_options["train_size"]
+            given = f"{show(fraction)} of {n_dev} rows of dev"
+            if fraction != value:
+                given = f"{show(value)} of {n_train} rows, in proportion {fraction:.3g} of the " \
+                    f"{n_dev} rows of dev,"
+            check_train_covers_classes(value, t, classes[1], n_dev, given=given)
+    except SizeError as e:
+        raise ConfigError(e.field, e.why) from None
     return dev_options
+
+
+def _filter_options(options: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if k != "n_partitions"}
