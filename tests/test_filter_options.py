@@ -233,6 +233,26 @@ def test_options_of_the_phases_given_with_by_are_named_as_ignored(snli300, tmp_p
     ]
 
 
+def test_the_by_note_names_only_options_given_over_the_preset(snli300, tmp_path):
+    out = tmp_path / "out"
+    args = ["filter", snli300, "--text-fields", "hypothesis", "--by", "predictability",
+            "--n-partitions", "4", "--target-size", "0.9", "--out-dir", str(out), "--quiet",
+            "--no-report", "--overwrite"]  # fmt: skip
+
+    def notes(r):
+        assert r.returncode == 0, r.stderr
+        return [line for line in r.stderr.splitlines() if "apply with --by" in line]
+
+    # the paper preset's threshold and partitions are not the user's to be told about
+    assert notes(run_in_process(*args, "--preset", "paper")) == []
+    config = tmp_path / "run.toml"
+    config.write_text('preset = "paper"\n')
+    assert notes(run_in_process(*args, "--config", str(config))) == []
+    assert notes(run_in_process(*args, "--preset", "paper", "--threshold", "0.9")) == [
+        "aflite: note: --threshold 0.9 does not apply with --by predictability; ignored"
+    ]
+
+
 def test_no_note_without_by():
     job = FilterJob(input="x.jsonl", threshold=0.9, strategy="greedy")
     assert job.ignored_options(cli=True) is None

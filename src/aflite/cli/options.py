@@ -238,7 +238,10 @@ def config_options(
                     )
             cmd_defaults = {k: v for k, v in defaults.items() if k not in explicit}
             config = build_config(cls, cmd_defaults, *layers, from_file, explicit, source=path or "")
-            return command(**kwargs, **{into: config})
+            # what the options read as where the user named none: a note of the options given
+            # names the file's and the command line's only
+            unset = {k: v for layer in (defaults, *layers) for k, v in (layer or {}).items()}
+            return command(**kwargs, **{into: config.unset_as(unset)})
 
         # typer reads the parameters from the signature and their types from the annotations
         wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]

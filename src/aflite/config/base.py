@@ -168,6 +168,22 @@ class Config:
             out[name] = value
         return out
 
+    def unset_as(self: C, values: Mapping[str, Any]) -> C:
+        """This config, noting ``values``: what its options read as where the user named none
+        (a preset's, a command's own defaults), so that a note of the options given names only
+        those the user set. Not a field: neither saved nor compared, and a changed copy made
+        with ``dataclasses.replace`` falls back to the defaults."""
+        object.__setattr__(self, "_unset", dict(values))
+        return self
+
+    def unset_value(self, name: str) -> Any:
+        """What option ``name`` reads as where the user named none (see :meth:`unset_as`):
+        the preset's value, else the field's default."""
+        unset = self.__dict__.get("_unset", {})
+        if name in unset:
+            return unset[name]
+        return next(f.default for f in config_fields(self) if f.name == name)
+
     def as_dict(self) -> dict[str, Any]:
         """Every field, as plain values (tuples as lists) for JSON and TOML."""
         out = {}

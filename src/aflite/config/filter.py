@@ -333,14 +333,14 @@ class FilterConfig(Config):
             raise ConfigError("audits", why)
 
     def ignored_options(self, *, cli: bool) -> str | None:
-        """One line naming the options given other values than their defaults that this run
-        does not read (those of AFLITE's phases under ``by``), as flags with ``cli``."""
+        """One line naming the options this run does not read (those of AFLITE's phases under
+        ``by``) that were given other values than they read as unset (the preset's, else the
+        defaults; see :meth:`unset_as`), as flags with ``cli``."""
         if self.by is None:
             return None
-        from aflite.config.base import config_fields, flag, show
+        from aflite.config.base import flag, show
 
-        defaults = {f.name: f.default for f in config_fields(self)}
-        given = [n for n in NOT_FOR_BY if getattr(self, n) != defaults[n]]
+        given = [n for n in NOT_FOR_BY if getattr(self, n) != self.unset_value(n)]
         if not given:
             return None
         if cli:
