@@ -192,12 +192,47 @@ def test_resume_on_a_finished_run_says_so_and_rewrites_nothing(snli300, tmp_path
     assert len(outcome.result.kept) == summary["counts"]["kept"]
     assert _files(out) == before
 
-    # another run's folder is not this one's to resume
-    with pytest.raises(DataError, match="holds a finished run of other options"):
+    # another run's folder is not this one's to resume: the first option that differs named
+    with pytest.raises(DataError) as e:
         run_filter_job(dataclasses.replace(job, seed=1), progress=False, log=logged.append)
+    assert str(e.value) == f"{out}: holds a finished run with --seed 0, not 1, nothing to " \
+        "resume; pass --overwrite to replace it"
     r = run_in_process(*args, "--resume", "--seed", "1")
-    assert r.returncode == 2 and "holds a finished run of other options" in r.stderr
+    assert r.returncode == 2 and r.stderr == f"aflite: error: {e.value}\n"
     assert _files(out) == before
+
+
+def test_resume_on_a_finished_run_of_another_input_or_without_its_result(tmp_path):
+    import shutil
+
+    data, out = tmp_path / "data.jsonl", tmp_path / "r1"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _rows(300)))
+    args = ["filter", str(data), "--text-fields", "hypothesis", "--n-partitions", "8",
+            "--out-dir", str(out), "--quiet", "--no-report"]  # fmt: skip
+    assert run_in_process(*args).returncode == 0
+    before = _files(out)
+    # the same options and the same path, but the file now holds other rows
+    data.write_text("".join(json.dumps(r) + "\n" for r in _rows(301)[1:]))
+    r = run_in_process(*args, "--resume")
+    assert r.returncode == 2 and r.stderr == (
+        f"aflite: error: {out}: holds a finished run of another input ({data} has changed "
+        "since), nothing to resume; pass --overwrite to replace it\n"
+    )
+    other = tmp_path / "other.jsonl"
+    other.write_text(data.read_text())
+    r = run_in_process("filter", str(other), *args[2:], "--resume")
+    assert r.returncode == 2 and r.stderr == (
+        f"aflite: error: {out}: holds a finished run of another input ({data}), nothing to "
+        "resume; pass --overwrite to replace it\n"
+    )
+    assert _files(out) == before
+    data.write_text("".join(json.dumps(r) + "\n" for r in _rows(300)))
+    shutil.rmtree(out / "result")
+    r = run_in_process(*args, "--resume")
+    assert r.returncode == 2 and r.stderr == (
+        f"aflite: error: {out / 'result'}: the finished run's result is missing or damaged, "
+        "nothing to resume; pass --overwrite to run it again\n"
+    )
 
 
 # --- options that do not apply with --by ------------------------------------------------------

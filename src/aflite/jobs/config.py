@@ -28,6 +28,7 @@ __all__ = [
     "read_labelled_texts",
     "with_fields",
     "job_key",
+    "first_difference",
 ]
 
 
@@ -175,22 +176,29 @@ def check_representation(phi: Any, features: str) -> None:
         raise DataError(f"--features {features}: {e}") from None
 
 
+# options a job's key leaves out at these values, so that checkpoints and summaries written
+# before the option existed (or, for partitions, before block partitions) still match
+_LEFT_OUT = {
+    "model": "linear", "partitions": "uniform", "split": None, "by": None, "keep_ids": None,
+    "drop_ids": None, "choices_field": None, "choices_fields": (), "context_fields": (),
+    "blank": None, "answer_format": None, "choice_context": "joint",
+}  # fmt: skip
+
+
 def job_key(job: FilterJob) -> dict[str, Any]:
     """The options that decide a job's result (a checkpoint is only resumed under the same)."""
     d = {f.name: getattr(job, f.name) for f in config_fields(job) if f.metadata["result"]}
-    if d["model"] == "linear":
-        d.pop("model")  # so checkpoints written before there was a model option still resume
-    if d["partitions"] == "uniform":
-        d.pop("partitions")  # checkpoints written before block partitions were uniform
-    if d["split"] is None:
-        d.pop("split")  # so checkpoints written before there was a split option still resume
-    if d["by"] is None:
-        d.pop("by")  # likewise for checkpoints written before --by
-    for k in ("keep_ids", "drop_ids"):
-        if d[k] is None:
+    for k, left_out in _LEFT_OUT.items():
+        if d[k] == left_out:
             d.pop(k)
-    for k, default in (("choices_field", None), ("choices_fields", ()), ("context_fields", ()),
-                       ("blank", None), ("answer_format", None), ("choice_context", "joint")):
-        if d[k] == default:
-            d.pop(k)  # so checkpoints written before multiple-choice input still resume
     return json.loads(json.dumps(d, default=str))
+
+
+def first_difference(key: dict[str, Any], other: dict[str, Any]) -> tuple[str, Any, Any] | None:
+    """The first option on which two job keys differ, with its value in each, or None."""
+    for name in [*key, *(k for k in other if k not in key)]:
+        here = key.get(name, _LEFT_OUT.get(name))
+        there = other.get(name, _LEFT_OUT.get(name))
+        if json.dumps(here, default=str) != json.dumps(there, default=str):
+            return name, here, there
+    return None

@@ -12,8 +12,10 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from aflite.algorithm import FilterState, adversarial_filter
+from aflite.config.base import flag
 from aflite.errors import DataError, MissingExtraError, OptionWarning
 from aflite.io.checkpoint import Checkpoint
 from aflite.io.labelled import LabelledData
@@ -22,6 +24,7 @@ from aflite.jobs.config import (
     FilterJob,
     JobPlan,
     check_representation,
+    first_difference,
     job_key,
     load_job_inputs,
     plan_job,
@@ -93,19 +96,46 @@ def _finished_outcome(job: FilterJob, inputs: LabelledData, summary: dict) -> Jo
 
     out = Path(job.out_dir)
     options = {k: v for k, v in (summary.get("options") or {}).items() if k != "device"}
-    if options != job_key(job) or summary.get("input_fingerprint") != inputs.table.fingerprint():
+    differs = first_difference(job_key(job), options)
+    if differs is not None:
+        name, here, there = differs
+        what = f"of another input ({there})" if name == "input" else \
+            f"with {flag(name)} {_shown(there)}, not {_shown(here)}"
         raise DataError(
-            f"{job.out_dir}: holds a finished run of other options or another input, nothing "
-            "to resume; pass --overwrite to replace it"
+            f"{job.out_dir}: holds a finished run {what}, nothing to resume; pass --overwrite "
+            "to replace it"
         )
+    if summary.get("input_fingerprint") != inputs.table.fingerprint():
+        raise DataError(
+            f"{job.out_dir}: holds a finished run of another input ({job.input} has changed "
+            "since), nothing to resume; pass --overwrite to replace it"
+        )
+    try:
+        result = FilterResult.load(out / "result")
+    except (OSError, ValueError, KeyError):
+        raise DataError(
+            f"{out / 'result'}: the finished run's result is missing or damaged, nothing to "
+            "resume; pass --overwrite to run it again"
+        ) from None
     outputs = summary.get("outputs") or {}
     return JobOutcome(
         out_dir=out,
-        result=FilterResult.load(out / "result"),
+        result=result,
         n_warmup=int((summary.get("counts") or {}).get("warmup", 0)),
         outputs={k: str(out / v) for k, v in outputs.items()},
         summary_text=f"{job.out_dir} already holds a finished run; nothing to resume",
     )
+
+
+def _shown(value: Any) -> str:
+    """A job key's value as the command line takes it."""
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value) or "none"
+    from aflite.config.base import show
+
+    return show(value).strip("'")
 
 
 def _locked_run(
