@@ -24,7 +24,7 @@ def problems(draw):
     y = rng.integers(0, c, n)
     y[:c] = np.arange(c)  # every class present
     x = rng.normal(size=(n, d)) + draw(st.floats(0, 2)) * y[:, None]
-    train = draw(st.integers(2, max(2, n // 4)))
+    train = draw(st.integers(c, max(c, n // 4)))  # a part as large as the classes, at least
     target = draw(st.integers(train + 1, n - 2))
     k = draw(st.integers(1, 20))
     tau = draw(st.sampled_from([0.0, 0.5, 0.75, 1.0]))

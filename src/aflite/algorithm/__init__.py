@@ -3,7 +3,14 @@
 Pure array code: nothing here reads or writes data files.
 """
 
-from aflite.algorithm._validation import check_features, encode_groups, encode_labels, resolve_size
+from aflite.algorithm._validation import (
+    SizeError,
+    check_features,
+    check_train_covers_classes,
+    encode_groups,
+    encode_labels,
+    resolve_size,
+)
 from aflite.algorithm.by_scores import filter_by_scores
 from aflite.algorithm.filtering import ConvergenceWarning, FilterState, adversarial_filter
 from aflite.algorithm.models import MODELS, Model, PhaseCounts, register_model
@@ -18,6 +25,7 @@ __all__ = [
     "MODELS",
     "STOP_REASONS",
     "STRATEGIES",
+    "SizeError",
     "ChoiceEnsemble",
     "ConvergenceWarning",
     "FilterResult",
@@ -31,6 +39,7 @@ __all__ = [
     "SolveReport",
     "adversarial_filter",
     "check_features",
+    "check_train_covers_classes",
     "encode_groups",
     "encode_labels",
     "filter_by_scores",

@@ -222,10 +222,7 @@ def check_filter_options(
     """Validate the options of :func:`adversarial_filter` for the ``n_input`` rows to filter
     (of ``n_classes`` classes, see :func:`resolve_filter_sizes`) before any work; returns
     (target size n, train size t, slice size k, tau)."""
-    n, t, slice_size = resolve_filter_sizes(
-        n_input, target_size=target_size, train_size=train_size, slice_size=slice_size,
-        n_classes=n_classes,
-    )
+    # the options' own values first, then the sizes they give on these rows
     tau = check_fraction(threshold, "threshold")
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")
@@ -233,6 +230,10 @@ def check_filter_options(
         check_fraction(min_bias, "min_bias")
     if balance not in BALANCE:
         raise ValueError(f"balance must be None or 'classes', got {balance!r}")
+    n, t, slice_size = resolve_filter_sizes(
+        n_input, target_size=target_size, train_size=train_size, slice_size=slice_size,
+        n_classes=n_classes,
+    )
     k = 1 if strategy == "greedy" else int(slice_size)
     return n, t, k, tau
 

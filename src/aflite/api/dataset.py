@@ -258,7 +258,7 @@ def _check_sizes(data: LabelledData, rest: np.ndarray, options: dict[str, Any]) 
     """The algorithm's size and option checks on the ``rest`` rows of this data that the
     filter sees, as a DataError naming the data (a 3-row set cannot train a classifier on 0.1
     of its rows) or the option, before any features."""
-    from aflite.algorithm._validation import SizeError
+    from aflite.algorithm import SizeError
     from aflite.algorithm.filtering import check_filter_options
     from aflite.config.base import ConfigError
 

@@ -237,8 +237,7 @@ def _check_train_size(names: list[str], options: dict[str, Any], data: LabelledD
     """The training part of the scorers that train AFLITE's ensemble (``train_size``, e.g.
     predictability's) checked on the data as the filter checks its own: at least one row per
     class, and rows left to score."""
-    from aflite.algorithm import resolve_size
-    from aflite.algorithm._validation import SizeError, check_train_covers_classes
+    from aflite.algorithm import SizeError, check_train_covers_classes, resolve_size
     from aflite.config.base import ConfigError
     from aflite.scoring.registry import EXAMPLE_SCORERS
 

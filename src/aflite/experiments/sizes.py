@@ -29,7 +29,7 @@ def check_sizes(
     """The filter's checks of ``options`` on D (``n_train`` rows) and of their fractions on
     dev (``n_dev``); ``classes``: the number of classes of each (None: not checked, as for
     items), which every classifier's training part must cover. Returns dev's options."""
-    from aflite.algorithm._validation import SizeError, check_train_covers_classes
+    from aflite.algorithm import SizeError, check_train_covers_classes
     from aflite.algorithm.filtering import check_filter_options
     from aflite.config.base import ConfigError, show
 

@@ -61,7 +61,7 @@ def resolve_job_sizes(
             "by models trained on other rows",
         )
     if n_classes is not None:
-        from aflite.algorithm._validation import SizeError, check_train_covers_classes
+        from aflite.algorithm import SizeError, check_train_covers_classes
 
         try:
             check_train_covers_classes(job.train_size, train, n_classes, n_rows)
