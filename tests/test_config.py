@@ -263,7 +263,8 @@ def test_a_bad_config_file_is_one_line(tmp_path, text, message, monkeypatch):
     assert r.stderr.startswith("aflite: error: " + message), r.stderr
 
 
-def test_a_run_repeats_from_its_summary(tmp_path):
+@pytest.mark.parametrize("extra", [[], ["--partitions", "uniform"]], ids=["blocks", "uniform"])
+def test_a_run_repeats_from_its_summary(tmp_path, extra):
     import numpy as np
 
     rng = np.random.default_rng(0)
@@ -278,7 +279,7 @@ def test_a_run_repeats_from_its_summary(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     r = run_in_process("filter", str(src), "--n-partitions", "4", "--train-size", "30",
                        "--slice-size", "10", "--threshold", "0.5", "--seed", "3", "--quiet",
-                       "--min-bias", "off",
+                       "--min-bias", "off", *extra,
                        "--no-report", "--out-dir", str(a))  # fmt: skip
     assert r.returncode == 0, r.stderr
     r = run_in_process("filter", "--config", str(a / "summary.json"), "--out-dir", str(b),

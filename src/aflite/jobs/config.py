@@ -28,6 +28,7 @@ __all__ = [
     "read_labelled_texts",
     "with_fields",
     "job_key",
+    "summary_options",
     "first_difference",
 ]
 
@@ -192,6 +193,17 @@ def job_key(job: FilterJob) -> dict[str, Any]:
         if d[k] == left_out:
             d.pop(k)
     return json.loads(json.dumps(d, default=str))
+
+
+def summary_options(job: FilterJob) -> dict[str, Any]:
+    """The job key as a run's ``summary.json`` records it: with every left-out value that is
+    not the option's own default (``partitions="uniform"``, the paper preset's), so that
+    ``--config summary.json`` repeats the run."""
+    d = job_key(job)
+    for f in config_fields(job):
+        if f.name in _LEFT_OUT and f.name not in d and f.default != _LEFT_OUT[f.name]:
+            d[f.name] = _LEFT_OUT[f.name]
+    return d
 
 
 def first_difference(key: dict[str, Any], other: dict[str, Any]) -> tuple[str, Any, Any] | None:

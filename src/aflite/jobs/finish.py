@@ -17,7 +17,7 @@ from aflite._internal.labels import label_counts
 from aflite.algorithm import FilterResult
 from aflite.io.decisions import Decisions
 from aflite.io.labelled import LabelledData
-from aflite.jobs.config import FilterJob, job_key
+from aflite.jobs.config import FilterJob, summary_options
 from aflite.jobs.outputs import RowSplit, output_names, write_outputs
 from aflite.reports.content import report_data
 from aflite.reports.data import ReportData
@@ -136,7 +136,7 @@ def run_summary(
         "input": str(job.input),
         "input_format": table.format,
         "input_fingerprint": table.fingerprint(),
-        "options": job_key(job) | {"device": job.device},
+        "options": summary_options(job) | {"device": job.device},
         "fields": job_fields(job, inputs),
         "parameters": result.params,
         "seed": job.seed,
