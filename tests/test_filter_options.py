@@ -81,6 +81,30 @@ def test_the_array_filter_refuses_a_training_part_smaller_than_the_classes():
         aflite.filter(x, y, target_size=40, train_size=2, slice_size=5)
 
 
+def test_items_are_not_held_to_a_training_row_per_answer_position():
+    # an item holds all its choices, so a part of 2 items trains on every choice; the answer
+    # positions are labels of items, not classes a part must cover
+    import numpy as np
+    from test_choice_input import artifact_items
+
+    x = np.random.default_rng(0).normal(size=(60, 4, 3))
+    res = aflite.filter(x, np.arange(60) % 4, target_size=50, train_size=2, slice_size=5,
+                        n_partitions=4)  # fmt: skip
+    assert len(res.kept) + len(res.removed) == 60
+    out = aflite.filter_dataset(artifact_items(60), label="label", choices="endings", context="ctx",
+                                choice_context="none", features="ngrams:min_df=1", train_size=2,
+                                n_partitions=4, target_size=50)  # fmt: skip
+    assert len(out.kept) + len(out.removed) == 60
+
+
+def test_labels_that_are_not_one_dimensional_are_named_before_their_classes():
+    import numpy as np
+
+    y = np.arange(30) % 3
+    with pytest.raises(ValueError, match=r"labels must be 1-D, got shape \(30, 3\)"):
+        aflite.filter(np.zeros((30, 4)), np.eye(3)[y], target_size=10, train_size=1)
+
+
 def test_one_training_row_per_class_is_enough(snli300):
     out = aflite.filter_dataset(_rows(300), label="label", text="hypothesis", train_size=3,
                                 n_partitions=4, target_size=290)  # fmt: skip

@@ -242,9 +242,10 @@ def _n_classes(labels: Any) -> int | None:
     """The classes among ``labels``; None where they cannot be counted (prepare_runner then
     names what is wrong with them)."""
     try:
-        return len(np.unique(np.asarray(labels)))
-    except TypeError:
+        y = np.asarray(labels)
+    except (TypeError, ValueError):
         return None
+    return len(np.unique(y)) if y.ndim == 1 else None
 
 
 def _filter(features, labels, *, target_size, n_partitions, train_size, slice_size, threshold,
