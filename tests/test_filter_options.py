@@ -111,13 +111,19 @@ def test_one_training_row_per_class_is_enough(snli300):
     assert len(out.kept) + len(out.removed) == 300
 
 
+def _train_dev(tmp_path, n_train, n_dev):
+    """train.jsonl and dev.jsonl of hypotheses and labels, the first rows and the next ones."""
+    rows = [{"hypothesis": r["hypothesis"], "label": r["label"]} for r in _rows(n_train + n_dev)]
+    train, dev = tmp_path / "train.jsonl", tmp_path / "dev.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in rows[:n_train]))
+    dev.write_text("".join(json.dumps(r) + "\n" for r in rows[n_train:]))
+    return train, dev
+
+
 def test_compare_refuses_a_training_part_smaller_than_the_classes(tmp_path):
     from aflite.experiments import compare_experiment
 
-    rows = [{"hypothesis": r["hypothesis"], "label": r["label"]} for r in _rows(400)]
-    train, dev = tmp_path / "train.jsonl", tmp_path / "dev.jsonl"
-    train.write_text("".join(json.dumps(r) + "\n" for r in rows[:300]))
-    dev.write_text("".join(json.dumps(r) + "\n" for r in rows[300:]))
+    train, dev = _train_dev(tmp_path, 300, 100)
     with pytest.raises(DataError) as e:
         compare_experiment(str(train), str(dev), train_size=2)
     assert str(e.value) == "train_size: 2 gives each classifier 2 training rows, fewer than " \
@@ -132,10 +138,7 @@ def test_compare_refuses_a_training_part_smaller_than_the_classes(tmp_path):
 
 def test_compare_names_dev_s_training_part_in_the_size_given(tmp_path):
     # a count of D applies to dev in proportion: 30 of 300 rows is 2 of dev's 20
-    rows = [{"hypothesis": r["hypothesis"], "label": r["label"]} for r in _rows(320)]
-    train, dev = tmp_path / "train.jsonl", tmp_path / "dev.jsonl"
-    train.write_text("".join(json.dumps(r) + "\n" for r in rows[:300]))
-    dev.write_text("".join(json.dumps(r) + "\n" for r in rows[300:]))
+    train, dev = _train_dev(tmp_path, 300, 20)
     r = run_in_process("experiment", "compare", str(train), "--dev", str(dev),
                        "--text-fields", "hypothesis", "--train-size", "30")  # fmt: skip
     assert r.returncode == 2 and r.stderr.endswith(
