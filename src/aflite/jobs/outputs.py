@@ -52,16 +52,14 @@ class RowSplit:
     ) -> RowSplit:
         """The split of ``n_rows`` input rows a run made (``result`` indexes ``rest``)."""
         dropped = np.zeros(0, np.int64) if decisions is None else np.flatnonzero(decisions.dropped)
-        all_removed = np.concatenate([rest[result.removed], dropped])
-        order = np.argsort(all_removed, kind="stable")
+        whole = result.with_dropped(rest, dropped)  # in input positions; removed rows by position
+        order = np.argsort(whole.removed, kind="stable")
         split = cls(
             rest=rest,
-            kept=rest[result.kept],
-            removed=all_removed[order],
-            removed_score=np.r_[result.removed_score, np.full(len(dropped), np.nan)][order],
-            removed_phase=np.r_[result.removed_phase, np.full(len(dropped), -1)].astype(np.int64)[
-                order
-            ],
+            kept=whole.kept,
+            removed=whole.removed[order],
+            removed_score=whole.removed_score[order],
+            removed_phase=whole.removed_phase[order],
             warmup=warm_rows,
             dropped=dropped,
         )
