@@ -7,10 +7,20 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AuditPair", "PairedTable", "audit_tag", "pair_audits", "paired_table", "MISSING"]
+__all__ = [
+    "AuditPair",
+    "PairedTable",
+    "audit_base",
+    "audit_tag",
+    "pair_audits",
+    "paired_table",
+    "MISSING",
+]
 
 MISSING = "–"  # a row only one of the two runs has
-_TAG = re.compile(r"^(.*) \((before|kept)\)$")
+# the set an audit's result was measured on, as its name ends: filter runs tag theirs
+# "before" / "kept", ``aflite audit --compare`` "input" / "compare"
+_TAG = re.compile(r"^(.*) \((before|kept|input|compare)\)$")
 
 
 @dataclass
@@ -38,7 +48,14 @@ def audit_tag(audit: dict[str, Any]) -> tuple[str, str | None]:
     if tag in ("before", "kept"):
         return name.removesuffix(f" ({tag})"), tag
     m = _TAG.match(name)  # a report_extra.json written before results carried their tag
-    return (m.group(1), m.group(2)) if m else (name, None)
+    return (m.group(1), m.group(2)) if m and m.group(2) in ("before", "kept") else (name, None)
+
+
+def audit_base(name: str) -> str:
+    """An audit result's name without the set it was measured on: the same audit's results on
+    two sets share it."""
+    m = _TAG.match(name)
+    return m.group(1) if m else name
 
 
 def pair_audits(audits: list[dict[str, Any]]) -> list[AuditPair]:

@@ -4,13 +4,12 @@ that models predict worse than chance (a new artifact, not a cleaner set)."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from aflite.reports.audit_pairs import audit_tag
+from aflite.reports.audit_pairs import audit_base, audit_tag
 from aflite.reports.data import ReportData
 
 __all__ = [
@@ -50,9 +49,6 @@ def _is_kept(audit: dict[str, Any]) -> bool:
     return audit_tag(audit)[1] == "kept"
 
 
-_SET_TAG = re.compile(r"^(.*) \((?:before|kept|input|compare)\)$")
-
-
 def _figures(audits: list[dict[str, Any]]) -> list[tuple[str, tuple[Any, ...], float, float]]:
     """Each accuracy-like figure (``accuracy``, ``estimate``) with a ``majority class`` column:
     the audit's name, a key matching it across sets (the name without the set's tag, the
@@ -64,14 +60,13 @@ def _figures(audits: list[dict[str, Any]]) -> list[tuple[str, tuple[Any, ...], f
         if "majority class" not in header:
             continue
         name = str(audit.get("name", "audit"))
-        m = _SET_TAG.match(name)
-        base = m.group(1) if m else name
+        base, m = audit_base(name), header.index("majority class")
         for metric in ("accuracy", "estimate"):
             if metric not in header:
                 continue
             j = header.index(metric)
             for i, row in enumerate(table.get("rows") or []):
-                value, chance = _number(row[j]), _number(row[header.index("majority class")])
+                value, chance = _number(row[j]), _number(row[m])
                 if value is not None and chance is not None:
                     cells = tuple(c for c in row if isinstance(c, str)) or (i,)
                     out.append((name, (base, metric, cells), value, chance))
