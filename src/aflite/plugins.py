@@ -32,6 +32,8 @@ BUILTINS: dict[str, tuple[str, ...]] = {
     "model": (
         "aflite.algorithm.models.linear",
         "aflite.algorithm.models.sklearn",
+        "aflite.algorithm.models.ridge",
+        "aflite.algorithm.models.auto",
         "aflite.algorithm.models.choice",
     ),
     "feature kind": ("aflite.features.kinds",),

@@ -20,6 +20,7 @@ from aflite.algorithm.scoring import PhaseScores, predictability_scores, represe
 from aflite.algorithm.selection import STRATEGIES
 from aflite.algorithm.solvers import LinearEnsemble, SolveReport
 from aflite.algorithm.solvers.choice import ChoiceEnsemble
+from aflite.algorithm.solvers.ridge import RidgeEnsemble
 
 __all__ = [
     "MODELS",
@@ -36,6 +37,7 @@ __all__ = [
     "PhaseRecord",
     "PhaseScores",
     "Model",
+    "RidgeEnsemble",
     "SolveReport",
     "adversarial_filter",
     "check_features",

@@ -73,6 +73,23 @@ def encode_groups(groups: Any, n_rows: int) -> np.ndarray | None:
     return codes.astype(np.int64)
 
 
+def canonical_ranks(ids: Any, n_rows: int) -> np.ndarray | None:
+    """Each row's rank when the rows are sorted by id (as text), or None without ids. The
+    filter draws its partitions in this order, so the same rows in another order give the
+    same result."""
+    if ids is None:
+        return None
+    keys = np.asarray([str(i) for i in ids], dtype=object)
+    if keys.ndim != 1 or len(keys) != n_rows:
+        raise ValueError(f"ids must be 1-D with one id per row ({n_rows}), got {len(keys)}")
+    order = np.argsort(keys, kind="stable")
+    if len(keys) > 1 and bool((keys[order][1:] == keys[order][:-1]).any()):
+        raise ValueError("ids must be unique (as text)")
+    ranks = np.empty(n_rows, dtype=np.int64)
+    ranks[order] = np.arange(n_rows)
+    return ranks
+
+
 def resolve_size(value: Any, n: int, name: str) -> int:
     """An int is a row count; a float in (0, 1) is a fraction of ``n``."""
     if isinstance(value, bool):

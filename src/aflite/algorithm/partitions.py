@@ -9,7 +9,9 @@ as one matrix product with ~m*t/n * C columns, so only the useful products are d
 draw of t rows, returned as an ``N x P`` 0/1 mask.
 
 Rows are always addressed by integer position, so no prediction can be credited to the wrong
-row. All randomness comes from one ``torch.Generator`` threaded through the whole run.
+row. All randomness comes from one ``torch.Generator`` threaded through the whole run, and is
+drawn in the rows' canonical order (``canon``: the positions sorted by row id), so the same
+rows stored in another order get the same partitions.
 
 Grouped partitions keep every group whole and still give every row the same chance, t/n, of
 training a given classifier, whatever its group's size: each group starts with inclusion
@@ -43,16 +45,20 @@ def train_masks(
     device: torch.device,
     groups: torch.Tensor | None = None,
     dtype: torch.dtype = torch.float32,
+    canon: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Draw ``n_partitions`` random training parts of ``train_size`` rows each.
 
     ``groups``: optional (N,) int64 group codes in ``[0, G)``; a group never straddles a split
-    (see the module docstring for the sampling design).
+    (see the module docstring for the sampling design). ``canon``: the positions in canonical
+    order (default: as stored).
 
     Returns an (N, P) mask with 1 where the row trains that partition's classifier.
     """
     if groups is None:
         keys = torch.rand((n_rows, n_partitions), generator=generator, device=device)
+        if canon is not None:  # the r-th draw belongs to the r-th row in canonical order
+            keys[canon] = keys.clone()
         idx = torch.topk(keys, train_size, dim=0, largest=False, sorted=False).indices
         mask = torch.zeros((n_rows, n_partitions), dtype=dtype, device=device)
         mask.scatter_(0, idx, 1.0)
@@ -182,24 +188,28 @@ def block_design(
     generator: torch.Generator,
     device: torch.device,
     groups: torch.Tensor | None = None,
+    canon: torch.Tensor | None = None,
 ) -> BlockDesign:
     """Deal the current rows into blocks and give each classifier q = t/b of them.
 
     q = round(t / ``block_rows``), at least ``MIN_BLOCKS_PER_PART``; the rows are dealt into B = round(q n / t)
     blocks so that q blocks hold about t rows. With ``groups`` (N,) whole groups are dealt,
     in random order, each block closed near n/B rows; every row is still in a training part
-    with probability q/B whatever its group's size, as every block is.
+    with probability q/B whatever its group's size, as every block is. ``canon``: the
+    positions in canonical order (default: as stored); rows are dealt in that order.
     """
+    canon = torch.arange(n_rows, device=device) if canon is None else canon
     q = max(MIN_BLOCKS_PER_PART, int(round(train_size / max(1, block_rows))))
     q = max(1, min(q, train_size))  # a block holds at least one row
     n_blocks = max(2, int(round(q * n_rows / max(1, train_size))))
     if groups is None:
         n_blocks = min(n_blocks, n_rows)
-        order = torch.randperm(n_rows, generator=generator, device=device)
+        order = canon[torch.randperm(n_rows, generator=generator, device=device)]
         sizes = torch.full((n_blocks,), n_rows // n_blocks, dtype=torch.int64, device=device)
         sizes[: n_rows % n_blocks] += 1
     else:
-        order, sizes = _deal_groups(groups, n_rows / n_blocks, generator)
+        order, sizes = _deal_groups(groups[canon], n_rows / n_blocks, generator)
+        order = canon[order]
         n_blocks = len(sizes)
     q = min(q, n_blocks - 1)  # some block must stay held out
     bounds = torch.zeros(n_blocks + 1, dtype=torch.int64, device=device)

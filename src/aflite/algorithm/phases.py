@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from aflite._internal.numerics import own_numerics
 from aflite._internal.threads import compute_threads
 from aflite.algorithm.models import Model
 from aflite.algorithm.partitions import block_design, default_block_rows, train_masks
@@ -26,11 +27,28 @@ class PhaseOutput:
     heldout: np.ndarray
     train: np.ndarray
     info: dict[str, Any] = field(default_factory=dict)
+    margin: np.ndarray | None = None
 
     def scores(self) -> np.ndarray:
         """Fraction of held-out predictions that were correct; NaN where never held out."""
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.heldout > 0, self.correct / np.maximum(self.heldout, 1), np.nan)
+
+    @property
+    def n_partitions(self) -> int:
+        return int(self.train.shape[1])
+
+    def merged(self, more: PhaseOutput) -> PhaseOutput:
+        """The counts of this phase and ``more`` partitions drawn on the same rows, together:
+        one estimate from every held-out prediction."""
+        margin = None if self.margin is None or more.margin is None else self.margin + more.margin
+        return PhaseOutput(
+            correct=self.correct + more.correct,
+            heldout=self.heldout + more.heldout,
+            train=np.concatenate([self.train, more.train], axis=1),
+            info=self.info,
+            margin=margin,
+        )
 
 
 class PhaseRunner:
@@ -55,8 +73,12 @@ class PhaseRunner:
         partitions: str = "blocks",
         threads: int | None = None,
         block_rows: int | None = None,
+        keys: np.ndarray | None = None,
     ) -> None:
         self.raw = x
+        # each input row's rank in the canonical order (by row id; default: as given):
+        # partitions are drawn in that order, so a reordered input gives the same ones
+        self.keys = np.arange(x.shape[0], dtype=np.int64) if keys is None else np.asarray(keys)
         self.partitions = partitions
         self.threads = threads
         self.model = model
@@ -72,8 +94,11 @@ class PhaseRunner:
         if make_store is not None:
             self.store = make_store(x, device, chunk_rows=chunk_rows, in_place=in_place)
         else:
-            # raw sparse rows only serve the block pass of a model that has one
-            sparse = partitions == "blocks" and getattr(model, "supports_blocks", False)
+            # raw sparse rows serve the block pass of a model that has one, and the exact
+            # family's sparse form on any partitions
+            sparse = getattr(model, "supports_blocks", False) and (
+                partitions == "blocks" or getattr(model, "exact", False)
+            )
             self.store = FeatureStore(
                 x, device, chunk_rows=chunk_rows, in_place=in_place, sparse_rows=sparse
             )
@@ -81,8 +106,13 @@ class PhaseRunner:
         self.groups = None if groups is None else torch.as_tensor(groups, device=device)
         self.n_input = x.shape[0]
         self.labels = np.asarray(y, dtype=np.int64)
-        self.block_rows = block_rows or default_block_rows(self.store.dim, device)
         model.attach(self.store, x, self.y, n_classes)
+        # a model may ask for its own block size (once attached, it knows the stored rows)
+        own = getattr(model, "block_rows", None)
+        self.block_rows = block_rows or (
+            own(train_size, n_partitions) if own is not None
+            else default_block_rows(self.store.dim, device)
+        )
 
     def labels_of(self, rows: np.ndarray) -> np.ndarray:
         """Class codes of input rows."""
@@ -101,7 +131,7 @@ class PhaseRunner:
 
     def run(self, rows: np.ndarray) -> PhaseOutput:
         """One phase on ``rows`` (sorted input positions)."""
-        with compute_threads(self.threads):
+        with compute_threads(self.threads), own_numerics():
             return self._run(np.asarray(rows, dtype=np.int64))
 
     def _run(self, rows: np.ndarray) -> PhaseOutput:
@@ -114,16 +144,17 @@ class PhaseRunner:
         current = torch.zeros(n_store, dtype=torch.float32, device=self.device)
         current[pos] = 1.0
         design = None
+        canon = torch.as_tensor(np.argsort(self.keys[rows], kind="stable"), device=self.device)
         if self.partitions == "blocks":
             design = block_design(
                 n, self.n_partitions, self.train_size, block_rows=self.block_rows,
-                generator=self.generator, device=self.device, groups=groups,
+                generator=self.generator, device=self.device, groups=groups, canon=canon,
             )
             train_active = design.train_mask()
         else:
             train_active = train_masks(
                 n, self.n_partitions, self.train_size, generator=self.generator,
-                device=self.device, groups=groups,
+                device=self.device, groups=groups, canon=canon,
             )
         if design is not None and getattr(self.model, "supports_blocks", False):
             counts = self.model.score_blocks(design, pos, current)
@@ -139,9 +170,11 @@ class PhaseRunner:
         correct, held = counts.correct[pos], counts.heldout[pos]
         info = dict(counts.info)
         info["partitions"] = self.partitions
+        margin = None if counts.margin is None else counts.margin[pos].double().cpu().numpy()
         return PhaseOutput(
             correct=correct.cpu().numpy().astype(np.int64),
             heldout=held.cpu().numpy().astype(np.int64),
             train=train_active.cpu().numpy().astype(bool),
             info=info,
+            margin=margin,
         )

@@ -10,6 +10,7 @@ import numpy as np
 from aflite._internal.device import make_generator, resolve_device
 from aflite._internal.threads import resolve_threads
 from aflite.algorithm._validation import (
+    canonical_ranks,
     check_features,
     check_partition_design,
     check_partitions,
@@ -76,6 +77,7 @@ def prepare_runner(
     copy: bool = True,
     partitions: str = "blocks",
     threads: int | None = None,
+    ids: ArrayLike | None = None,
 ) -> tuple[PhaseRunner, np.ndarray, int]:
     """Check the inputs and set up a :class:`PhaseRunner`; returns it, the classes and t."""
     if is_choice_input(features, model):  # (N, K, d): answers are choice positions
@@ -92,8 +94,12 @@ def prepare_runner(
             "some rows must be held out"
         )
     check_partition_design(partitions)
+    keys = canonical_ranks(ids, x.shape[0])
     threads = resolve_threads(threads)
     phase_model = choice_model(model, backend) if x.ndim == 3 else resolve_model(model, backend)
+    choose = getattr(phase_model, "choose", None)
+    if choose is not None:  # model="auto": a family chosen from the shapes
+        phase_model = choose(t, x.shape[1])
     dev = resolve_device(device)
     runner = PhaseRunner(
         x,
@@ -108,6 +114,7 @@ def prepare_runner(
         in_place=not copy,
         partitions=partitions,
         threads=threads,
+        keys=keys,
     )
     return runner, classes, t
 
@@ -125,6 +132,7 @@ def predictability_scores(
     copy: bool = True,
     partitions: str = "blocks",
     threads: int | None = None,
+    ids: ArrayLike | None = None,
 ) -> PhaseScores:
     """Score every row once: the fraction of its held-out predictions that are correct.
 
@@ -135,7 +143,8 @@ def predictability_scores(
     t/b whole blocks, see :func:`aflite.algorithm.partitions.block_design`) or ``"uniform"``
     (independent uniform training parts, Algorithm 1's wording). ``threads``: worker threads
     (default ``AFLITE_THREADS`` or the cores this process may use); the scores do not depend
-    on it.
+    on it. ``ids``: unique row ids; partitions are drawn by id, so the same rows in another
+    order get the same scores.
 
     Examples
     --------
@@ -158,6 +167,7 @@ def predictability_scores(
         copy=copy,
         partitions=partitions,
         threads=threads,
+        ids=ids,
     )
     out = runner.run(np.arange(runner.n_input))
     return PhaseScores(

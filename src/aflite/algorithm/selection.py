@@ -40,13 +40,19 @@ def select_slice(
     generator: torch.Generator,
     device: torch.device,
     protected: np.ndarray | None = None,
+    margin: np.ndarray | None = None,
+    rank: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Positions (into the current rows) to remove, most predictable first; their scores; and
     how many rows were eligible.
 
     Eligible means held out at least once and ``correct / heldout >= tau``, decided exactly on
-    the integer counts. Ties between equal scores are broken at random, not by row order.
-    Rows where ``protected`` (a boolean mask over the current rows) is True are never eligible.
+    the integer counts. Rows with equal scores are ordered by their mean gold-class
+    ``margin`` over the same predictions (the finer view of how easy they were), then by
+    ``rank`` (their canonical order: by row id); neither depends on how the rows are stored,
+    and no random draw decides between them. Rows where ``protected`` (a boolean mask over the
+    current rows) is True are never eligible. ``sampling`` draws its Gumbel noise in
+    canonical order.
     """
     n = len(correct)
     scored = heldout > 0
@@ -57,27 +63,34 @@ def select_slice(
     eligible = scored if strategy == "single_shot" else passes
     if protected is not None:
         eligible = eligible & ~np.asarray(protected, dtype=bool)
-    tiebreak = torch.rand(n, generator=generator, device=device, dtype=torch.float64).cpu().numpy()
+    rank = np.arange(n) if rank is None else np.asarray(rank)
+    fine = np.zeros(n) if margin is None else np.nan_to_num(margin / np.maximum(heldout, 1))
     if strategy == "sampling":
         # Gumbel top-k over log-scores = sampling without replacement proportional to score
-        gumbel = -np.log(-np.log(np.clip(tiebreak, 1e-300, 1 - 1e-16)))
+        draw = torch.rand(n, generator=generator, device=device, dtype=torch.float64).cpu().numpy()
+        draw = draw[np.argsort(np.argsort(rank, kind="stable"), kind="stable")]
+        gumbel = -np.log(-np.log(np.clip(draw, 1e-300, 1 - 1e-16)))
         with np.errstate(divide="ignore"):
-            key = np.log(np.maximum(np.nan_to_num(scores), 1e-300)) + gumbel
+            primary = np.log(np.maximum(np.nan_to_num(scores), 1e-300)) + gumbel
     else:
-        key = np.nan_to_num(scores) + tiebreak * 1e-12
-    key = np.where(eligible, key, -math.inf)
+        primary = np.nan_to_num(scores)
+    primary = np.where(eligible, primary, -math.inf)
+    # most predictable first: score, then margin, then canonical rank
+    order = np.lexsort((rank, -fine, -primary))
     n_eligible = int(eligible.sum())
     if balance == "classes":
         counts = np.bincount(labels, minlength=int(labels.max()) + 1)
         quota = class_quotas(counts, k)
+        place = np.empty(n, dtype=np.int64)
+        place[order] = np.arange(n)
         picks = []
         for c, q in enumerate(quota):
-            in_c = np.flatnonzero((labels == c) & eligible)
+            in_c = order[(labels[order] == c) & eligible[order]]
             if q and len(in_c):
-                picks.append(in_c[np.argsort(-key[in_c], kind="stable")[:q]])
+                picks.append(in_c[:q])
         picked = np.concatenate(picks) if picks else np.zeros(0, dtype=np.int64)
-        picked = picked[np.argsort(-key[picked], kind="stable")]
+        picked = picked[np.argsort(place[picked], kind="stable")]
     else:
         take = min(k, n_eligible)
-        picked = np.argsort(-key, kind="stable")[:take]
+        picked = order[:take]
     return picked.astype(np.int64), scores[picked], n_eligible

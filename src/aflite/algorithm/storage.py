@@ -113,6 +113,9 @@ class FeatureStore:
         # solver's sparse pass, read before an in-place standardisation overwrites them. A GPU
         # keeps the dense products.
         self.sparse: SparseRows | None = None
+        # float32 input is standardised by the same float32 arithmetic on every path, so its
+        # sparse rows give the stored values exactly (float64 input is rounded once, after)
+        self.raw_float32 = x.dtype == np.float32
         if sparse_rows and device.type == "cpu" and not big and not isinstance(x, np.memmap):
             self.sparse = SparseRows.from_dense(x, mean, scale, device)
         if in_place and _ownable(x, device):
@@ -145,6 +148,7 @@ class FeatureStore:
         self.rows = np.arange(self.n_input, dtype=np.int64)
         self._raw = None
         self.sparse = None
+        self.raw_float32 = True
         self.data = torch.as_tensor(np.ascontiguousarray(data, dtype=np.float32), device=device)
         return self
 

@@ -212,6 +212,7 @@ def filter_dataset(
         device=device,
         progress=progress,
         protected=None if decisions is None else decisions.protected[rest],
+        ids=[ids[i] for i in rest],
         **options,
     )
     if decisions is not None:

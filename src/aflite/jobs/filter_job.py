@@ -239,6 +239,7 @@ def _filter(job, phi, inputs, plan, resume_state, checkpoint, *, progress):
                 # Phi is on disk in the checkpoint: the filter may standardise it in place
                 copy=False,
                 protected=plan.protected,
+                ids=[inputs.ids[i] for i in rest],
             )
     except _Interrupted:
         raise KeyboardInterrupt("interrupted after a checkpoint") from None

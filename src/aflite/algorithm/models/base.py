@@ -36,11 +36,15 @@ __all__ = [
 
 @dataclass
 class PhaseCounts:
-    """Per stored row: correct held-out predictions and times held out; solver details."""
+    """Per stored row: correct held-out predictions and times held out; solver details; and,
+    where the family gives it, the sum over those predictions of the gold class's margin
+    (its decision value less the best other class's): a finer view of the same predictions
+    that orders rows with equal counts."""
 
     correct: torch.Tensor
     heldout: torch.Tensor
     info: dict[str, Any] = field(default_factory=dict)
+    margin: torch.Tensor | None = None
 
 
 @runtime_checkable

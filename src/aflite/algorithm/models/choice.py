@@ -62,8 +62,8 @@ class ChoiceModel:
 
     def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
         fit = fit_choices(self.store, self.y, self.neg, self.model, train=train)
-        correct, held = choice_heldout_counts(self.store, self.y, self.neg, fit, heldout=heldout)
-        return PhaseCounts(correct, held, fit.report.to_dict())
+        correct, held, margin = choice_heldout_counts(self.store, self.y, self.neg, fit, heldout=heldout)
+        return PhaseCounts(correct, held, fit.report.to_dict(), margin=margin)
 
     def score_blocks(self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
         """One phase on block partitions of the items."""
@@ -71,22 +71,22 @@ class ChoiceModel:
         rows = (1 << 18 if self.store.device.type == "cuda" else TASK_ROWS) // self.k
         plan = plan_blocks(self.store, self.y, design, positions, self.k, task_rows=max(1, rows))
         fit = fit_choices(self.store, self.y, self.neg, self.model, plan=plan)
-        correct, held = choice_heldout_counts(self.store, self.y, self.neg, fit, plan=plan)
-        return PhaseCounts(correct, held, fit.report.to_dict())
+        correct, held, margin = choice_heldout_counts(self.store, self.y, self.neg, fit, plan=plan)
+        return PhaseCounts(correct, held, fit.report.to_dict(), margin=margin)
 
     def describe(self) -> str:
         return repr(self.model)
 
 
 def choice_model(model: Any, backend: Any = None) -> ChoiceModel:
-    """The model of a multiple-choice run: ``"choice"`` or ``"linear"`` (the default model
-    name) -> the choice-wise model with default settings; a :class:`ChoiceEnsemble` as is; a
+    """The model of a multiple-choice run: ``"choice"``, ``"linear"`` or ``"auto"`` (the
+    default model names) -> the choice-wise model with default settings; a :class:`ChoiceEnsemble` as is; a
     :class:`~aflite.LinearEnsemble` lends its C, tol, max_iter and history."""
     from aflite.algorithm.solvers import LinearEnsemble
 
     if backend is not None:
         raise ValueError("multiple-choice features run on the local choice-wise model only (no backend)")
-    if isinstance(model, str) and model in ("choice", "linear"):
+    if isinstance(model, str) and model in ("choice", "linear", "auto"):
         return ChoiceModel(ChoiceEnsemble())
     if isinstance(model, ChoiceEnsemble):
         return ChoiceModel(model)

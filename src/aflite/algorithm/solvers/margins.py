@@ -1,0 +1,20 @@
+"""What a held-out prediction says about its row: right or wrong, and by how much."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+__all__ = ["gold_margin"]
+
+
+def gold_margin(logits: torch.Tensor, labels: torch.Tensor, clip: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """For logits (..., C) and labels (...): whether the argmax is the label (the first of
+    equal values, as scikit-learn's ``predict``), and the label's margin, its decision value
+    less the best other class's, clipped to +-``clip`` (a class the model was never shown
+    sits at -1e30)."""
+    lab = labels.unsqueeze(-1)
+    gold = torch.gather(logits, -1, lab).squeeze(-1)
+    others = logits.scatter(-1, lab, -math.inf).amax(dim=-1)
+    return logits.argmax(dim=-1) == labels, (gold - others).clamp(-clip, clip)

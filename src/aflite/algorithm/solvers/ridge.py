@@ -1,0 +1,402 @@
+"""The exact least-squares family: one ridge classifier per training part, in closed form.
+
+Every classifier of a phase solves scikit-learn's ``RidgeClassifier`` problem on its training
+part T of t rows: one column per class with target +1 on the class's rows and -1 on the
+others, an intercept that is not penalised, and the penalty ``alpha * t``:
+
+    min_{W, b}  ||Y_T - X_T W - 1 b^T||^2 + alpha * t * ||W||^2
+
+It has one solution, in two forms:
+
+* **primal**: ``(Xc^T Xc + alpha t I) W = Xc^T Yc`` (Xc, Yc: the part's rows centred on their
+  mean), a d x d system per part. Under block partitions a part's sums are the sums of its
+  blocks' ``[X 1]^T [X 1 Y]``, so every row is multiplied once per phase, not once per part.
+* **dual**: ``(Kc + alpha t I) A = Yc`` with Kc the part's centred kernel and ``W = X_T^T A``,
+  a t x t system per part. The kernel of the stored rows is computed once per run (the
+  standardised rows do not change between phases), from raw sparse rows where the store
+  keeps them.
+
+:func:`choose_form` takes the cheaper. Both are exact: the problem is the float32
+standardised rows, every sum of their products is float64 (a product of two float32 numbers
+is exact in float64), each system is factorised in float32 and its solution refined against
+the float64 matrix until the float64 residual stops falling, and the predictions are float64.
+Two machines, or a CPU and a GPU, then agree to the last digits of float64 and a held-out
+prediction can differ between them only at a margin within about 1e-12 of zero.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+
+from aflite._internal.threads import workers
+from aflite.algorithm.solvers.kernel import KernelCache, kernel_fits
+from aflite.algorithm.solvers.margins import gold_margin
+from aflite.algorithm.solvers.ridge_sparse import sparse_dual
+from aflite.algorithm.storage import FeatureStore
+
+__all__ = [
+    "MARGIN_CLIP", "Parts", "RidgeEnsemble", "RidgeFit", "choose_form", "fit_ridge", "heldout_stats",
+    "one_hot_pm", "solve_spd", "sparse_ok",
+]
+
+Form = Literal["auto", "primal", "dual", "sparse"]
+NEG = -1e30
+SOLVE_BYTES = 256 << 20  # float64 systems solved together (a group of classifiers)
+REFINE_STEPS = 12
+
+
+@dataclass(frozen=True)
+class RidgeEnsemble:
+    """The least-squares model family (``model="ridge"``): scikit-learn's ``RidgeClassifier``
+    fitted exactly on every training part.
+
+    Parameters
+    ----------
+    alpha:
+        Penalty per training row: a part of t rows is fitted with ``RidgeClassifier(alpha=
+        alpha * t)``. Proportional to t, so the fit's balance of data and penalty does not
+        change with the part's size. The default 1.0 is the value whose scores agreed best
+        with converged logistic regression on the bundled SNLI slice (hypothesis n-grams,
+        premise+hypothesis n-grams, MiniLM pairs) and on planted data.
+    form:
+        ``"primal"`` (a d x d system per part), ``"dual"`` (a t x t system per part on the
+        kernel of the stored rows) or ``"auto"`` (the cheaper; both give the same solution).
+    """
+
+    alpha: float = 1.0
+    form: Form = "auto"
+
+    def __post_init__(self) -> None:
+        a = self.alpha
+        if isinstance(a, bool) or not (isinstance(a, (int, float)) and math.isfinite(a) and a > 0):
+            raise ValueError(f"RidgeEnsemble: alpha must be a positive number, got {a!r}")
+        if self.form not in ("auto", "primal", "dual", "sparse"):
+            raise ValueError(
+                "RidgeEnsemble: form must be 'auto', 'primal', 'dual' or 'sparse', got "
+                f"{self.form!r}"
+            )
+
+
+@dataclass
+class RidgeFit:
+    """Fitted classifiers: ``theta`` (d+1, P, C) float64 in standardised coordinates
+    (intercept last), and the (P, C) offsets that rule out classes absent from a part."""
+
+    theta: torch.Tensor
+    neg: torch.Tensor
+    info: dict
+
+
+def one_hot_pm(y: torch.Tensor, n_classes: int) -> torch.Tensor:
+    """(n, C) float64 targets: +1 in the row's class, -1 elsewhere (RidgeClassifier's)."""
+    out = torch.full((len(y), n_classes), -1.0, dtype=torch.float64, device=y.device)
+    out[torch.arange(len(y), device=y.device), y] = 1.0
+    return out
+
+
+def sparse_ok(store: FeatureStore) -> bool:
+    """Whether the store keeps raw sparse rows the sparse form can use exactly."""
+    return store.sparse is not None and store.raw_float32
+
+
+def choose_form(settings: RidgeEnsemble, *, n: int, d: int, t: int, p: int, dual_ok: bool,
+                sparse_ok: bool = False) -> str:
+    """``sparse`` where the store keeps raw sparse rows (conjugate gradients on them,
+    :mod:`aflite.algorithm.solvers.ridge_sparse`); else ``dual`` where a part's t x t system
+    is cheaper than the d x d one, counting what each builds per phase (primal: every current
+    row's Gram once; dual: the gathers of each part's kernel), and the kernel of the stored
+    rows fits in ``KERNEL_BYTES``; else ``primal``."""
+    if settings.form == "sparse" and not sparse_ok:
+        raise ValueError("RidgeEnsemble(form='sparse') needs mostly-zero float32 features on a CPU")
+    if settings.form != "auto":
+        return settings.form
+    if sparse_ok:
+        return "sparse"
+    d1 = d + 1
+    primal = p * d1**3 / 3 + 2.0 * n * d1 * d1
+    dual = p * (t**3 / 3 + 4.0 * t * t + 2.0 * t * d)
+    return "dual" if dual_ok and dual < primal else "primal"
+
+
+@dataclass
+class Parts:
+    """A phase's training parts: ``order`` (P, t_max) store positions of each part's rows,
+    ``weight`` (P, t_max) 1 for a row, 0 for padding. Under block partitions also the blocks
+    (``block_pos``: one tensor of store positions per block) and ``incidence`` (B, P), True
+    where block i trains classifier j, from which the primal form sums its Grams."""
+
+    order: torch.Tensor
+    weight: torch.Tensor
+    block_pos: list[torch.Tensor] | None = None
+    incidence: torch.Tensor | None = None
+
+    @property
+    def n_partitions(self) -> int:
+        return int(self.order.shape[0])
+
+
+def fit_ridge(
+    store: FeatureStore,
+    y: torch.Tensor,
+    parts: Parts,
+    n_classes: int,
+    settings: RidgeEnsemble,
+    *,
+    kernel: KernelCache,
+) -> RidgeFit:
+    """Fit one ridge classifier per training part, exactly (see the module docstring)."""
+    dev = store.device
+    p = parts.n_partitions
+    d = store.dim
+    w = parts.weight.to(torch.float64)
+    sizes = w.sum(dim=1)
+    t = int(round(float(sizes.mean())))
+    targets = one_hot_pm(y, n_classes)
+    present = torch.zeros((p, n_classes), dtype=torch.float64, device=dev)
+    present.scatter_add_(1, y[parts.order], w)  # class counts per part
+    neg = torch.where(present > 0, 0.0, NEG)
+    n_current = _n_current(parts, store)
+    form = choose_form(settings, n=n_current, d=d, t=t, p=p, dual_ok=kernel_fits(store.n_stored),
+                       sparse_ok=sparse_ok(store))
+    alpha = settings.alpha * sizes  # (P,)
+    theta = torch.zeros((d + 1, p, n_classes), dtype=torch.float64, device=dev)
+    steps, fallbacks = 0, 0
+    if form == "sparse":
+        zero, e_val = kernel.sparse_parts(store)
+        per = -(-p // workers().n)
+
+        def run(idx: range):
+            j = torch.arange(idx.start, idx.stop, device=dev)
+            return j, *sparse_dual(store, targets, parts.order[j], w[j], alpha[j], e_val, zero)
+
+        for j, coef, intercept, info in workers().map(run, _groups(p, per)):
+            theta[:d, j] = coef.permute(1, 0, 2)
+            theta[d, j] = intercept
+            steps, fallbacks = max(steps, info["steps"]), fallbacks + info["capped"]
+    elif form == "dual":
+        k_all = kernel.of(store)
+        tm = parts.order.shape[1]
+        per = max(1, SOLVE_BYTES // (8 * 3 * tm * tm))
+        # each part's dual coefficients, scattered to its rows: W = X^T A in one product
+        coef_rows = torch.zeros((store.n_stored, p * n_classes + p), dtype=torch.float64, device=dev)
+
+        def run(idx: range):
+            j = torch.arange(idx.start, idx.stop, device=dev)
+            return j, *_dual(k_all, targets, parts.order[j], w[j], alpha[j])
+
+        for j, a, ymean, info in workers().map(run, _groups(p, per)):
+            # only a part's real rows: its padding points at a row that may be one of them
+            part, slot = torch.nonzero(w[j] > 0, as_tuple=True)
+            rows = parts.order[j][part, slot]
+            cls = torch.arange(n_classes, device=dev)
+            coef_rows[rows[:, None], (j[part] * n_classes)[:, None] + cls] = a[part, slot]
+            coef_rows[rows, p * n_classes + j[part]] = 1.0 / sizes[j[part]]
+            theta[d, j] = ymean
+            steps, fallbacks = max(steps, info["steps"]), fallbacks + info["fallbacks"]
+        xt_coef = _xt_times(store, coef_rows)  # (d, P*C + P)
+        theta[:d] = xt_coef[:, : p * n_classes].view(d, p, n_classes)
+        xmean = xt_coef[:, p * n_classes :]  # (d, P): each part's mean row
+        theta[d] -= torch.einsum("dp,dpc->pc", xmean, theta[:d])
+    else:
+        sums = _primal_sums(store, targets, parts)
+        per = max(1, SOLVE_BYTES // (8 * 3 * d * d))
+
+        def run(idx: range):
+            j = torch.arange(idx.start, idx.stop, device=dev)
+            return j, *_primal(sums, j, alpha[j])
+
+        for j, coef, intercept, info in workers().map(run, _groups(p, per)):
+            theta[:d, j] = coef.permute(1, 0, 2)
+            theta[d, j] = intercept
+            steps, fallbacks = max(steps, info["steps"]), fallbacks + info["fallbacks"]
+    stats = {"refine_steps": steps, "fallbacks": fallbacks}
+    info = {
+        "solver": f"ridge-{form}",
+        "form": form,
+        "alpha": settings.alpha,
+        "refine_steps": stats["refine_steps"],
+        "fallbacks": stats["fallbacks"],
+    }
+    return RidgeFit(theta, neg, info)
+
+
+def _n_current(parts: Parts, store: FeatureStore) -> int:
+    if parts.block_pos is not None:
+        return int(sum(len(b) for b in parts.block_pos))
+    return store.n_stored
+
+
+def _groups(p: int, per: int) -> list[range]:
+    return [range(s, min(p, s + per)) for s in range(0, p, per)]
+
+
+def _xt_times(store: FeatureStore, right: torch.Tensor) -> torch.Tensor:
+    """X^T @ ``right`` (N_store, k) in float64 over the stored rows, summed chunk by chunk in
+    a fixed order."""
+    out = torch.zeros((store.dim, right.shape[1]), dtype=torch.float64, device=right.device)
+    spans = store.ranges(4096)
+
+    def run(span: tuple[int, int]) -> torch.Tensor:
+        s, e = span
+        return store.read(s, e).double().T @ right[s:e]
+
+    for part in workers().map(run, spans):
+        out += part
+    return out
+
+
+def _dual(k_all, targets, order, w, alpha):
+    """(g, t_max, C) dual coefficients and (g, C) target means of a group of parts: the
+    solution of ``(Kc + alpha t I) A = Yc`` on each part's centred kernel."""
+    g, tm = order.shape
+    t = w.sum(dim=1)
+    kc = k_all[order[:, :, None], order[:, None, :]]  # (g, tm, tm)
+    r = (kc @ w[:, :, None]).squeeze(2) / t[:, None]  # row means over the part's real rows
+    s = (r * w).sum(dim=1) / t
+    kc.sub_(r[:, :, None]).sub_(r[:, None, :]).add_(s[:, None, None])
+    if bool((w == 0).any()):
+        # a padding row is its own unknown with matrix 1 and target 0: its coefficient is 0
+        kc.mul_(w[:, :, None] * w[:, None, :])
+    kc.diagonal(dim1=1, dim2=2).add_(torch.where(w > 0, alpha[:, None], 1.0))
+    yt = targets[order] * w[:, :, None]
+    ymean = yt.sum(dim=1) / t[:, None]
+    yc = (yt - ymean[:, None, :]) * w[:, :, None]
+    a, info = solve_spd(kc, yc)
+    return a, ymean, info
+
+
+@dataclass
+class _Sums:
+    """Per part: sum of x x^T (P, d, d), of x (P, d), of x y^T (P, d, C), of y (P, C), rows."""
+
+    xx: torch.Tensor
+    x: torch.Tensor
+    xy: torch.Tensor
+    y: torch.Tensor
+    n: torch.Tensor
+
+
+def _primal_sums(store: FeatureStore, targets: torch.Tensor, parts: Parts) -> _Sums:
+    """Every part's sums: from its blocks' sums under block partitions (each current row read
+    once), else from its own gathered rows. Float64 throughout."""
+    dev, d, c = store.device, store.dim, targets.shape[1]
+    p = parts.n_partitions
+    if parts.block_pos is not None:
+        inc = parts.incidence.to(torch.float64)  # (B, P)
+        nb = len(parts.block_pos)
+
+        def block(i: int):
+            pos = parts.block_pos[i]
+            z = torch.cat([store.gather(pos).double(), targets[pos]], dim=1)  # [X Y]
+            full = z.T @ z  # (d+C, d+C): x x^T, x y^T, y y^T
+            return full[:d, :d], z[:, :d].sum(dim=0), full[:d, d:], z[:, d:].sum(dim=0), len(pos)
+
+        per_block = list(workers().map(block, range(nb)))
+        bxx = torch.stack([b[0] for b in per_block]).reshape(nb, d * d)
+        xx = (inc.T @ bxx).reshape(p, d, d)
+        x = inc.T @ torch.stack([b[1] for b in per_block])
+        xy = (inc.T @ torch.stack([b[2] for b in per_block]).reshape(nb, d * c)).reshape(p, d, c)
+        y = inc.T @ torch.stack([b[3] for b in per_block])
+        n = inc.T @ torch.tensor([float(b[4]) for b in per_block], dtype=torch.float64, device=dev)
+        return _Sums(xx, x, xy, y, n)
+    w = parts.weight.to(torch.float64)
+
+    def part(j: int):
+        rows = store.gather(parts.order[j]).double() * w[j, :, None]
+        yj = targets[parts.order[j]] * w[j, :, None]
+        return rows.T @ rows, rows.sum(dim=0), rows.T @ yj, yj.sum(dim=0)
+
+    out = list(workers().map(part, range(p)))
+    return _Sums(
+        torch.stack([o[0] for o in out]), torch.stack([o[1] for o in out]),
+        torch.stack([o[2] for o in out]), torch.stack([o[3] for o in out]), w.sum(dim=1),
+    )
+
+
+def _primal(sums: _Sums, j: torch.Tensor, alpha: torch.Tensor):
+    """(g, d, C) weights and (g, C) intercepts of the parts ``j``, by the primal form on
+    centred sums (``Xc^T Xc = sum x x^T - n xbar xbar^T``)."""
+    n = sums.n[j]
+    xbar = sums.x[j] / n[:, None]
+    ybar = sums.y[j] / n[:, None]
+    gram = sums.xx[j] - n[:, None, None] * xbar[:, :, None] * xbar[:, None, :]
+    rhs = sums.xy[j] - n[:, None, None] * xbar[:, :, None] * ybar[:, None, :]
+    d = gram.shape[1]
+    gram = gram + alpha[:, None, None] * torch.eye(d, dtype=torch.float64, device=gram.device)
+    coef, info = solve_spd(gram, rhs)
+    intercept = ybar - (xbar[:, None, :] @ coef).squeeze(1)
+    return coef, intercept, info
+
+
+def solve_spd(m: torch.Tensor, rhs: torch.Tensor) -> tuple[torch.Tensor, dict]:
+    """Solve the float64 symmetric positive definite systems ``m x = rhs`` (batched): a
+    float32 Cholesky factor, then iterative refinement with float64 residuals until the
+    correction stops shrinking; systems whose float32 factor fails or does not contract
+    (condition number near 1e7) are solved with a float64 factor instead."""
+    fac, err = torch.linalg.cholesky_ex(m.float())
+    ok = err == 0
+    x = torch.cholesky_solve(rhs.float(), fac).double()
+    x = torch.where(ok[:, None, None], x, torch.zeros_like(x))
+    prev = torch.full((m.shape[0],), math.inf, dtype=torch.float64, device=m.device)
+    live = ok.clone()
+    steps = 0
+    while bool(live.any()) and steps < REFINE_STEPS:
+        steps += 1
+        resid = rhs - m @ x
+        dx = torch.cholesky_solve(resid.float(), fac).double()
+        size = dx.abs().amax(dim=(1, 2))
+        scale = x.abs().amax(dim=(1, 2))
+        shrinking = size < 0.5 * prev
+        x = torch.where((live & shrinking)[:, None, None], x + dx, x)
+        done = size <= 1e-15 * scale
+        # converged, or stopped shrinking: the float64 floor (or a failure, checked below)
+        live = live & shrinking & ~done
+        ok = ok & ~(~shrinking & (prev > 1e-12 * scale))
+        prev = size
+    fallbacks = int((~ok).sum())
+    if fallbacks:
+        bad = torch.nonzero(~ok).squeeze(1)
+        fac64 = torch.linalg.cholesky(m[bad])
+        x[bad] = torch.cholesky_solve(rhs[bad], fac64)
+    return x, {"steps": steps, "fallbacks": fallbacks}
+
+
+MARGIN_CLIP = 4.0  # a part without the row's class gives it margin -MARGIN_CLIP, not -1e30
+
+
+def heldout_stats(
+    store: FeatureStore,
+    y: torch.Tensor,
+    fit: RidgeFit,
+    held_of,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per stored row: correct held-out predictions, how often it was held out, and the sum
+    of its gold-class margins (gold decision minus the best other class's, clipped to
+    +-``MARGIN_CLIP``) over them. ``held_of(start, end)`` gives the (rows, P) bool held-out
+    mask of stored rows ``start:end``. Float64 predictions, chunk by chunk."""
+    d1, p, c = fit.theta.shape
+    dev = store.device
+    flat = fit.theta.reshape(d1, p * c)
+    bias = flat[d1 - 1] + fit.neg.reshape(p * c)
+    correct = torch.zeros(store.n_stored, dtype=torch.float64, device=dev)
+    held = torch.zeros_like(correct)
+    margin = torch.zeros_like(correct)
+    step = max(64, (1 << 21) // max(1, p * c))
+
+    def run(span: tuple[int, int]) -> None:
+        s, e = span
+        mask = held_of(s, e)
+        logits = torch.addmm(bias, store.read(s, e).double(), flat[: d1 - 1]).view(e - s, p, c)
+        right, gold = gold_margin(logits, y[s:e, None].expand(e - s, p), MARGIN_CLIP)
+        m = mask.to(torch.float64)
+        correct[s:e] = (right.to(torch.float64) * m).sum(dim=1)
+        held[s:e] = m.sum(dim=1)
+        margin[s:e] = (gold * m).sum(dim=1)
+
+    for _ in workers().map(run, store.ranges(step)):
+        pass
+    return correct, held, margin

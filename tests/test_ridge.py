@@ -1,0 +1,165 @@
+"""The exact least-squares family (``model="ridge"``): every form equals scikit-learn's
+RidgeClassifier on the same training parts, in coefficients and held-out predictions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.linear_model import RidgeClassifier
+
+import aflite
+from aflite.algorithm.models.ridge import _parts_of_mask
+from aflite.algorithm.solvers.kernel import KernelCache
+from aflite.algorithm.solvers.ridge import Parts, RidgeEnsemble, fit_ridge, solve_spd
+from aflite.algorithm.storage import FeatureStore, standardise
+
+
+def _data(n=240, d=30, n_classes=3, seed=0, sparse=False):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, n)
+    if sparse:  # counts, mostly zero, as n-grams are
+        x = (rng.random((n, d)) < 0.02).astype(np.float32) * rng.integers(1, 3, (n, d))
+        x[np.arange(n), y % d] += 1.0
+    else:
+        x = rng.normal(size=(n, d)).astype(np.float32)
+        x[:, 0] += y
+    x[:, 3] = 2.5  # a constant feature
+    return x.astype(np.float32), y
+
+
+def _parts(n, p, t, seed):
+    rng = np.random.default_rng(seed)
+    mask = np.zeros((n, p), dtype=bool)
+    for j in range(p):
+        mask[rng.choice(n, t, replace=False), j] = True
+    return mask
+
+
+def _reference(xs, y, mask, alpha, n_classes):
+    """Per part: scikit-learn's RidgeClassifier (float64) coefficients as (d+1, C) columns
+    (a binary fit's one column is the second class's; the first is its negative) and its
+    predictions of every row."""
+    out = []
+    for j in range(mask.shape[1]):
+        tr = mask[:, j]
+        present = np.unique(y[tr])
+        clf = RidgeClassifier(alpha=alpha * tr.sum(), solver="cholesky").fit(xs[tr], y[tr])
+        theta = np.zeros((xs.shape[1] + 1, n_classes))
+        coef, intercept = np.atleast_2d(clf.coef_), np.atleast_1d(clf.intercept_)
+        if len(present) == 2:
+            theta[:-1, present[1]], theta[-1, present[1]] = coef[0], intercept[0]
+            theta[:, present[0]] = -theta[:, present[1]]
+        else:
+            theta[:-1, present] = coef.T
+            theta[-1, present] = intercept
+        out.append((theta, present, clf.predict(xs)))
+    return out
+
+
+@pytest.mark.parametrize("form", ["primal", "dual", "sparse"])
+@pytest.mark.parametrize("n_classes", [2, 3, 20])
+def test_every_form_equals_scikit_learns_ridge_classifier_on_the_same_parts(form, n_classes):
+    n = 400 if n_classes == 20 else 240
+    x, y = _data(n=n, d=120 if form == "sparse" else 30, n_classes=n_classes,
+                 sparse=form == "sparse")
+    t = 160 if n_classes == 20 else 60
+    mask = _parts(n, 6, t, seed=1)
+    if n_classes > 2:  # one part without class 0
+        mask[:, 5] = False
+        mask[np.flatnonzero(y != 0)[:t], 5] = True
+    store = FeatureStore(x, torch.device("cpu"), sparse_rows=True)
+    assert (store.sparse is not None) == (form == "sparse")
+    yt = torch.as_tensor(y)
+    order, weight = _parts_of_mask(torch.as_tensor(mask))
+    fit = fit_ridge(store, yt, Parts(order, weight), n_classes, RidgeEnsemble(alpha=0.5, form=form),
+                    kernel=KernelCache())
+    assert fit.info["form"] == form
+    xs = standardise(x).astype(np.float64)
+    for j, (theta, present, pred) in enumerate(_reference(xs, y, mask, 0.5, n_classes)):
+        ours = fit.theta[:, j].numpy()
+        scale = np.abs(theta[:, present]).max()
+        np.testing.assert_allclose(ours[:, present], theta[:, present], rtol=0, atol=1e-6 * scale)
+        logits = xs @ ours[:-1] + ours[-1] + fit.neg[j].numpy()
+        np.testing.assert_array_equal(logits.argmax(axis=1), pred)
+    if n_classes > 2:
+        assert bool((fit.neg[5, 0] < -1e29) & (fit.neg[5, 1:] == 0).all())
+
+
+@pytest.mark.parametrize("partitions", ["blocks", "uniform"])
+def test_held_out_counts_equal_a_loop_of_scikit_learn_fits(partitions):
+    x, y = _data(n=300, d=20)
+    groups = np.arange(300) // 3
+    ps = aflite.predictability_scores(x, y, n_partitions=12, train_size=80, model="ridge",
+                                      groups=groups, partitions=partitions, seed=3)
+    mask = ps.train_mask
+    xs = standardise(x).astype(np.float64)
+    correct = np.zeros(300)
+    for theta, present, pred in _reference(xs, y, mask, 1.0, 3):
+        correct += pred == y
+    held = (~mask).sum(axis=1)
+    for j, (_, _, pred) in enumerate(_reference(xs, y, mask, 1.0, 3)):
+        correct -= (pred == y) & mask[:, j]  # count held-out predictions only
+    np.testing.assert_array_equal(ps.n_heldout, held)
+    np.testing.assert_array_equal(ps.n_correct, correct)
+    # a group never straddles a split
+    for j in range(mask.shape[1]):
+        assert (mask[:, j].reshape(-1, 3).all(axis=1) | ~mask[:, j].reshape(-1, 3).any(axis=1)).all()
+
+
+def test_the_three_forms_give_the_same_counts_on_sparse_features():
+    # uniform parts: under blocks the primal form deals larger blocks than the others
+    x, y = _data(n=500, d=120, sparse=True)
+    counts = []
+    for form in ("primal", "dual", "sparse"):
+        ps = aflite.predictability_scores(x, y, n_partitions=16, train_size=100, seed=0,
+                                          model=RidgeEnsemble(form=form), partitions="uniform")
+        assert ps.info["form"] == form
+        counts.append(ps.n_correct)
+    np.testing.assert_array_equal(counts[0], counts[1])
+    np.testing.assert_array_equal(counts[0], counts[2])
+
+
+def test_scores_do_not_depend_on_threads_storage_order_or_precision_settings():
+    x, y = _data(n=400, d=60, sparse=True)
+    ids = [f"r{i:04d}" for i in range(400)]
+    kw = dict(target_size=250, train_size=80, slice_size=30, n_partitions=16, seed=5, model="ridge",
+              threshold=0.5, progress=False)
+    base = aflite.filter(x, y, ids=ids, threads=1, **kw)
+    perm = np.random.default_rng(0).permutation(400)
+    moved = aflite.filter(x[perm], y[perm], ids=[ids[i] for i in perm], threads=2, **kw)
+    assert sorted(ids[i] for i in base.kept) == sorted(ids[perm[i]] for i in moved.kept)
+    before = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("medium")
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            low = aflite.filter(x, y, ids=ids, threads=1, **kw)
+        assert torch.get_float32_matmul_precision() == "medium"  # the caller's, put back
+    finally:
+        torch.set_float32_matmul_precision(before)
+    np.testing.assert_array_equal(base.kept, low.kept)
+
+
+def test_refinement_reaches_the_float64_solution_and_falls_back_when_float32_cannot():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(3, 50, 50))
+    m = torch.as_tensor(a @ a.transpose(0, 2, 1) + 0.5 * np.eye(50))
+    q, _ = np.linalg.qr(rng.normal(size=(50, 50)))
+    m[2] = torch.as_tensor(q @ np.diag(np.logspace(0, 11, 50)) @ q.T)  # beyond float32's reach
+    rhs = torch.as_tensor(rng.normal(size=(3, 50, 2)))
+    x, info = solve_spd(m, rhs)
+    ref = torch.linalg.solve(m, rhs)
+    err = (x - ref).abs().amax(dim=(1, 2)) / ref.abs().amax(dim=(1, 2))
+    assert float(err[:2].max()) < 1e-12  # float32 factor, float64 answer
+    assert info["fallbacks"] == 1 and float(err[2]) < 1e-4  # float64 factor, as good as LU
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="alpha"):
+        RidgeEnsemble(alpha=0)
+    with pytest.raises(ValueError, match="form"):
+        RidgeEnsemble(form="qr")
+    x, y = _data(n=100, d=10)  # dense: no sparse rows
+    with pytest.raises(ValueError, match="mostly-zero"):
+        aflite.predictability_scores(x, y, n_partitions=4, train_size=30,
+                                     model=RidgeEnsemble(form="sparse"))
