@@ -152,11 +152,17 @@ def resolve_slice_size(slice_size: Any, n: int) -> int:
     return resolve_size(slice_size, n, "slice_size")
 
 
-def check_partitions(n_partitions: Any) -> int:
+# n_partitions="auto": m for a family whose partitions are cheap (exact), and for the others
+AUTO_PARTITIONS = {True: 512, False: 64}
+
+
+def check_partitions(n_partitions: Any) -> int | str:
+    if n_partitions == "auto":
+        return "auto"
     if isinstance(n_partitions, bool) or not isinstance(n_partitions, (int, np.integer)):
-        raise ValueError(f"n_partitions must be a positive int, got {n_partitions!r}")
+        raise ValueError(f"n_partitions must be a positive int or 'auto', got {n_partitions!r}")
     if n_partitions < 1:
-        raise ValueError(f"n_partitions must be a positive int, got {n_partitions!r}")
+        raise ValueError(f"n_partitions must be a positive int or 'auto', got {n_partitions!r}")
     return int(n_partitions)
 
 

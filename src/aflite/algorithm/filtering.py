@@ -35,6 +35,7 @@ from aflite.algorithm._validation import (
 )
 from aflite.algorithm.choices import is_choice_input
 from aflite.algorithm.loop import run_phases
+from aflite.algorithm.models.base import family_name
 from aflite.algorithm.progress import ConvergenceWarning
 from aflite.algorithm.rankers import EnsembleRanker
 from aflite.algorithm.result import FilterResult, PhaseRecord
@@ -61,7 +62,7 @@ def adversarial_filter(
     labels: ArrayLike,
     *,
     target_size: Size,
-    n_partitions: int = 64,
+    n_partitions: int | str = 64,
     train_size: Size = 0.1,
     slice_size: Size = 500,
     threshold: float = 0.75,
@@ -82,7 +83,6 @@ def adversarial_filter(
     threads: int | None = None,
     protected: ArrayLike | None = None,
     ids: ArrayLike | None = None,
-    max_partitions: int | None = None,
 ) -> FilterResult:
     """Remove the most predictable instances until the set is ``target_size`` or clean.
 
@@ -105,7 +105,8 @@ def adversarial_filter(
     target_size:
         n: rows to keep at least; an int, or a fraction of N. Must exceed ``train_size``.
     n_partitions:
-        m: random partitions (models) per phase.
+        m: random partitions (models) per phase; ``"auto"``: 512 with the exact family
+        (``model="ridge"``, whose partitions cost a few milliseconds), else 64.
     train_size:
         t: rows in each training part; an int, or a fraction of N. Default 0.1. With block
         partitions (the default) a part is q whole blocks of about t/q rows, so its size is
@@ -163,11 +164,6 @@ def adversarial_filter(
     protected:
         Optional (N,) boolean mask: rows where it is True are never removed (a reviewer's
         decision to keep them); they are still scored and count towards the bias.
-    max_partitions:
-        A phase whose cut is final (at the threshold or the target size) and falls among rows
-        too close to call adds ``n_partitions`` more partitions at a time, up to this many,
-        until fewer than 5% of a slice is in contest (each row's score against its
-        standard error; see :mod:`aflite.algorithm.settle`). None: ``n_partitions`` always.
     ids:
         Optional (N,) unique row ids. Partitions are drawn, and equal scores ordered, by id,
         so the same rows in any order give the same result (without ids: by position).
@@ -197,7 +193,6 @@ def adversarial_filter(
             seed=seed, device=device, progress=progress, score_kept=score_kept,
             checkpoint=checkpoint, resume=resume, backend=backend, copy=copy,
             partitions=partitions, threads=threads, protected=protected, ids=ids,
-            max_partitions=max_partitions,
         )
     finally:
         if own_backend:
@@ -229,17 +224,12 @@ def resolve_filter_sizes(
 def check_filter_options(
     n_input: int, *, target_size: Any, train_size: Any, slice_size: Any, threshold: Any,
     strategy: Any, min_bias: Any, balance: Any, n_classes: int | None = None,
-    max_partitions: Any = None,
 ) -> tuple[int, int, int, float]:
     """Validate the options of :func:`adversarial_filter` for the ``n_input`` rows to filter
     (of ``n_classes`` classes, see :func:`resolve_filter_sizes`) before any work; returns
     (target size n, train size t, slice size k, tau)."""
     # the options' own values first, then the sizes they give on these rows
     tau = check_fraction(threshold, "threshold")
-    if max_partitions is not None and (
-        isinstance(max_partitions, bool) or not isinstance(max_partitions, int) or max_partitions < 1
-    ):
-        raise ValueError(f"max_partitions must be a positive int or None, got {max_partitions!r}")
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")
     if min_bias is not None:
@@ -267,7 +257,7 @@ def _n_classes(labels: Any) -> int | None:
 def _filter(features, labels, *, target_size, n_partitions, train_size, slice_size, threshold,
             strategy, min_bias, balance, model, groups, seed, device, progress, score_kept,
             checkpoint, resume, backend, copy, partitions, threads,
-            protected=None, ids=None, max_partitions=None) -> FilterResult:
+            protected=None, ids=None) -> FilterResult:
     n_rows = np.asarray(labels).shape[0] if np.ndim(labels) else 0
     if protected is not None:
         protected = np.asarray(protected, dtype=bool)
@@ -278,7 +268,7 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
     n, _, k, tau = check_filter_options(
         n_rows, target_size=target_size, train_size=train_size, slice_size=slice_size,
         threshold=threshold, strategy=strategy, min_bias=min_bias, balance=balance,
-        n_classes=n_classes, max_partitions=max_partitions,
+        n_classes=n_classes,
     )
     runner, classes, t = prepare_runner(
         features, labels, n_partitions=n_partitions, model=model, groups=groups, seed=seed,
@@ -287,7 +277,7 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
     )
     params = {
         "target_size": n,
-        "n_partitions": n_partitions,
+        "n_partitions": runner.n_partitions,
         "train_size": t,
         "slice_size": k,
         "threshold": tau,
@@ -295,16 +285,15 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
         "min_bias": min_bias,
         "balance": balance,
         "model": runner.model.describe(),
+        "model_family": family_name(runner.model),
         "seed": seed if isinstance(seed, (int, type(None))) else repr(seed),
         "device": str(runner.device),
         "grouped": groups is not None,
         "backend": "local" if backend is None else type(backend).__name__,
         "partitions": partitions,
-        "max_partitions": max_partitions,
     }
 
-    ranker = EnsembleRanker(runner, tau=tau, strategy=strategy, balance=balance,
-                            max_partitions=max_partitions, k=k, n=n)
+    ranker = EnsembleRanker(runner, tau=tau, strategy=strategy, balance=balance)
     if resume is not None:
         ranker.resume(resume)
     return run_phases(

@@ -18,6 +18,7 @@ from aflite._internal.text import plural
 from aflite.algorithm.progress import Reporter
 from aflite.algorithm.rankers import Ranker
 from aflite.algorithm.result import STOP_REASONS, FilterResult, PhaseRecord
+from aflite.algorithm.settle import contested
 from aflite.algorithm.state import FilterState
 
 __all__ = ["run_phases"]
@@ -82,6 +83,8 @@ def run_phases(
         reporter.close()
     params["kept_class_counts"] = kept_counts.tolist()
     params["kept_chance"] = kept_chance
+    order = np.argsort(state.rows)
+    survived = state.survived_score is not None and len(state.survived_score) == len(state.rows)
     return FilterResult(
         kept=kept,
         removed=np.asarray(state.removed, dtype=np.int64),
@@ -95,6 +98,9 @@ def run_phases(
         classes=[c.item() if isinstance(c, np.generic) else c for c in classes],
         n_input=n_input,
         params=params,
+        removed_se=_aligned(state.removed_se, len(state.removed)),
+        kept_se=state.survived_se[order] if survived else None,
+        kept_phase_score=state.survived_score[order] if survived else None,
     )
 
 
@@ -130,12 +136,23 @@ def _one_phase(state: FilterState, ranker: Ranker, codes: np.ndarray, classes: n
             k_eff, budget, None if protected is None else protected[state.rows]
         )
     removed_rows = state.rows[picked]
+    se = np.full(size, np.nan) if ranked.se is None else np.asarray(ranked.se, np.float64)
     # Recorded in descending order, so 'removed' lists the most predictable first.
     state.removed.extend(removed_rows.tolist())
     state.removed_phase.extend([phase] * len(picked))
     state.removed_score.extend(np.asarray(picked_scores).tolist())
+    state.removed_se.extend(se[picked].tolist())
     keep_mask = np.ones(size, dtype=bool)
     keep_mask[picked] = False
+    state.survived_score = np.asarray(scores, np.float64)[keep_mask]
+    state.survived_se = se[keep_mask]
+    # the cut: the lowest score removed when a whole slice went, else the threshold
+    cut, in_contest = None, None
+    if len(picked):
+        full = len(picked) == k_eff or ranker.threshold is None
+        cut = float(np.min(picked_scores)) if full else float(ranker.threshold)
+        if ranked.se is not None:
+            in_contest = contested(np.asarray(scores, np.float64), se, cut)
     state.history.append(
         PhaseRecord(
             phase=phase,
@@ -148,6 +165,8 @@ def _one_phase(state: FilterState, ranker: Ranker, codes: np.ndarray, classes: n
             score_histogram=np.histogram(valid, bins=_HIST_BINS, range=(0.0, 1.0))[0].tolist(),
             chance=chance,
             solver=ranked.info,
+            cut=cut,
+            contested=in_contest,
         )
     )
     state.rows = state.rows[keep_mask]
@@ -156,6 +175,13 @@ def _one_phase(state: FilterState, ranker: Ranker, codes: np.ndarray, classes: n
           single_shot=single_shot, bias=bias, chance=chance, min_bias=min_bias)  # fmt: skip
     state.history[-1].seconds = time.perf_counter() - start
     return True
+
+
+def _aligned(values: list[float], n: int) -> np.ndarray:
+    """``values`` for the last of ``n`` rows, NaN before (a run resumed from a checkpoint
+    written before they were recorded)."""
+    out = np.asarray(values, dtype=np.float64)
+    return np.r_[np.full(n - len(out), np.nan), out] if len(out) < n else out
 
 
 def _chance(ranker: Ranker, codes: np.ndarray, classes: np.ndarray, rows: np.ndarray) -> float:

@@ -34,22 +34,6 @@ class PhaseOutput:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.heldout > 0, self.correct / np.maximum(self.heldout, 1), np.nan)
 
-    @property
-    def n_partitions(self) -> int:
-        return int(self.train.shape[1])
-
-    def merged(self, more: PhaseOutput) -> PhaseOutput:
-        """The counts of this phase and ``more`` partitions drawn on the same rows, together:
-        one estimate from every held-out prediction."""
-        margin = None if self.margin is None or more.margin is None else self.margin + more.margin
-        return PhaseOutput(
-            correct=self.correct + more.correct,
-            heldout=self.heldout + more.heldout,
-            train=np.concatenate([self.train, more.train], axis=1),
-            info=self.info,
-            margin=margin,
-        )
-
 
 class PhaseRunner:
     """Holds the standardised features on the compute device and runs phases on subsets of

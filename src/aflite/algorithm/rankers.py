@@ -22,13 +22,10 @@ import torch
 
 from aflite.algorithm.progress import warn_if_unconverged
 from aflite.algorithm.selection import class_quotas, select_slice
-from aflite.algorithm.settle import contested, phase_cut, standard_errors
+from aflite.algorithm.settle import standard_errors
 from aflite.algorithm.state import FilterState
 
-__all__ = ["Ranker", "RankedPhase", "EnsembleRanker", "ScoreRanker", "SETTLE_TOL"]
-
-# a decisive phase adds partitions until fewer than this share of a slice is in contest
-SETTLE_TOL = 0.05
+__all__ = ["Ranker", "RankedPhase", "EnsembleRanker", "ScoreRanker"]
 
 
 @dataclass
@@ -45,6 +42,7 @@ class RankedPhase:
     scores: np.ndarray
     pick: Callable[[int, int, np.ndarray | None], tuple[np.ndarray, np.ndarray, int]]
     info: dict[str, Any] = field(default_factory=dict)
+    se: np.ndarray | None = None  # each score's standard error, where the ranker has one
 
 
 class Ranker(Protocol):
@@ -82,16 +80,11 @@ class EnsembleRanker:
 
     target_reason = "target_size"
 
-    def __init__(self, runner: Any, *, tau: float, strategy: str, balance: str | None,
-                 max_partitions: int | None = None, k: int = 1, n: int = 0,
-                 settle_tol: float = SETTLE_TOL) -> None:
+    def __init__(self, runner: Any, *, tau: float, strategy: str, balance: str | None) -> None:
         self.runner = runner
         self.threshold = tau
         self.strategy = strategy
         self.balance = balance
-        self.max_partitions = max_partitions or runner.n_partitions
-        self.k, self.n = k, n
-        self.settle_tol = settle_tol
 
     def resume(self, state: FilterState) -> None:
         """Continue from a checkpoint: the generator and the storage as they were."""
@@ -107,10 +100,6 @@ class EnsembleRanker:
             runner.compact_to(state.rows)
             state.storage_phase = phase
         out = runner.run(state.rows)
-        while out.n_partitions < self.max_partitions and not self._settled(out, state):
-            out = out.merged(runner.run(state.rows))
-        if out.n_partitions > runner.n_partitions:
-            out.info = out.info | {"partitions_used": out.n_partitions}
         tol = getattr(getattr(runner.model, "model", None), "tol", None)
         # stacklevel: the warning names adversarial_filter's line, as it always has
         warn_if_unconverged(out.info, phase, tol, stacklevel=6)
@@ -124,27 +113,8 @@ class EnsembleRanker:
                 rank=runner.keys[state.rows],
             )
 
-        return RankedPhase(scores=out.scores(), pick=pick, info=out.info)
-
-    def _settled(self, out: Any, state: FilterState) -> bool:
-        """Whether the phase's cut is decided well enough to act on: it touches the final
-        boundary (the threshold, or the target size) and fewer than ``settle_tol * k`` rows
-        are in contest there (:func:`~aflite.algorithm.settle.contested`). A cut well above
-        the threshold is not final (a row just below it is taken by a later phase), and
-        slice sampling draws at random anyway."""
-        if self.strategy == "sampling":
-            return True
-        budget = len(state.rows) - self.n
-        k_eff = budget if self.strategy == "single_shot" else min(self.k, budget)
-        scores = out.scores()
-        se = standard_errors(out.correct, out.heldout)
-        eligible = ~np.isnan(scores) & (scores >= self.threshold)
-        cut = phase_cut(scores, eligible, k_eff, self.threshold)
-        held = float(np.median(out.heldout[out.heldout > 0])) if (out.heldout > 0).any() else 1.0
-        # a rank cut within two standard errors of the threshold decides there too
-        near = cut - self.threshold <= 2 * np.sqrt(cut * (1 - cut) / held)
-        final = k_eff == budget or eligible.sum() <= k_eff or near
-        return not final or contested(scores, se, cut) <= self.settle_tol * self.k
+        return RankedPhase(scores=out.scores(), pick=pick, info=out.info,
+                           se=standard_errors(out.correct, out.heldout))
 
     def chance(self, rows: np.ndarray) -> float | None:
         model = self.runner.model

@@ -13,7 +13,7 @@ import numpy as np
 from aflite._internal.atomic import atomic_path
 from aflite._internal.text import plural
 
-__all__ = ["PhaseRecord", "FilterResult", "STOP_REASONS"]
+__all__ = ["PhaseRecord", "FilterResult", "STOP_REASONS", "kept_fingerprint"]
 
 STOP_REASONS = {
     "target_size": "target size reached",
@@ -45,6 +45,10 @@ class PhaseRecord:
     score_histogram: list[int] = field(default_factory=list)
     chance: float = float("nan")
     solver: dict[str, Any] = field(default_factory=dict)
+    # the score dividing the rows the phase removed from those it kept (None: it removed none),
+    # and how many rows another seed is expected to put on the other side of it
+    cut: float | None = None
+    contested: float | None = None
 
 
 @dataclass
@@ -62,6 +66,11 @@ class FilterResult:
     kept_scores:
         Predictability of each kept row in a final scoring phase on the kept set (NaN where a
         row was never held out), aligned with ``kept``.
+    removed_se, kept_se:
+        The standard error of each removed row's removal score, and of each kept row's score
+        in the last phase (:func:`aflite.algorithm.settle.standard_errors`).
+    kept_phase_score:
+        Each kept row's score in the last phase: the one its decision to stay rests on.
     final_bias:
         Representation-bias estimate of the kept set (mean of ``kept_scores``).
     history:
@@ -82,6 +91,9 @@ class FilterResult:
     classes: list[Any]
     n_input: int
     params: dict[str, Any]
+    removed_se: np.ndarray | None = None
+    kept_se: np.ndarray | None = None
+    kept_phase_score: np.ndarray | None = None
 
     @property
     def initial_bias(self) -> float:
@@ -109,6 +121,50 @@ class FilterResult:
         out[self.removed] = self.removed_score
         out[self.kept] = self.kept_scores
         return out
+
+    def decisions(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(n_input,) per row: the score its decision rests on (removal score, or the kept
+        row's score in the last phase), its standard error, and its margin to the cut of the
+        phase that decided it (> 0: above the cut, removed; < 0: below it, kept). NaN where
+        unknown (rows dropped before filtering, results saved before these were recorded)."""
+        score, se, margin = (np.full(self.n_input, np.nan) for _ in range(3))
+        if self.removed_se is None or self.kept_se is None or self.kept_phase_score is None:
+            return score, se, margin
+        cuts = np.array([np.nan if h.cut is None else h.cut for h in self.history] + [np.nan])
+        last = next((h.cut for h in reversed(self.history) if h.cut is not None), None)
+        phase = np.asarray(self.removed_phase, dtype=np.int64)
+        removed = self.removed[phase >= 0]
+        score[removed] = self.removed_score[phase >= 0]
+        se[removed] = self.removed_se[phase >= 0]
+        margin[removed] = score[removed] - cuts[phase[phase >= 0]]
+        score[self.kept] = self.kept_phase_score
+        se[self.kept] = self.kept_se
+        margin[self.kept] = self.kept_phase_score - (np.nan if last is None else last)
+        return score, se, margin
+
+    @property
+    def expected_overlap(self) -> float:
+        """The Jaccard index two runs with other seeds are expected to reach on the removed
+        rows (:func:`aflite.algorithm.settle.expected_overlap`): every row's decision score
+        and standard error against the run's last cut, the boundary the run ended on (a row
+        removed in an earlier phase, far above it, is removed by any seed sooner or later).
+        NaN when not recorded."""
+        from aflite.algorithm.settle import expected_overlap
+
+        score, se, _ = self.decisions()
+        last = next((h.cut for h in reversed(self.history) if h.cut is not None), None)
+        if last is None or np.isnan(se).all():
+            return float("nan")
+        removed = np.zeros(self.n_input, dtype=bool)
+        removed[self.removed[np.asarray(self.removed_phase) >= 0]] = True
+        known = ~np.isnan(se)
+        return expected_overlap(removed[known], score[known] - last, se[known])
+
+    def fingerprint(self, ids: Any = None) -> str:
+        """The kept set's fingerprint: the first 12 hex digits of the SHA-256 of the kept rows'
+        ids (as text, sorted, one a line; default: the row positions). The same command on
+        the same data gives the same fingerprint on any machine."""
+        return kept_fingerprint(self.kept if ids is None else [ids[i] for i in self.kept])
 
     def summary(self, *, dropped_by: str = "drop_ids") -> str:
         """A few lines for a terminal. Rows removed before filtering (phase -1, see
@@ -142,6 +198,8 @@ class FilterResult:
             removed=np.r_[dropped, rest[self.removed]].astype(np.int64),
             removed_phase=np.r_[np.full(len(dropped), -1), self.removed_phase].astype(np.int64),
             removed_score=np.r_[np.full(len(dropped), np.nan), self.removed_score],
+            removed_se=None if self.removed_se is None
+            else np.r_[np.full(len(dropped), np.nan), self.removed_se],
             n_input=self.n_input + len(dropped),
         )
 
@@ -184,6 +242,9 @@ class FilterResult:
                     removed_phase=self.removed_phase,
                     removed_score=self.removed_score,
                     kept_scores=self.kept_scores,
+                    **{k: v for k, v in (("removed_se", self.removed_se), ("kept_se", self.kept_se),
+                                         ("kept_phase_score", self.kept_phase_score))
+                       if v is not None},
                 )
         with atomic_path(d / "result.json") as tmp:
             tmp.write_text(json.dumps(meta, indent=2))
@@ -219,7 +280,18 @@ class FilterResult:
             classes=meta["classes"],
             n_input=meta["n_input"],
             params=meta["params"],
+            removed_se=arrays.get("removed_se"),
+            kept_se=arrays.get("kept_se"),
+            kept_phase_score=arrays.get("kept_phase_score"),
         )
+
+
+def kept_fingerprint(ids: Any) -> str:
+    """First 12 hex digits of the SHA-256 of ``ids`` as text, sorted, one a line."""
+    import hashlib
+
+    text = "\n".join(sorted(str(i) for i in ids))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def _jsonable(v: Any) -> Any:

@@ -10,6 +10,7 @@ import numpy as np
 from aflite._internal.device import make_generator, resolve_device
 from aflite._internal.threads import resolve_threads
 from aflite.algorithm._validation import (
+    AUTO_PARTITIONS,
     canonical_ranks,
     check_features,
     check_partition_design,
@@ -86,7 +87,7 @@ def prepare_runner(
         x = check_features(features)
         y, classes = encode_labels(labels, x.shape[0])
     g = encode_groups(groups, x.shape[0])
-    check_partitions(n_partitions)
+    n_partitions = check_partitions(n_partitions)
     t = resolve_size(train_size, x.shape[0], "train_size")
     if t >= x.shape[0]:
         raise ValueError(
@@ -100,6 +101,8 @@ def prepare_runner(
     choose = getattr(phase_model, "choose", None)
     if choose is not None:  # model="auto": a family chosen from the shapes
         phase_model = choose(t, x.shape[1])
+    if n_partitions == "auto":
+        n_partitions = AUTO_PARTITIONS[bool(getattr(phase_model, "exact", False))]
     dev = resolve_device(device)
     runner = PhaseRunner(
         x,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr
 
-__all__ = ["contested", "expected_overlap", "phase_cut", "standard_errors"]
+__all__ = ["contested", "expected_overlap", "standard_errors"]
 
 
 def standard_errors(correct: np.ndarray, heldout: np.ndarray) -> np.ndarray:
@@ -24,13 +24,6 @@ def standard_errors(correct: np.ndarray, heldout: np.ndarray) -> np.ndarray:
     p = (np.asarray(correct, dtype=np.float64) + 0.5) / (h + 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(h > 0, np.sqrt(p * (1.0 - p) / np.maximum(h, 1.0)), np.nan)
-
-
-def phase_cut(scores: np.ndarray, eligible: np.ndarray, k: int, tau: float) -> float:
-    """The score that divides what a phase removes from what it keeps: the k-th highest
-    eligible score when more than k rows are eligible, else the threshold ``tau``."""
-    s = np.sort(scores[eligible])[::-1]
-    return float(s[k - 1]) if 0 < k < len(s) else float(tau)
 
 
 def contested(scores: np.ndarray, se: np.ndarray, cut: float) -> float:

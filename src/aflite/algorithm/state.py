@@ -27,6 +27,11 @@ class FilterState:
     removed: list[int] = field(default_factory=list)
     removed_phase: list[int] = field(default_factory=list)
     removed_score: list[float] = field(default_factory=list)
+    # the standard error of each removed row's score, and of each current row's score in
+    # the last phase it survived (aligned with ``rows``; NaN before its first phase)
+    removed_se: list[float] = field(default_factory=list)
+    survived_score: np.ndarray | None = field(default=None, repr=False, compare=False)
+    survived_se: np.ndarray | None = field(default=None, repr=False, compare=False)
     history: list[PhaseRecord] = field(default_factory=list)
     generator_state: np.ndarray | None = None
     storage_phase: int | None = None

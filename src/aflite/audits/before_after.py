@@ -131,6 +131,16 @@ def random_control(n: int, size: int, *, seed: int = 0) -> np.ndarray:
     return np.sort(rng.choice(n, size, replace=False))
 
 
+def _family(name: Any) -> str:
+    """A family usable by name for the control (results saved before the family was
+    recorded, and families that need an instance, measure with the default, linear)."""
+    from aflite.algorithm.models import MODELS
+
+    if isinstance(name, str) and name in MODELS and not MODELS.lookup(name).needs_instance:
+        return name
+    return "linear"
+
+
 def bias_with_control(
     x: np.ndarray,
     labels: np.ndarray,
@@ -142,7 +152,8 @@ def bias_with_control(
 ) -> dict[str, Any]:
     """The representation bias before, of the kept rows and of a random subset of the kept
     size (``control``, rows of ``x``; drawn with :func:`random_control` when None), scored
-    like the kept rows: the same t (a count), the same number of partitions."""
+    like the kept rows: the same t (a count), number of partitions, model family and
+    partition design."""
     from aflite.algorithm import predictability_scores
 
     if control is None:
@@ -168,6 +179,8 @@ def bias_with_control(
         seed=seed,
         device=str(result.params.get("device", "auto")),
         copy=False,  # a fresh subset: standardised where it is, not copied again
+        model=_family(result.params.get("model_family")),
+        partitions=str(result.params.get("partitions", "blocks")),
     )
     out["random"] = ps.representation_bias
     return out

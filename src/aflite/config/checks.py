@@ -84,6 +84,26 @@ def optional_positive_int(value: Any, name: str) -> None:
         positive_int(value, name)
 
 
+def to_auto_int(value: Any, name: str) -> Any:
+    """'auto' stays; '512' -> 512."""
+    if not isinstance(value, str):
+        return value
+    word = value.strip().lower()
+    if word == "auto":
+        return "auto"
+    try:
+        return int(word)
+    except ValueError:
+        raise ConfigError(name, f"must be a whole number or 'auto', got '{value}'") from None
+
+
+def positive_int_or_auto(value: Any, name: str) -> None:
+    if value != "auto" and (
+        isinstance(value, bool) or not isinstance(value, Integral) or value < 1
+    ):
+        raise ConfigError(name, f"must be a positive whole number or auto, got {show(value)}")
+
+
 def seed(value: Any, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, Integral) or not 0 <= value <= MAX_SEED:
         raise ConfigError(name, f"must be a whole number in [0, {MAX_SEED}], got {show(value)}")

@@ -179,14 +179,19 @@ class FilterConfig(Config):
     choice_context: str = choice_context_option()
     features: str = option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=_features)
     model: str = option(
-        "linear", "Model family the partitions train (linear: batched logistic regression), or "
-        "one added with aflite.register_model.",
+        "auto", "Model family the partitions train: ridge (exact least squares), linear "
+        "(batched logistic regression), auto (ridge where a training part has at most as many "
+        "rows as there are features, else linear), or one added with aflite.register_model.",
         metavar="NAME", check=_model, algorithm=True,
     )
     target_size: Any = option(0.5, "n: rows to keep (count or fraction).", algorithm=True,
                               **_SIZE)
-    n_partitions: int = option(64, "m: random partitions per phase.", metavar="M",
-                               check=c.positive_int, algorithm=True)
+    n_partitions: Any = option(
+        "auto", "m: random partitions per phase (auto: 512 with the exact family ridge, whose "
+        "partitions are cheap, 64 with logistic regression).",
+        metavar="M|auto", coerce=c.to_auto_int, check=c.positive_int_or_auto, cli_type=str,
+        algorithm=True,
+    )
     train_size: Any = option(0.1, "t: training rows per partition (count or fraction).",
                              algorithm=True, **_SIZE)
     slice_size: Any = option(0.05, "k: rows removed per phase at most (count or fraction).",

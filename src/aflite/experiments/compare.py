@@ -44,7 +44,7 @@ def compare_experiment(
     ood: dict[str, Any] | None = None,
     ood_labels: Sequence[Any] | dict[str | None, Sequence[Any]] | None = None,
     target_size: int | float = D["target_size"],
-    n_partitions: int = D["n_partitions"],
+    n_partitions: int | str = D["n_partitions"],
     train_size: int | float = D["train_size"],
     slice_size: int | float = D["slice_size"],
     threshold: float = D["threshold"],
@@ -135,6 +135,8 @@ def compare_experiment(
         "target_size": target_size, "n_partitions": n_partitions, "train_size": train_size,
         "slice_size": slice_size, "threshold": threshold, "min_bias": min_bias,
         "balance": balance, "strategy": strategy,
+        # the filter's model family, as aflite filter's default
+        "model": D["model"],
     })  # fmt: skip
     if getattr(train, "choices", None) is None:
         from aflite.config.choices import check_item_arguments

@@ -77,8 +77,12 @@ class Checkpoint:
                 removed=np.asarray(state.removed, dtype=np.int64),
                 removed_phase=np.asarray(state.removed_phase, dtype=np.int64),
                 removed_score=np.asarray(state.removed_score, dtype=np.float64),
+                removed_se=np.asarray(state.removed_se, dtype=np.float64),
                 generator_state=state.generator_state,
                 **({} if state.last_scores is None else {"last_scores": state.last_scores}),
+                **({} if state.survived_score is None else {
+                    "survived_score": state.survived_score, "survived_se": state.survived_se,
+                }),
             )
         doc = self.directory / f"state-{phase}.json"
         with atomic_path(doc) as tmp:
@@ -154,6 +158,9 @@ class Checkpoint:
                     removed=z["removed"].tolist(),
                     removed_phase=z["removed_phase"].tolist(),
                     removed_score=z["removed_score"].tolist(),
+                    removed_se=z["removed_se"].tolist() if "removed_se" in z.files else [],
+                    survived_score=z["survived_score"] if "survived_score" in z.files else None,
+                    survived_se=z["survived_se"] if "survived_se" in z.files else None,
                     history=[PhaseRecord(**h) for h in meta["history"]],
                     generator_state=z["generator_state"],
                     storage_phase=meta.get("storage_phase"),

@@ -15,6 +15,7 @@ import numpy as np
 import aflite
 from aflite._internal.labels import label_counts
 from aflite.algorithm import FilterResult
+from aflite.algorithm.result import kept_fingerprint
 from aflite.io.decisions import Decisions
 from aflite.io.labelled import LabelledData
 from aflite.jobs.config import FilterJob, summary_options
@@ -150,6 +151,8 @@ def run_summary(
         },
         "stop_reason": result.stop_reason,
         "stop_message": result.stop_message,
+        "kept_fingerprint": kept_fingerprint(inputs.ids[i] for i in split.kept),
+        "expected_seed_overlap": _finite(result.expected_overlap),
         "history": [asdict(h) for h in result.history],
         "seconds": round(seconds, 3),
         "outputs": dict(names),
@@ -181,12 +184,26 @@ def outcome_text(
         [names["report"]] if "report" in names else []
     )
     text = (
-        f"{result.summary(dropped_by='--drop-ids')}\nwarm-up rows: {n_warmup}\n"
-        f"outputs in {out}/: " + ", ".join(shown)
+        f"{result.summary(dropped_by='--drop-ids')}\n{kept_set_line(summary)}\n"
+        f"warm-up rows: {n_warmup}\noutputs in {out}/: " + ", ".join(shown)
     )
     lines = outcome_lines(result, summary, report, fields_note=inputs.fields.note(),
                           items=inputs.choices)  # fmt: skip
     return text, lines
+
+
+def kept_set_line(summary: dict[str, Any]) -> str:
+    """The kept set's fingerprint, and how much of the removed set another seed is expected
+    to remove too, in one line."""
+    line = f"kept set fingerprint {summary['kept_fingerprint']}"
+    overlap = summary.get("expected_seed_overlap")
+    if overlap is not None:
+        line += f"; expected overlap with another seed's removed rows {overlap:.2f} (Jaccard)"
+    return line
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or value != value else round(float(value), 4)
 
 
 def job_fields(job: FilterJob, inputs: LabelledData) -> dict[str, Any]:

@@ -166,8 +166,9 @@ def write_scores(
     split: RowSplit,
     decisions: Decisions | None = None,
 ) -> Path:
-    """``scores.parquet``: one row per input row with its split, phase and scores, and the
-    reviewer's decision (``keep``, ``drop`` or null) in ``review``."""
+    """``scores.parquet``: one row per input row with its split, phase and scores, how settled
+    its decision was (``decision_score``, ``score_se``, ``margin_to_cut``), and the reviewer's
+    decision (``keep``, ``drop`` or null) in ``review``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -180,6 +181,8 @@ def write_scores(
     phase = np.full(n, -1, dtype=np.int64)
     where = np.full(n, "warmup", dtype=object)
     score[rest] = result.scores()
+    decided, se, to_cut = (np.full(n, np.nan) for _ in range(3))
+    decided[rest], se[rest], to_cut[rest] = result.decisions()
     removal_score[rest[result.removed]] = result.removed_score
     final_score[rest[result.kept]] = result.kept_scores
     phase[rest[result.removed]] = result.removed_phase
@@ -197,6 +200,11 @@ def write_scores(
             "removal_score": pa.array(removal_score, mask=np.isnan(removal_score)),
             "final_score": pa.array(final_score, mask=np.isnan(final_score)),
             "phase_removed": pa.array(phase, mask=phase < 0),
+            # the score the row's decision rests on, its standard error, and its distance to
+            # the cut of the phase that decided it (> 0 removed, < 0 kept)
+            "decision_score": pa.array(decided, mask=np.isnan(decided)),
+            "score_se": pa.array(se, mask=np.isnan(se)),
+            "margin_to_cut": pa.array(to_cut, mask=np.isnan(to_cut)),
             "split": pa.array(where.tolist()),
             "review": pa.array(review.tolist(), type=pa.string()),
         }

@@ -42,7 +42,7 @@ def filter_by_score(
     *,
     by: str,
     target_size: int | float,
-    n_partitions: int = 64,
+    n_partitions: int | str = 64,
     train_size: int | float = 0.1,
     balance: str | None = None,
     slice_size: int | float | None = None,
@@ -73,6 +73,10 @@ def filter_by_score(
 
     name, column, lower = parse_by(by)
     shown = name if column == name else f"{name}:{column}"
+    if n_partitions == "auto":  # the bias between slices is logistic regression's
+        from aflite.algorithm._validation import AUTO_PARTITIONS
+
+        n_partitions = AUTO_PARTITIONS[False]
     codes, _ = encode_labels(labels, np.asarray(features).shape[0])
     # before any scoring: a bad size must not cost a scoring pass
     _, t, _ = resolve_filter_sizes(

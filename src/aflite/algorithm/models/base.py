@@ -29,6 +29,7 @@ __all__ = [
     "ModelFamily",
     "PhaseCounts",
     "check_model_name",
+    "family_name",
     "register_model",
     "resolve_model",
 ]
@@ -96,6 +97,15 @@ def check_model_name(name: str, *, flag: str | None = None) -> ModelFamily:
             f"by name use {', '.join(n for n, f in MODELS.items() if not f.needs_instance)}"
         )
     return family
+
+
+def family_name(model: Any) -> str | None:
+    """The registered name of a phase model's family (``"ridge"``, ``"linear"``, ...), or
+    None for a model no registered class makes."""
+    for name, family in MODELS.items():
+        if isinstance(family.target, type) and isinstance(model, family.target):
+            return name
+    return None
 
 
 def resolve_model(model: Any, backend: Any = None) -> Model:

@@ -14,7 +14,6 @@ from aflite.algorithm.solvers.ridge import (
     RidgeEnsemble,
     choose_form,
     fit_ridge,
-    heldout_stats,
     sparse_ok,
 )
 from aflite.algorithm.storage import FeatureStore
@@ -67,19 +66,17 @@ class RidgeModel:
 
     def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
         order, weight = _parts_of_mask(train)
-        fit = fit_ridge(self.store, self.y, Parts(order, weight), self.n_classes, self.model,
-                        kernel=self.kernel)
-        correct, held, margin = heldout_stats(
-            self.store, self.y, fit, lambda s, e: heldout[s:e] > 0
-        )
-        return PhaseCounts(correct.float(), held.float(), fit.info, margin=margin)
+        fit, counts = fit_ridge(self.store, self.y, Parts(order, weight), self.n_classes,
+                                self.model, kernel=self.kernel,
+                                held_of=lambda s, e: heldout[s:e] > 0)
+        return PhaseCounts(counts.correct.float(), counts.held.float(), fit.info,
+                           margin=counts.margin)
 
     def score_blocks(self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
         order, weight = _parts_of_mask(design.train_mask(torch.bool), positions)
         bounds = design.bounds.tolist()
         block_pos = [positions[design.order[a:b]] for a, b in zip(bounds[:-1], bounds[1:])]
         parts = Parts(order, weight, block_pos, design.incidence)
-        fit = fit_ridge(self.store, self.y, parts, self.n_classes, self.model, kernel=self.kernel)
         block = torch.full((self.store.n_stored,), -1, dtype=torch.int64, device=positions.device)
         block[positions] = design.block_of_rows()
         trains = design.incidence
@@ -88,8 +85,10 @@ class RidgeModel:
             b = block[s:e]
             return (b >= 0)[:, None] & ~trains[b.clamp(min=0)]
 
-        correct, held, margin = heldout_stats(self.store, self.y, fit, held_of)
-        return PhaseCounts(correct.float(), held.float(), fit.info, margin=margin)
+        fit, counts = fit_ridge(self.store, self.y, parts, self.n_classes, self.model,
+                                kernel=self.kernel, held_of=held_of)
+        return PhaseCounts(counts.correct.float(), counts.held.float(), fit.info,
+                           margin=counts.margin)
 
     def describe(self) -> str:
         return repr(self.model)

@@ -20,7 +20,7 @@ import torch
 
 from aflite.algorithm.storage import FeatureStore
 
-__all__ = ["TOL", "sparse_dual"]
+__all__ = ["TOL", "SparseDual", "standardised_parts"]
 
 TOL = 1e-12
 MAX_STEPS = 2000
@@ -47,72 +47,93 @@ def standardised_parts(store: FeatureStore) -> tuple[torch.Tensor, torch.Tensor]
     return zero.double(), std.double() - zero.double()[sp.col]  # exact: float64 difference
 
 
-def sparse_dual(store: FeatureStore, targets: torch.Tensor, order: torch.Tensor,
-                w: torch.Tensor, alpha: torch.Tensor, e_val: torch.Tensor, zero: torch.Tensor):
-    """Every part's weights (P, d, C) and intercepts (P, C) in standardised coordinates, and
-    the CG steps taken, for parts ``order``/``w`` (P, t_max) of the store's rows."""
-    sp = store.sparse
-    dev = targets.device
-    p, tm = order.shape
-    d, c = store.dim, targets.shape[1]
-    t = w.sum(dim=1)
-    # stacked rows: part j's row r is row j*tm + r; its entries sit in columns j*d + feature
-    flat = order.reshape(-1)
-    real = w.reshape(-1) > 0
-    start = sp.crow[flat]
-    count = torch.where(real, sp.crow[flat + 1] - start, 0)
-    crow = torch.zeros(p * tm + 1, dtype=torch.int64, device=dev)
-    torch.cumsum(count, 0, out=crow[1:])
-    src = torch.repeat_interleave(start - crow[:-1], count) + torch.arange(int(crow[-1]), device=dev)
-    stacked = torch.repeat_interleave(torch.arange(p * tm, device=dev), count)
-    cols = sp.col[src] + (stacked // tm) * d  # column j*d + feature
-    vals = e_val[src]
-    s_rows = _csr(crow, cols, vals, (p * tm, p * d))
-    # the transpose: the same entries by (part, feature), rows ascending within each
-    by_col = torch.argsort(cols, stable=True)
-    ccol = torch.zeros(p * d + 1, dtype=torch.int64, device=dev)
-    torch.cumsum(torch.bincount(cols, minlength=p * d), 0, out=ccol[1:])
-    s_cols = _csr(ccol, stacked[by_col], vals[by_col], (p * d, p * tm))
-    wf = w[:, :, None]
-    ebar = (_mm(s_cols, (w / t[:, None]).reshape(-1, 1)).view(p, d))  # each part's mean e
+class SparseDual:
+    """Conjugate gradients on every part's dual system at once, resumable: :meth:`solve`
+    runs the live parts to a tolerance, :meth:`subset` keeps some parts (with their state)
+    to run further on their own."""
 
-    def xt(v: torch.Tensor, centre: bool = True) -> torch.Tensor:  # Ec^T v: (P, tm, C) -> (P, d, C)
-        u = _mm(s_cols, v.reshape(p * tm, c)).view(p, d, c)
+    def __init__(self, store: FeatureStore, targets: torch.Tensor, order: torch.Tensor,
+                 w: torch.Tensor, alpha: torch.Tensor, e_val: torch.Tensor, zero: torch.Tensor):
+        sp = store.sparse
+        dev = targets.device
+        p, tm = order.shape
+        d, c = store.dim, targets.shape[1]
+        self.p, self.tm, self.d, self.c, self.alpha, self.zero = p, tm, d, c, alpha, zero
+        self.w = w
+        t = w.sum(dim=1)
+        # stacked rows: part j's row r is row j*tm + r; its entries sit in columns j*d + feature
+        flat = order.reshape(-1)
+        start = sp.crow[flat]
+        count = torch.where(w.reshape(-1) > 0, sp.crow[flat + 1] - start, 0)
+        crow = torch.zeros(p * tm + 1, dtype=torch.int64, device=dev)
+        torch.cumsum(count, 0, out=crow[1:])
+        total = int(crow[-1])
+        src = torch.repeat_interleave(start - crow[:-1], count) + torch.arange(total, device=dev)
+        stacked = torch.repeat_interleave(torch.arange(p * tm, device=dev), count)
+        cols = sp.col[src] + (stacked // tm) * d  # column j*d + feature
+        vals = e_val[src]
+        self.rows = _csr(crow, cols, vals, (p * tm, p * d))
+        # the transpose: the same entries by (part, feature), rows ascending within each
+        by_col = torch.argsort(cols, stable=True)
+        ccol = torch.zeros(p * d + 1, dtype=torch.int64, device=dev)
+        torch.cumsum(torch.bincount(cols, minlength=p * d), 0, out=ccol[1:])
+        self.cols = _csr(ccol, stacked[by_col], vals[by_col], (p * d, p * tm))
+        self.ebar = _mm(self.cols, (w / t[:, None]).reshape(-1, 1)).view(p, d)  # mean e
+        yt = targets[order] * w[:, :, None]
+        self.ymean = yt.sum(dim=1) / t[:, None]
+        b = (yt - self.ymean[:, None, :]) * w[:, :, None]
+        self.a = torch.zeros_like(b)
+        self.r = b.clone()
+        self.q = b.clone()
+        self.rr = (b * b).sum(dim=1)  # (P, C)
+        self.bb = self.rr.clone()
+        self.steps = 0
+
+    def _xt(self, v: torch.Tensor, centre: bool = True) -> torch.Tensor:
+        """Ec^T v: (P, tm, C) -> (P, d, C)."""
+        u = _mm(self.cols, v.reshape(self.p * self.tm, self.c)).view(self.p, self.d, self.c)
         if centre:
-            u -= ebar[:, :, None] * v.sum(dim=1)[:, None, :]
+            u -= self.ebar[:, :, None] * v.sum(dim=1)[:, None, :]
         return u
 
-    def op(v: torch.Tensor) -> torch.Tensor:
+    def _op(self, v: torch.Tensor) -> torch.Tensor:
         # CG's vectors sum to 0 over each part's rows (the right-hand side does, and the
         # operator keeps that), so Ec^T v needs no centring term: E_T^T v
-        u = xt(v, centre=False)
-        z = _mm(s_rows, u.reshape(p * d, c)).view(p, tm, c)
-        z -= torch.einsum("pd,pdc->pc", ebar, u)[:, None, :]
-        z *= wf
-        return z.addcmul_(alpha[:, None, None], v)
+        u = self._xt(v, centre=False)
+        z = _mm(self.rows, u.reshape(self.p * self.d, self.c)).view(self.p, self.tm, self.c)
+        z -= torch.einsum("pd,pdc->pc", self.ebar, u)[:, None, :]
+        z *= self.w[:, :, None]
+        return z.addcmul_(self.alpha[:, None, None], v)
 
-    yt = targets[order] * wf
-    ymean = yt.sum(dim=1) / t[:, None]
-    b = (yt - ymean[:, None, :]) * wf
-    a = torch.zeros_like(b)
-    r = b.clone()
-    q = r.clone()
-    rr = (r * r).sum(dim=1)  # (P, C)
-    goal = (TOL * TOL) * rr
-    steps = 0
-    live = rr > goal
-    while steps < MAX_STEPS and bool(live.any()):
-        steps += 1
-        aq = op(q)
-        step = torch.where(live, rr / (q * aq).sum(dim=1).clamp_min(1e-300), 0.0)[:, None, :]
-        a.addcmul_(step, q)
-        r.addcmul_(step, aq, value=-1.0)
-        rr_new = (r * r).sum(dim=1)
-        beta = torch.where(live, rr_new / rr.clamp_min(1e-300), 0.0)[:, None, :]
-        q = r.addcmul(beta, q)
-        rr = rr_new
-        live = live & (rr > goal)
-    coef = xt(a)
-    intercept = ymean - torch.einsum("pd,pdc->pc", zero[None, :] + ebar, coef)
-    capped = int(live.any(dim=1).sum())
-    return coef, intercept, {"steps": steps, "capped": capped}
+    def solve(self, tol: float) -> bool:
+        """Iterate until every residual is at most ``tol`` of its right-hand side (or
+        ``MAX_STEPS`` in all); False if some part stopped at the cap."""
+        goal = (tol * tol) * self.bb
+        live = self.rr > goal
+        while self.steps < MAX_STEPS and bool(live.any()):
+            self.steps += 1
+            aq = self._op(self.q)
+            step = torch.where(live, self.rr / (self.q * aq).sum(dim=1).clamp_min(1e-300), 0.0)
+            self.a.addcmul_(step[:, None, :], self.q)
+            self.r.addcmul_(step[:, None, :], aq, value=-1.0)
+            rr = (self.r * self.r).sum(dim=1)
+            beta = torch.where(live, rr / self.rr.clamp_min(1e-300), 0.0)
+            self.q = self.r.addcmul(beta[:, None, :], self.q)
+            self.rr = rr
+            live = live & (rr > goal)
+        return not bool(live.any())
+
+    def weights(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(P, d, C) weights and (P, C) intercepts of the current solutions."""
+        coef = self._xt(self.a)
+        return coef, self.ymean - torch.einsum("pd,pdc->pc", self.zero[None, :] + self.ebar, coef)
+
+    def error_bounds(self) -> torch.Tensor:
+        """(P,) a bound on how far any class's weight vector is from the exact solution:
+        ``||W_c - W*_c|| <= ||r_c|| / sqrt(alpha t)``, since ``Kc + alpha t I >= alpha t I``
+        and ``||Ec^T e||^2 <= e^T (Kc + alpha t I) e = r^T (Kc + alpha t I)^-1 r``."""
+        return self.rr.sqrt().amax(dim=1) / self.alpha.sqrt()
+
+    def means(self) -> torch.Tensor:
+        """(P, d) every part's mean standardised row."""
+        return self.zero[None, :] + self.ebar
