@@ -85,7 +85,7 @@ def test_a_run_that_removed_nothing_is_not_told_to_stop_earlier(snli, tmp_path):
     assert "with nothing removed" in r.stderr and "warning" not in r.stdout
     small = [line for line in r.stderr.splitlines() if "small training part" in line]
     assert small == [
-        "warning: small training part: each of 64 classifiers trains on 3 of 10 rows "
+        "warning: small training part: each of 512 classifiers trains on 3 of 10 rows "
         "(--train-size) and is scored on the other 7; with fewer than 10 training rows per "
         "class the scores say little about the label and these figures are mostly noise"
     ]

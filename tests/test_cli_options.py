@@ -31,7 +31,7 @@ BAD_OPTIONS = [
     (["--target-size", "0"], "--target-size: must be at least 1 row, got 0"),
     (["--target-size", "6000"], "--target-size: 6000 is not smaller than the 6000 rows"),
     (["--target-size", "0.00001"], "--target-size: 1e-05 of 6000 rows is less than 1 row"),
-    (["--n-partitions", "0"], "--n-partitions: must be a positive whole number, got 0"),
+    (["--n-partitions", "0"], "--n-partitions: must be a positive whole number or auto, got 0"),
     (["--seed", "-1"], "--seed: must be a whole number in [0, 4294967295], got -1"),
     (["--slice-size", "0"], "--slice-size: must be at least 1 row, got 0"),
     (["--slice-size", "-3"], "--slice-size: must be at least 1 row, got -3"),
@@ -159,7 +159,7 @@ def test_a_run_says_what_it_picked(tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["filter", "x.jsonl", "--n-partitions", "abc"], "Invalid value for '--n-partitions'"),
+        (["filter", "x.jsonl", "--threads", "abc"], "Invalid value for '--threads'"),
         (["filter", "x.jsonl", "--bogus"], "No such option: --bogus"),
         (["filter"], "Missing argument 'INPUT'"),
         (["nosuch"], "No such command 'nosuch'"),

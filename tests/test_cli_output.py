@@ -9,7 +9,7 @@ import random
 import pytest
 from conftest import run_in_process
 
-SMALL_RUN = ("--train-size", "40", "--slice-size", "10", "--n-partitions", "4",
+SMALL_RUN = ("--train-size", "40", "--slice-size", "10", "--n-partitions", "4", "--min-bias", "off",
              "--target-size", "80", "--no-report")  # fmt: skip
 
 

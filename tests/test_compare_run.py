@@ -84,7 +84,7 @@ def test_each_run_filters_as_the_filter_does_and_fits_each_training_set(run):
     assert [next(fits) for _ in range(2)] == [(e, list(range(120)), 5) for e in ("a", "b")]
     for run_seed, r in zip((5, 6), res.runs):
         (phi, y, kw, res_d), (phi_dev, y_dev, kw_dev, res_dev) = filtered[2 * (run_seed - 5) :][:2]
-        common = dict(device="cpu", progress=False, seed=run_seed, groups=None)
+        common = dict(device="cpu", progress=False, seed=run_seed, groups=None, ids=None)
         assert phi is prep.phi_train and y is prep.y_train and kw == prep.options | common
         assert (
             phi_dev is prep.phi_dev and y_dev is prep.y_dev and kw_dev == prep.dev_options | common

@@ -36,7 +36,7 @@ def run(tmp_path_factory):
     job = FilterJob(
         input=str(d / "snli.parquet"), text_fields=["hypothesis"], id_field="id",
         target_size=200, n_partitions=M, slice_size=30, threshold=0.5, min_bias=None,
-        out_dir=str(d / "out"), cache_dir=None,
+        out_dir=str(d / "out"), cache_dir=None, model="linear",
     )  # fmt: skip
     outcome = run_filter_job(job, progress=False, log=lambda s: None)
     assert len(outcome.result.removed) > 0 and len(outcome.result.history) >= 2

@@ -4,6 +4,7 @@ Pure array code: nothing here reads or writes data files.
 """
 
 from aflite.algorithm._validation import (
+    AUTO_PARTITIONS,
     SizeError,
     check_features,
     check_train_covers_classes,
@@ -23,6 +24,7 @@ from aflite.algorithm.solvers.choice import ChoiceEnsemble
 from aflite.algorithm.solvers.ridge import RidgeEnsemble
 
 __all__ = [
+    "AUTO_PARTITIONS",
     "MODELS",
     "STOP_REASONS",
     "STRATEGIES",

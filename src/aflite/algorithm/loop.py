@@ -152,7 +152,7 @@ def _one_phase(state: FilterState, ranker: Ranker, codes: np.ndarray, classes: n
         full = len(picked) == k_eff or ranker.threshold is None
         cut = float(np.min(picked_scores)) if full else float(ranker.threshold)
         if ranked.se is not None:
-            in_contest = contested(np.asarray(scores, np.float64), se, cut)
+            in_contest = round(contested(np.asarray(scores, np.float64), se, cut), 2)
     state.history.append(
         PhaseRecord(
             phase=phase,

@@ -14,7 +14,7 @@ from aflite.config import CompareConfig, FilterConfig, config_fields
 from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.defaults import overrides
 from aflite.errors import DataError
-from aflite.experiments.compare_run import EvalSet, PreparedCompare, run_compare
+from aflite.experiments.compare_run import EvalSet, PreparedCompare, ids_of, run_compare
 from aflite.experiments.evaluators import (
     EVALUATORS,
     check_evaluator,
@@ -245,6 +245,7 @@ def compare_experiment(
 
     prepared = PreparedCompare(
         phi_train=phi_train, y_train=d_train.labels, groups_train=d_groups,
+        ids_train=ids_of(d_train), ids_dev=ids_of(dev),
         phi_dev=phi_dev, y_dev=dev.labels, groups_dev=dev_groups,
         options=options, dev_options=dev_options, fixed=fixed, evaluators=evaluators,
         fit=fit, score=score, filtered_dev=filtered_dev,

@@ -12,7 +12,7 @@ import numpy as np
 
 from aflite.defaults import overrides
 from aflite.errors import DataError
-from aflite.experiments.compare_run import EvalSet, PreparedCompare
+from aflite.experiments.compare_run import EvalSet, PreparedCompare, ids_of
 from aflite.experiments.evaluators import check_evaluator, default_evaluators, make_evaluator
 from aflite.experiments.sets import LabelledTexts
 from aflite.io.choices import Choices
@@ -104,6 +104,7 @@ def prepare_items(
 
     return PreparedCompare(
         phi_train=phi_train, y_train=tr_items.answers, groups_train=tr.groups,
+        ids_train=ids_of(tr), ids_dev=ids_of(dv),
         phi_dev=phi_dev, y_dev=dv_items.answers, groups_dev=dv.groups,
         options=options, dev_options=dev_options, fixed=fixed, evaluators=evaluators,
         fit=fit, score=lambda ev, _name, entry, _predicted: float(ev.score(entry[0], entry[1])),

@@ -56,6 +56,14 @@ class PreparedCompare:
     # how D was read, as ``aflite filter`` notes it: the fields picked, D's items
     fields_note: str = ""
     items: Any = None
+    # the rows' ids: the filter draws its partitions by id, as aflite filter does
+    ids_train: list[Any] | None = None
+    ids_dev: list[Any] | None = None
+
+
+def ids_of(data: Any) -> list[Any] | None:
+    """A set's row ids, as the filter takes them (None: it has none)."""
+    return None if data.ids is None else list(data.ids)
 
 
 def run_compare(
@@ -71,12 +79,14 @@ def run_compare(
     for run_seed in range(seed, seed + int(seeds)):
         common = dict(device=device, progress=progress, seed=run_seed)
         res = aflite.filter(
-            prep.phi_train, prep.y_train, groups=prep.groups_train, **prep.options, **common
+            prep.phi_train, prep.y_train, groups=prep.groups_train, ids=prep.ids_train,
+            **prep.options, **common,
         )
         rng = np.random.default_rng(run_seed)
         random_idx = np.sort(rng.choice(n, len(res.kept), replace=False))
         dev_res = aflite.filter(
-            prep.phi_dev, prep.y_dev, groups=prep.groups_dev, **prep.dev_options, **common
+            prep.phi_dev, prep.y_dev, groups=prep.groups_dev, ids=prep.ids_dev,
+            **prep.dev_options, **common,
         )
         sets = dict(prep.fixed)
         sets["dev (filtered)"] = prep.filtered_dev(dev_res.kept)

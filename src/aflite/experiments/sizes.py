@@ -51,4 +51,5 @@ def check_sizes(
 
 
 def _filter_options(options: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in options.items() if k != "n_partitions"}
+    """The options the sizes are checked with (not the partitions or the model family)."""
+    return {k: v for k, v in options.items() if k not in ("n_partitions", "model")}

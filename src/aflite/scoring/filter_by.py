@@ -74,7 +74,7 @@ def filter_by_score(
     name, column, lower = parse_by(by)
     shown = name if column == name else f"{name}:{column}"
     if n_partitions == "auto":  # the bias between slices is logistic regression's
-        from aflite.algorithm._validation import AUTO_PARTITIONS
+        from aflite.algorithm import AUTO_PARTITIONS
 
         n_partitions = AUTO_PARTITIONS[False]
     codes, _ = encode_labels(labels, np.asarray(features).shape[0])
