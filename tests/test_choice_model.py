@@ -117,8 +117,8 @@ def test_block_passes_reach_the_fit_of_the_masks_on_the_same_parts():
     train[torch.arange(600)] = design.train_mask()
     by_masks = fit_choices(store, yt, neg, model, train=train)
     np.testing.assert_allclose(by_blocks.weights, by_masks.weights, rtol=1e-3, atol=1e-4)
-    c1, h1, _ = choice_heldout_counts(store, yt, neg, by_blocks, plan=plan)
-    c2, h2, _ = choice_heldout_counts(store, yt, neg, by_blocks, heldout=1.0 - train)
+    c1, h1 = choice_heldout_counts(store, yt, neg, by_blocks, plan=plan)
+    c2, h2 = choice_heldout_counts(store, yt, neg, by_blocks, heldout=1.0 - train)
     np.testing.assert_array_equal(c1, c2)
     np.testing.assert_array_equal(h1, h2)
 
@@ -157,29 +157,29 @@ def test_a_tie_for_the_top_is_a_guess_among_the_tied_never_a_pick_by_position():
     two = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 0.0]]).expand(n, 3, 2)  # right duplicated
     for x, t in ((three, 3), (two, 2)):
         for y in (0, 1):
-            hits, _ = _hits(x, torch.full((n,), y), torch.zeros(n, 3), w, keys)
+            hits = _hits(x, torch.full((n,), y), torch.zeros(n, 3), w, keys)
             # the share of the (item, model) pairs won is 1/t, whatever the right position
             assert abs(float(hits.mean()) - 1 / t) < 0.02, (t, y, float(hits.mean()))
     # where the right choice sits does not change the draw: the same items win
-    a, _ = _hits(three, torch.zeros(n, dtype=torch.long), torch.zeros(n, 3), w, keys)
-    b, _ = _hits(three, torch.full((n,), 2), torch.zeros(n, 3), w, keys)
+    a = _hits(three, torch.zeros(n, dtype=torch.long), torch.zeros(n, 3), w, keys)
+    b = _hits(three, torch.full((n,), 2), torch.zeros(n, 3), w, keys)
     assert torch.equal(a, b)
     # the draw depends on the item and the model, not on a task's row order
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(0))
-    c, _ = _hits(three[perm], torch.zeros(n, dtype=torch.long), torch.zeros(n, 3), w, keys[perm])
+    c = _hits(three[perm], torch.zeros(n, dtype=torch.long), torch.zeros(n, 3), w, keys[perm])
     assert torch.equal(c, a[perm])
     # a choice scoring above the right one: never a hit; the right one alone on top: always
     x = torch.tensor([[[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]]]).expand(n, 3, 2)
     yz = torch.zeros(n, dtype=torch.long)
-    assert _hits(x, yz, torch.zeros(n, 3), torch.tensor([[1.0], [0.0]]), keys)[0].sum() == 0
-    assert _hits(x, yz, torch.zeros(n, 3), torch.tensor([[0.0], [1.0]]), keys)[0].min() == 1
+    assert _hits(x, yz, torch.zeros(n, 3), torch.tensor([[1.0], [0.0]]), keys).sum() == 0
+    assert _hits(x, yz, torch.zeros(n, 3), torch.tensor([[0.0], [1.0]]), keys).min() == 1
     # a padded choice is not in the tie: a two-way tie of choices 0 and 2
-    padded, _ = _hits(x, yz, torch.tensor([[0.0, NEG, 0.0]]).expand(n, 3),
-                      torch.tensor([[1.0], [0.0]]), keys)
+    padded = _hits(x, yz, torch.tensor([[0.0, NEG, 0.0]]).expand(n, 3),
+                   torch.tensor([[1.0], [0.0]]), keys)
     assert abs(float(padded.mean()) - 0.5) < 0.03
     masked = torch.tensor([[[0.0, 0.0], [5.0, 0.0], [-1.0, 0.0]]])
     assert _hits(masked, yz[:1], torch.tensor([[0.0, NEG, 0.0]]), torch.tensor([[1.0], [0.0]]),
-                 keys[:1])[0].item() == 1.0
+                 keys[:1]).item() == 1.0
 
 
 def planted(n=1200, k=4, d=16, share=0.3, seed=0):

@@ -32,7 +32,7 @@ def _scores(x, y, train, device, solver):
     tr = torch.as_tensor(train, device=dev)
     yt = torch.as_tensor(y, device=dev)
     ens, _ = fit_ensemble(store, yt, tr, 3, LinearEnsemble(solver=solver))
-    correct, held, _ = heldout_counts(store, yt, ens, 1.0 - tr)
+    correct, held = heldout_counts(store, yt, ens, 1.0 - tr)
     return (correct / held).cpu().numpy()
 
 

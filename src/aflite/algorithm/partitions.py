@@ -174,6 +174,10 @@ class BlockDesign:
         out[self.order] = blocks
         return out
 
+    def to(self, device: torch.device) -> BlockDesign:
+        """The design on ``device``."""
+        return BlockDesign(self.order.to(device), self.bounds.to(device), self.incidence.to(device))
+
     def train_mask(self, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         """(n, P) mask with 1 where the row trains that classifier."""
         return self.incidence[self.block_of_rows()].to(dtype)
@@ -228,9 +232,9 @@ def _deal_groups(groups: torch.Tensor, target: float, generator: torch.Generator
     rank = torch.empty_like(perm)
     rank[perm] = torch.arange(n_groups, device=dev)
     order = torch.argsort(rank[groups], stable=True)
-    s = gsizes[perm].to(torch.float64)
-    middle = torch.cumsum(s, 0) - s / 2
-    block = torch.floor(middle / target).to(torch.int64)
+    s = gsizes[perm]
+    twice_middle = 2 * torch.cumsum(s, 0) - s  # integers: the same sums in any order
+    block = torch.floor(twice_middle.to(torch.float64) / (2 * target)).to(torch.int64)
     _, per_group = torch.unique_consecutive(block, return_inverse=True)
     sizes = torch.zeros(int(per_group.max()) + 1, dtype=torch.int64, device=dev)
     sizes.index_add_(0, per_group, gsizes[perm])

@@ -128,18 +128,22 @@ class PhaseRunner:
         current = torch.zeros(n_store, dtype=torch.float32, device=self.device)
         current[pos] = 1.0
         design = None
-        canon = torch.as_tensor(np.argsort(self.keys[rows], kind="stable"), device=self.device)
+        # the partitions are drawn on the CPU whatever the compute device: CUDA's random
+        # streams are not the CPU's, and the rows a seed removes must not depend on the device
+        cpu = torch.device("cpu")
+        canon = torch.as_tensor(np.argsort(self.keys[rows], kind="stable"))
+        groups = None if groups is None else groups.cpu()
         if self.partitions == "blocks":
             design = block_design(
                 n, self.n_partitions, self.train_size, block_rows=self.block_rows,
-                generator=self.generator, device=self.device, groups=groups, canon=canon,
-            )
+                generator=self.generator, device=cpu, groups=groups, canon=canon,
+            ).to(self.device)
             train_active = design.train_mask()
         else:
             train_active = train_masks(
                 n, self.n_partitions, self.train_size, generator=self.generator,
-                device=self.device, groups=groups, canon=canon,
-            )
+                device=cpu, groups=groups, canon=canon,
+            ).to(self.device)
         if design is not None and getattr(self.model, "supports_blocks", False):
             counts = self.model.score_blocks(design, pos, current)
         else:

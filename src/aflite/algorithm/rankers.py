@@ -109,7 +109,7 @@ class EnsembleRanker:
             return select_slice(
                 out.correct, out.heldout, labels, k=k, tau=self.threshold,
                 strategy=self.strategy, balance=self.balance, generator=runner.generator,
-                device=runner.device, protected=protected, margin=out.margin,
+                device=runner.generator.device, protected=protected, margin=out.margin,
                 rank=runner.keys[state.rows],
             )
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
 
 from aflite._internal.device import make_generator, resolve_device
 from aflite._internal.threads import resolve_threads
@@ -113,7 +114,7 @@ def prepare_runner(
         train_size=t,
         groups=g,
         device=dev,
-        generator=make_generator(seed, dev),
+        generator=make_generator(seed, torch.device("cpu")),  # drawn on the CPU, see PhaseRunner
         in_place=not copy,
         partitions=partitions,
         threads=threads,

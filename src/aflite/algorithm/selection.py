@@ -48,11 +48,11 @@ def select_slice(
 
     Eligible means held out at least once and ``correct / heldout >= tau``, decided exactly on
     the integer counts. Rows with equal scores are ordered by their mean gold-class
-    ``margin`` over the same predictions (the finer view of how easy they were), then by
-    ``rank`` (their canonical order: by row id); neither depends on how the rows are stored,
-    and no random draw decides between them. Rows where ``protected`` (a boolean mask over the
-    current rows) is True are never eligible. ``sampling`` draws its Gumbel noise in
-    canonical order.
+    ``margin`` over the same predictions where the model family gives it (the exact family:
+    its margins are the same on every machine, so the order is too), else at random by the
+    seed; then by ``rank``, their canonical order (by row id). Random draws are made in
+    canonical order, so neither depends on how the rows are stored. Rows where ``protected``
+    (a boolean mask over the current rows) is True are never eligible.
     """
     n = len(correct)
     scored = heldout > 0
@@ -64,16 +64,20 @@ def select_slice(
     if protected is not None:
         eligible = eligible & ~np.asarray(protected, dtype=bool)
     rank = np.arange(n) if rank is None else np.asarray(rank)
-    fine = np.zeros(n) if margin is None else np.nan_to_num(margin / np.maximum(heldout, 1))
+    # a draw in canonical order: the same row gets the same number however rows are stored
+    at = np.argsort(np.argsort(rank, kind="stable"), kind="stable")
+    if strategy == "sampling" or margin is None:
+        draw = torch.rand(n, generator=generator, device=device, dtype=torch.float64).cpu().numpy()
+        draw = draw[at]
     if strategy == "sampling":
         # Gumbel top-k over log-scores = sampling without replacement proportional to score
-        draw = torch.rand(n, generator=generator, device=device, dtype=torch.float64).cpu().numpy()
-        draw = draw[np.argsort(np.argsort(rank, kind="stable"), kind="stable")]
         gumbel = -np.log(-np.log(np.clip(draw, 1e-300, 1 - 1e-16)))
         with np.errstate(divide="ignore"):
             primary = np.log(np.maximum(np.nan_to_num(scores), 1e-300)) + gumbel
     else:
         primary = np.nan_to_num(scores)
+    # equal scores: an exact family's margins, else the seed's draw
+    fine = draw if margin is None else np.nan_to_num(margin / np.maximum(heldout, 1))
     primary = np.where(eligible, primary, -math.inf)
     # most predictable first: score, then margin, then canonical rank
     order = np.lexsort((rank, -fine, -primary))

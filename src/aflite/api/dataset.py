@@ -35,7 +35,9 @@ class DatasetFilterResult:
     ``kept`` and ``removed`` are subsets of the input in its own type; ``scores`` has one row
     per input row (id, label, split, score, removal_score, final_score, phase_removed);
     ``result`` is the algorithm's :class:`~aflite.FilterResult`; ``fields`` says which
-    columns were used (and which were picked automatically).
+    columns were used (and which were picked automatically); ``fingerprint`` is the kept
+    set's (the first 12 hex digits of the SHA-256 of its sorted ids), as ``aflite filter``
+    prints it.
     """
 
     kept: Any
@@ -43,12 +45,14 @@ class DatasetFilterResult:
     scores: Any
     result: Any
     fields: dict[str, Any]
+    fingerprint: str = ""
 
     def __repr__(self) -> str:
         r = self.result
         return (
             f"DatasetFilterResult(kept={len(r.kept)}, removed={len(r.removed)}, "
-            f"bias {r.initial_bias:.3f} -> {r.final_bias:.3f}, stop={r.stop_reason!r})"
+            f"bias {r.initial_bias:.3f} -> {r.final_bias:.3f}, stop={r.stop_reason!r}, "
+            f"fingerprint={self.fingerprint!r})"
         )
 
 
@@ -231,6 +235,7 @@ def filter_dataset(
         scores=frame,
         result=result,
         fields=fields,
+        fingerprint=result.fingerprint(ids),
     )
 
 

@@ -137,7 +137,7 @@ def choices_only_baseline(
     fold = rng.permutation(np.arange(n) % folds)
     held = torch.as_tensor(fold[:, None] == np.arange(folds)[None, :], dtype=torch.float32)
     fit = fit_choices(store, y, neg, ChoiceEnsemble(), train=1.0 - held)
-    correct, _, _ = choice_heldout_counts(store, y, neg, fit, heldout=held)
+    correct, _ = choice_heldout_counts(store, y, neg, fit, heldout=held)
     acc, chance = float(correct.sum()) / max(1, n), _chance(items)
     per_fold = [float(correct[torch.as_tensor(fold == f)].mean()) for f in range(folds)]
     rows = [[f, int((fold == f).sum()), a] for f, a in enumerate(per_fold)]

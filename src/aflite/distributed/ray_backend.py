@@ -56,7 +56,7 @@ class _ShardWorker:
         tr = torch.as_tensor(train, device=dev)
         cur = torch.as_tensor(current, device=dev)
         ens, _ = fit_ensemble(self.store, self.y, tr, self.n_classes, model, current=cur)
-        correct, held, _ = heldout_counts(self.store, self.y, ens, torch.as_tensor(heldout, device=dev))
+        correct, held = heldout_counts(self.store, self.y, ens, torch.as_tensor(heldout, device=dev))
         return correct.cpu().numpy(), held.cpu().numpy(), ens.report.to_dict()
 
 

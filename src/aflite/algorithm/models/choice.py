@@ -62,8 +62,8 @@ class ChoiceModel:
 
     def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
         fit = fit_choices(self.store, self.y, self.neg, self.model, train=train)
-        correct, held, margin = choice_heldout_counts(self.store, self.y, self.neg, fit, heldout=heldout)
-        return PhaseCounts(correct, held, fit.report.to_dict(), margin=margin)
+        correct, held = choice_heldout_counts(self.store, self.y, self.neg, fit, heldout=heldout)
+        return PhaseCounts(correct, held, fit.report.to_dict())
 
     def score_blocks(self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
         """One phase on block partitions of the items."""
@@ -71,8 +71,8 @@ class ChoiceModel:
         rows = (1 << 18 if self.store.device.type == "cuda" else TASK_ROWS) // self.k
         plan = plan_blocks(self.store, self.y, design, positions, self.k, task_rows=max(1, rows))
         fit = fit_choices(self.store, self.y, self.neg, self.model, plan=plan)
-        correct, held, margin = choice_heldout_counts(self.store, self.y, self.neg, fit, plan=plan)
-        return PhaseCounts(correct, held, fit.report.to_dict(), margin=margin)
+        correct, held = choice_heldout_counts(self.store, self.y, self.neg, fit, plan=plan)
+        return PhaseCounts(correct, held, fit.report.to_dict())
 
     def describe(self) -> str:
         return repr(self.model)

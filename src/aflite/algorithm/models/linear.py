@@ -39,8 +39,8 @@ class LinearModel:
 
     def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
         ens, _ = fit_ensemble(self.store, self.y, train, self.n_classes, self.model, current=current)
-        correct, held, margin = heldout_counts(self.store, self.y, ens, heldout)
-        return PhaseCounts(correct, held, ens.report.to_dict(), margin=margin)
+        correct, held = heldout_counts(self.store, self.y, ens, heldout)
+        return PhaseCounts(correct, held, ens.report.to_dict())
 
     def score_blocks(self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
         """One phase on block partitions (see :mod:`aflite.algorithm.solvers.blocks`)."""
@@ -54,8 +54,8 @@ class LinearModel:
         ens, _ = fit_ensemble(
             self.store, self.y, None, self.n_classes, self.model, current=current, plan=plan
         )
-        correct, held, margin = plan.heldout_counts(ens.theta, ens.neg)
-        return PhaseCounts(correct, held, ens.report.to_dict(), margin=margin)
+        correct, held = plan.heldout_counts(ens.theta, ens.neg)
+        return PhaseCounts(correct, held, ens.report.to_dict())
 
     def describe(self) -> str:
         return repr(self.model)

@@ -25,7 +25,6 @@ import torch
 
 from aflite._internal.threads import workers
 from aflite.algorithm.partitions import BlockDesign
-from aflite.algorithm.solvers.margins import gold_margin
 from aflite.algorithm.solvers.sparse_pass import sparse_gram, sparse_pass, use_sparse_pass
 from aflite.algorithm.solvers.tasks import BlockTask, loss_residual
 from aflite.algorithm.storage import FeatureStore
@@ -33,7 +32,6 @@ from aflite.algorithm.storage import FeatureStore
 __all__ = ["BlockPlan", "BlockTask", "loss_residual", "plan_blocks"]
 
 NEG = -1e30
-MARGIN_CLIP = 20.0  # logits: a margin of 20 is a probability within 2e-9 of 1
 TASK_ROWS = 4096  # rows per task of the sparse pass: enough work per product
 # A task's [X~ 1] rows are read by the forward product and again by the gradient: within a
 # core's L2 they come from memory once. At d=1,024 that is 512 rows, and the N=20,000 phase
@@ -152,31 +150,26 @@ class BlockPlan:
             gram += g
         return gram, float(rows)
 
-    def heldout_counts(self, theta: torch.Tensor, neg: torch.Tensor):
-        """Per stored row: correct predictions by the classifiers that held its block out, how
-        many did, and the sum of its gold-class margins over them (logits, clipped to
-        +-``MARGIN_CLIP``). ``theta`` (d+1, P, C). Rows outside the phase get zeros."""
+    def heldout_counts(self, theta: torch.Tensor, neg: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per stored row: correct predictions by the classifiers that held its block out, and
+        how many did. ``theta`` (d+1, P, C). Rows outside the phase get zeros."""
         d1, p, c = theta.shape
         w = theta.reshape(d1, p * c)
 
         def run(task: BlockTask):
             x = self.rows_ones(task)
             g, n, _ = x.shape
-            logits = torch.addmm(neg.reshape(p * c), x.reshape(g * n, d1), w).view(g, n, p, c)
-            right, margin = gold_margin(logits, task.y[:, :, None].expand(g, n, p), MARGIN_CLIP)
-            held = task.held[:, None, :]
-            hits = (right.to(torch.float32) * held).sum(dim=2)
-            return task.pos, task.w > 0, hits, task.held.sum(dim=1), (margin * held).sum(dim=2)
+            pred = torch.addmm(neg.reshape(p * c), x.reshape(g * n, d1), w).view(g, n, p, c).argmax(dim=3)
+            hits = ((pred == task.y[:, :, None]).to(torch.float32) * task.held[:, None, :]).sum(dim=2)
+            return task.pos, task.w > 0, hits, task.held.sum(dim=1)
 
         dev = theta.device
         correct = torch.zeros(self.store.n_stored, dtype=torch.float32, device=dev)
         held = torch.zeros(self.store.n_stored, dtype=torch.float32, device=dev)
-        margins = torch.zeros(self.store.n_stored, dtype=torch.float32, device=dev)
-        for pos, real, hits, n_held, margin in workers().map(run, self.tasks):
+        for pos, real, hits, n_held in workers().map(run, self.tasks):
             correct[pos[real]] = hits[real]
             held[pos[real]] = n_held[:, None].expand_as(hits)[real]
-            margins[pos[real]] = margin[real]
-        return correct, held, margins
+        return correct, held
 
 
 def _with_ones(x: torch.Tensor) -> torch.Tensor:

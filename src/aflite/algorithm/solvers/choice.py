@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import torch
 
 from aflite._internal.threads import workers
-from aflite.algorithm.solvers.blocks import MARGIN_CLIP, BlockPlan
+from aflite.algorithm.solvers.blocks import BlockPlan
 from aflite.algorithm.solvers.ensemble import SolveReport, shortest_float
 from aflite.algorithm.solvers.lbfgs import Batch, minimize
 from aflite.algorithm.solvers.preconditioner import boehning_preconditioner
@@ -271,10 +271,9 @@ def _draws(keys: torch.Tensor, p: int) -> torch.Tensor:
 
 
 def _hits(x: torch.Tensor, y: torch.Tensor, neg: torch.Tensor, w: torch.Tensor,
-          keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+          keys: torch.Tensor) -> torch.Tensor:
     """(n, P) 1 where a model picks the right choice: no other real choice scores above it,
-    and of the t choices tied for the top the draw for (item, model) falls on it (1/t); and
-    the right choice's margin over the best other real choice, clipped to +-``MARGIN_CLIP``.
+    and of the t choices tied for the top the draw for (item, model) falls on it (1/t).
     ``x`` (n, K, d), ``keys`` (n,) the items' input positions. Margins are products of
     differences, so identical choices tie exactly."""
     n, k, d = x.shape
@@ -284,8 +283,7 @@ def _hits(x: torch.Tensor, y: torch.Tensor, neg: torch.Tensor, w: torch.Tensor,
     beaten = ((margin < 0) & others).any(dim=1)
     tied = 1 + ((margin == 0) & others).sum(dim=1)
     won = _draws(keys, w.shape[1]) % tied == 0
-    lead = torch.where(others, margin, torch.inf).amin(dim=1).clamp(-MARGIN_CLIP, MARGIN_CLIP)
-    return (~beaten & won).to(torch.float32), lead
+    return (~beaten & won).to(torch.float32)
 
 
 def choice_heldout_counts(
@@ -293,8 +291,7 @@ def choice_heldout_counts(
     heldout: torch.Tensor | None = None, plan: BlockPlan | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per stored item: right choices picked out by the models that held it out, and how
-    many did (``heldout`` (N_store, P) or the held-out blocks of ``plan``), and the sum of the
-    right choice's margins over them."""
+    many did (``heldout`` (N_store, P) or the held-out blocks of ``plan``)."""
     k = neg.shape[1]
     d = store.dim // k
     w = fit.weights
@@ -302,29 +299,25 @@ def choice_heldout_counts(
     keys = torch.as_tensor(store.rows, device=dev)
     correct = torch.zeros(store.n_stored, dtype=torch.float32, device=dev)
     held = torch.zeros(store.n_stored, dtype=torch.float32, device=dev)
-    margins = torch.zeros(store.n_stored, dtype=torch.float32, device=dev)
     if plan is not None:
         def run(task):
             x = plan.rows(task)
             g, n, _ = x.shape
             pos = task.pos.reshape(-1)
-            hit, lead = _hits(x.view(g * n, k, d), task.y.reshape(-1), neg[pos], w, keys[pos])
-            out = task.held[:, None, :]
-            return (task.pos, task.w > 0, (hit.view(g, n, -1) * out).sum(2), task.held.sum(1),
-                    (lead.view(g, n, -1) * out).sum(2))
+            hit = _hits(x.view(g * n, k, d), task.y.reshape(-1), neg[pos], w, keys[pos])
+            hit = hit.view(g, n, -1)
+            return task.pos, task.w > 0, (hit * task.held[:, None, :]).sum(2), task.held.sum(1)
 
-        for pos, real, hits, n_held, lead in workers().map(run, plan.tasks):
+        for pos, real, hits, n_held in workers().map(run, plan.tasks):
             correct[pos[real]] = hits[real]
             held[pos[real]] = n_held[:, None].expand_as(hits)[real]
-            margins[pos[real]] = lead[real]
-        return correct, held, margins
+        return correct, held
 
     def run_range(span):
         s, e = span
-        hit, lead = _hits(store.read(s, e).view(e - s, k, d), y[s:e], neg[s:e], w, keys[s:e])
+        hit = _hits(store.read(s, e).view(e - s, k, d), y[s:e], neg[s:e], w, keys[s:e])
         correct[s:e] = (hit * heldout[s:e]).sum(dim=1)
-        margins[s:e] = (lead * heldout[s:e]).sum(dim=1)
 
     for _ in workers().map(run_range, store.ranges(_RANGE_ROWS)):
         pass
-    return correct, heldout.sum(dim=1), margins
+    return correct, heldout.sum(dim=1)

@@ -10,8 +10,7 @@ import numpy as np
 import torch
 
 from aflite._internal.threads import workers
-from aflite.algorithm.solvers.blocks import MARGIN_CLIP, BlockPlan
-from aflite.algorithm.solvers.margins import gold_margin
+from aflite.algorithm.solvers.blocks import BlockPlan
 from aflite.algorithm.solvers.preconditioner import Preconditioner, boehning_preconditioner
 from aflite.algorithm.solvers.primal import NEG, boehning_inverse, solve_primal, stacked_logits
 from aflite.algorithm.solvers.span import solve_span
@@ -262,23 +261,19 @@ def plan_mask(plan: BlockPlan, store: FeatureStore) -> torch.Tensor:
 
 def heldout_counts(
     store: FeatureStore, y: torch.Tensor, ensemble: Ensemble, heldout: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per stored row: correct predictions where ``heldout`` (N_store, P) is 1, how often it
-    was held out, and the sum of its gold-class margins there (logits, clipped to
-    +-``MARGIN_CLIP``). Predictions are made chunk by chunk and never stored."""
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per stored row: correct predictions where ``heldout`` (N_store, P) is 1, and how
+    often it was held out. Predictions are made chunk by chunk and never stored."""
     correct = torch.zeros(store.n_stored, dtype=torch.float32, device=store.device)
-    margins = torch.zeros_like(correct)
 
     def run(span: tuple[int, int]) -> None:
         s, e = span
-        logits = ensemble.logits(store.read(s, e))
-        right, margin = gold_margin(logits, y[s:e, None].expand(e - s, logits.shape[1]), MARGIN_CLIP)
-        correct[s:e] = (right.to(torch.float32) * heldout[s:e]).sum(dim=1)
-        margins[s:e] = (margin * heldout[s:e]).sum(dim=1)
+        pred = ensemble.logits(store.read(s, e)).argmax(dim=2)
+        correct[s:e] = ((pred == y[s:e, None]).to(torch.float32) * heldout[s:e]).sum(dim=1)
 
     for _ in workers().map(run, store.ranges(8192)):
         pass
-    return correct, heldout.sum(dim=1), margins
+    return correct, heldout.sum(dim=1)
 
 
 def predict_all(store: FeatureStore, ensemble: Ensemble) -> torch.Tensor:
