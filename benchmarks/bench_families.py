@@ -2,11 +2,10 @@
 measures? Its scores against converged logistic regression on the *same* partitions, beside
 how closely each family agrees with itself across two seeds.
 
-For every data set: one phase (m partitions, t = 10% of the rows, block partitions) of
-``linear`` (logistic regression, tol 1e-6: converged) and of ``ridge`` at each ``--alphas``
-value, for seeds 0 and 1; each ridge run is scored on the logistic run's partitions
-(``partitions="uniform"`` with the logistic run's training mask is not needed: the same seed
-draws the same uniform parts for both families). Printed per data set: Pearson r and top-10%
+For every data set: one phase (m partitions, t = 10% of the rows) of ``linear`` (logistic
+regression, tol 1e-6: converged) and of ``ridge`` at each ``--alphas`` value, for seeds 0 and
+1, on independent uniform parts, which the same seed draws alike for both families (block
+partitions are dealt in family-sized blocks). Printed per data set: Pearson r and top-10%
 overlap of ridge against logistic on the same parts, logistic seed 0 against seed 1, ridge
 seed 0 against seed 1, and the mean scores (the representation bias) of both.
 

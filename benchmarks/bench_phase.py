@@ -16,6 +16,14 @@ it the block run reached.
     python benchmarks/bench_phase.py --cases snli-ngrams-t300,phase-20k
     python benchmarks/bench_phase.py --quick                # smaller sizes, m=16
     python benchmarks/bench_phase.py --quick --tol 1e-3     # another solver tolerance
+    python benchmarks/bench_phase.py --cases phase-20k,phase-20k-c20 --ridge  # + the exact family
+
+With ``--ridge`` every case also times the exact family (``model="ridge"``, its default form
+for the shapes) on block partitions: against a loop of scikit-learn ``RidgeClassifier`` fits
+on the same partitions (whose held-out counts it must equal), against the converged
+logistic loop of the same case, at m = ``--ridge-partitions`` (1,024) against the logistic
+phase at m, and against its useful-work floor: the Gram or kernel products, the
+factorisations and the held-out predictions at the sgemm peak.
 
 Runs on ``--threads`` worker threads (default 1: pin the process with ``taskset -c N`` to
 time one core).
@@ -65,6 +73,7 @@ CASES = {
     "classes-20": (lambda: embedding_like(6000, 256, n_classes=20), 0.1),
     "offset-1e4": (_offset(snli_minilm, 1e4), 0.1),
     "phase-20k": (lambda: embedding_like(20_000, 1024), 0.1),
+    "phase-20k-c20": (lambda: embedding_like(20_000, 1024, n_classes=20), 0.1),
 }
 
 
@@ -117,7 +126,7 @@ def run_aflite(x, y, m, t, partitions, tol, threads):
     return ps, time.perf_counter() - start
 
 
-def run_case(name, make, t_spec, m, top, tol, threads, peak):
+def run_case(name, make, t_spec, m, top, tol, threads, peak, ridge_m=0):
     x, y = make()
     n, d = x.shape
     c = len(np.unique(y))
@@ -151,7 +160,61 @@ def run_case(name, make, t_spec, m, top, tol, threads, peak):
     floor = useful_flops(n, d, c, m, t, ps.info["mean_iterations"]) / peak
     print(f"  useful-work floor {floor:.2f} s at {peak / 1e9:.0f} GFLOP/s: the block run "
           f"reached {floor / secs:.0%} of it", flush=True)
+    if ridge_m:
+        run_ridge(x, y, m, t, ridge_m, threads, peak, logistic_secs=secs, loop_secs=t_ref)
     return secs, ps.info
+
+
+def ridge_loop(xs, y, mask, alpha):
+    """A loop of scikit-learn RidgeClassifier fits on the partitions of ``mask``: held-out
+    correct counts and seconds."""
+    from sklearn.linear_model import RidgeClassifier
+
+    correct = np.zeros(len(y))
+    start = time.perf_counter()
+    for j in range(mask.shape[1]):
+        tr = mask[:, j]
+        clf = RidgeClassifier(alpha=alpha * tr.sum()).fit(xs[tr], y[tr])
+        correct[~tr] += clf.predict(xs[~tr]) == y[~tr]
+    return correct, time.perf_counter() - start
+
+
+def ridge_floor(form, n, d, c, m, t):
+    """FLOP a phase of the exact family cannot avoid: the Gram matrices (primal: every
+    current row's once) or the kernel (dual: once a run, counted here), one factorisation
+    per part, and the held-out predictions."""
+    predict = 2.0 * m * (n - t) * d * c
+    if form == "primal":
+        return 2.0 * n * d * d + m * d**3 / 3 + predict
+    return 2.0 * n * n * d + m * t**3 / 3 + predict
+
+
+def run_ridge(x, y, m, t, ridge_m, threads, peak, *, logistic_secs, loop_secs):
+    n, d = x.shape
+    c = len(np.unique(y))
+    model = aflite.RidgeEnsemble()
+    aflite.predictability_scores(x[:500], y[:500], n_partitions=2, train_size=50, model=model)
+    start = time.perf_counter()
+    ps = aflite.predictability_scores(x, y, n_partitions=m, train_size=t, seed=0, device="cpu",
+                                      model=model, threads=threads)
+    secs = time.perf_counter() - start
+    form = ps.info["form"]
+    correct, t_loop = ridge_loop(standardise(x).astype(np.float64), y, ps.train_mask, model.alpha)
+    same = "equal" if np.array_equal(correct, ps.n_correct) else (
+        f"{int((correct != ps.n_correct).sum())} rows differ")
+    print(f"  ridge ({form}, m={m}): {secs:.2f} s | scikit-learn RidgeClassifier loop on the same "
+          f"partitions {t_loop:.1f} s -> {t_loop / secs:.1f}x, held-out counts {same} | "
+          f"converged logistic loop -> {loop_secs / secs:.1f}x", flush=True)
+    if form != "sparse":
+        floor = ridge_floor(form, n, d, c, m, t) / peak
+        print(f"  ridge useful-work floor {floor:.2f} s at {peak / 1e9:.0f} GFLOP/s: reached "
+              f"{floor / secs:.0%} of it", flush=True)
+    start = time.perf_counter()
+    aflite.predictability_scores(x, y, n_partitions=ridge_m, train_size=t, seed=0, device="cpu",
+                                 model=model, threads=threads)
+    big = time.perf_counter() - start
+    print(f"  ridge m={ridge_m}: {big:.2f} s = {big / logistic_secs:.2f}x the logistic phase at "
+          f"m={m} ({logistic_secs:.2f} s)", flush=True)
 
 
 def main() -> None:
@@ -161,6 +224,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="1/4 of the rows, m=16, top-100")
     ap.add_argument("--tol", type=float, default=aflite.LinearEnsemble().tol)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--ridge", action="store_true", help="also time the exact family")
+    ap.add_argument("--ridge-partitions", type=int, default=1024)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)  # the scikit-learn loop and the peak on as many cores
     m, top = (16, 100) if args.quick else (args.partitions, 500)
@@ -173,7 +238,8 @@ def main() -> None:
             full_make = make
             make = lambda full_make=full_make: _shrink(full_make)  # noqa: E731
             t_spec = t_spec if isinstance(t_spec, float) else max(20, t_spec // 4)
-        run_case(name, make, t_spec, m, top, args.tol, args.threads, peak)
+        run_case(name, make, t_spec, m, top, args.tol, args.threads, peak,
+                 ridge_m=args.ridge_partitions if args.ridge else 0)
 
 
 def _shrink(make):

@@ -187,3 +187,15 @@ def test_the_callers_precision_settings_do_not_change_the_kept_set():
     finally:
         torch.set_float32_matmul_precision(before)
     np.testing.assert_array_equal(base.kept, other.kept)
+
+
+@pytest.mark.parametrize("partitions", ["blocks", "uniform"])
+def test_a_score_never_rests_on_a_fit_far_from_converged(partitions):
+    x, y = _dense()
+    cut_short = aflite.LinearEnsemble(max_iter=2, tol=1e-8)
+    ps = aflite.predictability_scores(x, y, n_partitions=8, train_size=60, model=cut_short,
+                                      partitions=partitions)
+    assert ps.info["n_left_out"] == 8 and (ps.n_heldout == 0).all()
+    ok = aflite.predictability_scores(x, y, n_partitions=8, train_size=60, model="linear",
+                                      partitions=partitions)
+    assert ok.info["n_left_out"] == 0 and (ok.n_heldout > 0).all()

@@ -30,3 +30,20 @@ def test_the_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
                 f"README python block {i + 1} fails: {type(e).__name__}: {e}"
             ) from e
     assert (tmp_path / "run").is_dir()
+
+
+@pytest.mark.slow
+def test_the_demo_prints_what_the_readme_shows(tmp_path, monkeypatch):
+    """The README's demo block is what ``aflite demo`` prints on this machine: the same seed
+    keeps the same rows on every machine, so its counts, figures and the kept set's
+    fingerprint hold wherever the suite runs."""
+    from conftest import run_in_process
+
+    text = README.read_text()
+    block = re.search(r"and printed:\n\n```\n(.*?)```", text, flags=re.S).group(1)
+    shown = [line for line in block.splitlines() if line.strip()]
+    monkeypatch.chdir(tmp_path)
+    r = run_in_process("demo", "--quiet")
+    assert r.returncode == 0, r.stderr
+    printed = r.stdout.splitlines()
+    assert [line for line in printed if line in shown] == shown, "\n".join(printed)

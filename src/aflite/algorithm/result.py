@@ -144,11 +144,13 @@ class FilterResult:
 
     @property
     def expected_overlap(self) -> float:
-        """The Jaccard index two runs with other seeds are expected to reach on the removed
-        rows (:func:`aflite.algorithm.settle.expected_overlap`): every row's decision score
-        and standard error against the run's last cut, the boundary the run ended on (a row
-        removed in an earlier phase, far above it, is removed by any seed sooner or later).
-        NaN when not recorded."""
+        """The Jaccard index of the removed rows of two runs with other seeds, as far as the
+        scores' own uncertainty decides it (:func:`aflite.algorithm.settle.expected_overlap`):
+        every row's decision score and standard error against the run's last cut, the
+        boundary the run ended on (a row removed in an earlier phase, far above it, is
+        removed by any seed sooner or later). It leaves out how one phase's removals move
+        the next phase's scores, so it reads high: 0.92-0.93 on the bundled SNLI slice, where
+        three seeds measured 0.83-0.86. NaN when not recorded."""
         from aflite.algorithm.settle import expected_overlap
 
         score, se, _ = self.decisions()

@@ -255,6 +255,20 @@ def render_report(out_dir: str | Path) -> str:
         )
     parts.append("</div>")
     parts.append(f"<p><b>Stopped:</b> {esc(summary.get('stop_message', ''))}</p>")
+    if summary.get("kept_fingerprint"):
+        overlap = summary.get("expected_seed_overlap")
+        settled = (
+            "" if overlap is None else
+            f" Another seed is expected to remove {esc(_fmt(overlap))} of the same rows "
+            "(Jaccard index), as far as the scores' own uncertainty decides it; how one "
+            "phase's removals move the next phase's scores lowers it further. Each row's "
+            "standard error and distance to its phase's cut are in scores.parquet."
+        )
+        parts.append(
+            f"<p><b>Kept set fingerprint:</b> <code>{esc(summary['kept_fingerprint'])}</code> "
+            "(the first 12 hex digits of the SHA-256 of the kept ids, sorted: the same command "
+            f"on the same data gives it on any machine).{settled}</p>"
+        )
     parts += _plots(summary, report)
     if review:
         parts.append(review)
@@ -281,7 +295,8 @@ def render_report(out_dir: str | Path) -> str:
     parts += _parameters_html(summary)
     parts.append(
         table_html(
-            ["phase", "size before", "removed", "at or above tau", "bias", "seconds"],
+            ["phase", "size before", "removed", "at or above tau", "bias", "cut", "in contest",
+             "seconds"],
             [
                 [
                     h["phase"],
@@ -289,6 +304,8 @@ def render_report(out_dir: str | Path) -> str:
                     h["n_removed"],
                     h["n_eligible"],
                     float(h["representation_bias"]) if h["representation_bias"] is not None else "",
+                    "" if h.get("cut") is None else float(h["cut"]),
+                    "" if h.get("contested") is None else float(h["contested"]),
                     float(h["seconds"]),
                 ]
                 for h in history[:200]

@@ -54,7 +54,7 @@ class LinearModel:
         ens, _ = fit_ensemble(
             self.store, self.y, None, self.n_classes, self.model, current=current, plan=plan
         )
-        correct, held = plan.heldout_counts(ens.theta, ens.neg)
+        correct, held = plan.heldout_counts(ens.theta, ens.neg, keep=ens.usable)
         return PhaseCounts(correct, held, ens.report.to_dict())
 
     def describe(self) -> str:

@@ -150,9 +150,10 @@ class BlockPlan:
             gram += g
         return gram, float(rows)
 
-    def heldout_counts(self, theta: torch.Tensor, neg: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def heldout_counts(self, theta: torch.Tensor, neg: torch.Tensor, keep=None) -> tuple[torch.Tensor, torch.Tensor]:
         """Per stored row: correct predictions by the classifiers that held its block out, and
-        how many did. ``theta`` (d+1, P, C). Rows outside the phase get zeros."""
+        how many did. ``theta`` (d+1, P, C). Rows outside the phase get zeros. ``keep``: a
+        function masking a (..., P) held-out mask (the classifiers whose predictions count)."""
         d1, p, c = theta.shape
         w = theta.reshape(d1, p * c)
 
@@ -160,8 +161,9 @@ class BlockPlan:
             x = self.rows_ones(task)
             g, n, _ = x.shape
             pred = torch.addmm(neg.reshape(p * c), x.reshape(g * n, d1), w).view(g, n, p, c).argmax(dim=3)
-            hits = ((pred == task.y[:, :, None]).to(torch.float32) * task.held[:, None, :]).sum(dim=2)
-            return task.pos, task.w > 0, hits, task.held.sum(dim=1)
+            held = task.held if keep is None else keep(task.held)
+            hits = ((pred == task.y[:, :, None]).to(torch.float32) * held[:, None, :]).sum(dim=2)
+            return task.pos, task.w > 0, hits, held.sum(dim=1)
 
         dev = theta.device
         correct = torch.zeros(self.store.n_stored, dtype=torch.float32, device=dev)

@@ -31,6 +31,7 @@ Solver = Literal["auto", "primal", "span"]
 _SPAN_BYTES = 1 << 30  # every part's Gram matrix and preconditioner, counted at float32
 _GATHER_BYTES = 1 << 30  # every part's training rows, gathered, float32
 SPAN_TOL_FACTOR = 0.1
+UNUSABLE = 10.0  # a classifier that ended further than this from its tolerance predicts nothing
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,8 @@ class SolveReport:
     ``iterations`` is the most any classifier took, ``residual`` the largest final relative
     gradient norm; ``n_capped`` classifiers stopped at ``max_iter`` and ``n_stalled`` where
     float arithmetic could not lower their objective further (their residual is on record).
+    ``n_left_out`` classifiers ended more than ``UNUSABLE`` times above the tolerance (stalled
+    or capped): their predictions count in no score.
     ``flops`` counts the floating-point operations of the phase's matrix products, fitting and
     the held-out predictions included; ``products`` names the pass that did them: ``blocks``
     (block partitions), ``sparse`` (block partitions on raw sparse rows), ``dense`` (every
@@ -100,6 +103,7 @@ class SolveReport:
     n_stalled: int = 0
     flops: float = 0.0
     products: str = "dense"
+    n_left_out: int = 0
 
     def to_dict(self) -> dict[str, float | int | str]:
         return asdict(self)
@@ -164,6 +168,15 @@ class Ensemble:
     theta: torch.Tensor
     neg: torch.Tensor
     report: SolveReport
+    # (P,) classifiers that ended far from converged (stalled or capped at more than
+    # ``UNUSABLE`` times the tolerance): their predictions are left out of every score
+    unusable: torch.Tensor | None = None
+
+    def usable(self, held: torch.Tensor) -> torch.Tensor:
+        """A held-out mask (..., P) without the columns of unusable classifiers."""
+        if self.unusable is None or not bool(self.unusable.any()):
+            return held
+        return held * (~self.unusable).to(held.dtype)
 
     def logits(self, xb: torch.Tensor) -> torch.Tensor:
         """(n, P, C) logits of standardised rows."""
@@ -236,6 +249,8 @@ def fit_ensemble(
             gathered=_parts(train, t_max) if gather else None, plan=plan,
         )
     n_pred = store.n_stored if plan is None else float(sum(int(tk.w.sum()) for tk in plan.tasks))
+    tol = model.tol * (SPAN_TOL_FACTOR if solver == "span" else 1.0)
+    unusable = (out.resid > UNUSABLE * tol) & (out.stalled | (out.iters >= model.max_iter))
     report = SolveReport(
         solver=solver,
         iterations=int(out.iters.max()),
@@ -245,8 +260,9 @@ def fit_ensemble(
         n_stalled=int(out.stalled.sum()),
         flops=flops + out.flops + 2.0 * n_pred * store.dim * p * n_classes,  # + predict
         products=products,
+        n_left_out=int(unusable.sum()),
     )
-    return Ensemble(theta, neg, report), binv
+    return Ensemble(theta, neg, report, unusable), binv
 
 
 def plan_mask(plan: BlockPlan, store: FeatureStore) -> torch.Tensor:
@@ -269,11 +285,12 @@ def heldout_counts(
     def run(span: tuple[int, int]) -> None:
         s, e = span
         pred = ensemble.logits(store.read(s, e)).argmax(dim=2)
-        correct[s:e] = ((pred == y[s:e, None]).to(torch.float32) * heldout[s:e]).sum(dim=1)
+        correct[s:e] = ((pred == y[s:e, None]).to(torch.float32) * held[s:e]).sum(dim=1)
 
+    held = ensemble.usable(heldout)
     for _ in workers().map(run, store.ranges(8192)):
         pass
-    return correct, heldout.sum(dim=1)
+    return correct, held.sum(dim=1)
 
 
 def predict_all(store: FeatureStore, ensemble: Ensemble) -> torch.Tensor:
