@@ -11,7 +11,8 @@ from sklearn.linear_model import RidgeClassifier
 import aflite
 from aflite.algorithm.models.ridge import _parts_of_mask
 from aflite.algorithm.solvers.kernel import KernelCache
-from aflite.algorithm.solvers.ridge import Parts, RidgeEnsemble, fit_ridge, solve_spd
+from aflite.algorithm.solvers.ridge import Parts, RidgeEnsemble, fit_ridge
+from aflite.algorithm.solvers.ridge_direct import solve_spd
 from aflite.algorithm.storage import FeatureStore, standardise
 
 

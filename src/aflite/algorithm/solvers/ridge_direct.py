@@ -1,0 +1,149 @@
+"""The direct forms of the least-squares family (:mod:`aflite.algorithm.solvers.ridge`): each
+part's t x t (dual) or d x d (primal) system, assembled in float64, factorised in float32 and
+refined against the float64 matrix."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from aflite._internal.threads import workers
+from aflite.algorithm.storage import FeatureStore
+
+__all__ = ["REFINE_STEPS", "dual_solve", "primal_solve", "primal_sums", "solve_spd", "xt_times"]
+
+REFINE_STEPS = 12
+
+
+def xt_times(store: FeatureStore, right: torch.Tensor) -> torch.Tensor:
+    """X^T @ ``right`` (N_store, k) in float64 over the stored rows, summed chunk by chunk in
+    a fixed order."""
+    out = torch.zeros((store.dim, right.shape[1]), dtype=torch.float64, device=right.device)
+    spans = store.ranges(4096)
+
+    def run(span: tuple[int, int]) -> torch.Tensor:
+        s, e = span
+        return store.read(s, e).double().T @ right[s:e]
+
+    for part in workers().map(run, spans):
+        out += part
+    return out
+
+
+def dual_solve(k_all, targets, order, w, alpha):
+    """(g, t_max, C) dual coefficients and (g, C) target means of a group of parts: the
+    solution of ``(Kc + alpha t I) A = Yc`` on each part's centred kernel."""
+    g, tm = order.shape
+    t = w.sum(dim=1)
+    kc = k_all[order[:, :, None], order[:, None, :]]  # (g, tm, tm)
+    r = (kc @ w[:, :, None]).squeeze(2) / t[:, None]  # row means over the part's real rows
+    s = (r * w).sum(dim=1) / t
+    kc.sub_(r[:, :, None]).sub_(r[:, None, :]).add_(s[:, None, None])
+    if bool((w == 0).any()):
+        # a padding row is its own unknown with matrix 1 and target 0: its coefficient is 0
+        kc.mul_(w[:, :, None] * w[:, None, :])
+    kc.diagonal(dim1=1, dim2=2).add_(torch.where(w > 0, alpha[:, None], 1.0))
+    yt = targets[order] * w[:, :, None]
+    ymean = yt.sum(dim=1) / t[:, None]
+    yc = (yt - ymean[:, None, :]) * w[:, :, None]
+    a, info = solve_spd(kc, yc)
+    return a, ymean, info
+
+
+@dataclass
+class _Sums:
+    """Per part: sum of x x^T (P, d, d), of x (P, d), of x y^T (P, d, C), of y (P, C), rows."""
+
+    xx: torch.Tensor
+    x: torch.Tensor
+    xy: torch.Tensor
+    y: torch.Tensor
+    n: torch.Tensor
+
+
+def primal_sums(store: FeatureStore, targets: torch.Tensor, parts: Any) -> _Sums:
+    """Every part's sums: from its blocks' sums under block partitions (each current row read
+    once), else from its own gathered rows. Float64 throughout."""
+    dev, d, c = store.device, store.dim, targets.shape[1]
+    p = parts.n_partitions
+    if parts.block_pos is not None:
+        inc = parts.incidence.to(torch.float64)  # (B, P)
+        nb = len(parts.block_pos)
+
+        def block(i: int):
+            pos = parts.block_pos[i]
+            z = torch.cat([store.gather(pos).double(), targets[pos]], dim=1)  # [X Y]
+            full = z.T @ z  # (d+C, d+C): x x^T, x y^T, y y^T
+            return full[:d, :d], z[:, :d].sum(dim=0), full[:d, d:], z[:, d:].sum(dim=0), len(pos)
+
+        per_block = list(workers().map(block, range(nb)))
+        bxx = torch.stack([b[0] for b in per_block]).reshape(nb, d * d)
+        xx = (inc.T @ bxx).reshape(p, d, d)
+        x = inc.T @ torch.stack([b[1] for b in per_block])
+        xy = (inc.T @ torch.stack([b[2] for b in per_block]).reshape(nb, d * c)).reshape(p, d, c)
+        y = inc.T @ torch.stack([b[3] for b in per_block])
+        n = inc.T @ torch.tensor([float(b[4]) for b in per_block], dtype=torch.float64, device=dev)
+        return _Sums(xx, x, xy, y, n)
+    w = parts.weight.to(torch.float64)
+
+    def part(j: int):
+        rows = store.gather(parts.order[j]).double() * w[j, :, None]
+        yj = targets[parts.order[j]] * w[j, :, None]
+        return rows.T @ rows, rows.sum(dim=0), rows.T @ yj, yj.sum(dim=0)
+
+    out = list(workers().map(part, range(p)))
+    return _Sums(
+        torch.stack([o[0] for o in out]), torch.stack([o[1] for o in out]),
+        torch.stack([o[2] for o in out]), torch.stack([o[3] for o in out]), w.sum(dim=1),
+    )
+
+
+def primal_solve(sums: _Sums, j: torch.Tensor, alpha: torch.Tensor):
+    """(g, d, C) weights and (g, C) intercepts of the parts ``j``, by the primal form on
+    centred sums (``Xc^T Xc = sum x x^T - n xbar xbar^T``)."""
+    n = sums.n[j]
+    xbar = sums.x[j] / n[:, None]
+    ybar = sums.y[j] / n[:, None]
+    gram = sums.xx[j] - n[:, None, None] * xbar[:, :, None] * xbar[:, None, :]
+    rhs = sums.xy[j] - n[:, None, None] * xbar[:, :, None] * ybar[:, None, :]
+    d = gram.shape[1]
+    gram = gram + alpha[:, None, None] * torch.eye(d, dtype=torch.float64, device=gram.device)
+    coef, info = solve_spd(gram, rhs)
+    intercept = ybar - (xbar[:, None, :] @ coef).squeeze(1)
+    return coef, intercept, info
+
+
+def solve_spd(m: torch.Tensor, rhs: torch.Tensor) -> tuple[torch.Tensor, dict]:
+    """Solve the float64 symmetric positive definite systems ``m x = rhs`` (batched): a
+    float32 Cholesky factor, then iterative refinement with float64 residuals until the
+    correction stops shrinking; systems whose float32 factor fails or does not contract
+    (condition number near 1e7) are solved with a float64 factor instead."""
+    fac, err = torch.linalg.cholesky_ex(m.float())
+    ok = err == 0
+    x = torch.cholesky_solve(rhs.float(), fac).double()
+    x = torch.where(ok[:, None, None], x, torch.zeros_like(x))
+    prev = torch.full((m.shape[0],), math.inf, dtype=torch.float64, device=m.device)
+    live = ok.clone()
+    steps = 0
+    while bool(live.any()) and steps < REFINE_STEPS:
+        steps += 1
+        resid = rhs - m @ x
+        dx = torch.cholesky_solve(resid.float(), fac).double()
+        size = dx.abs().amax(dim=(1, 2))
+        scale = x.abs().amax(dim=(1, 2))
+        shrinking = size < 0.5 * prev
+        x = torch.where((live & shrinking)[:, None, None], x + dx, x)
+        done = size <= 1e-15 * scale
+        # converged, or stopped shrinking: the float64 floor (or a failure, checked below)
+        live = live & shrinking & ~done
+        ok = ok & ~(~shrinking & (prev > 1e-12 * scale))
+        prev = size
+    fallbacks = int((~ok).sum())
+    if fallbacks:
+        bad = torch.nonzero(~ok).squeeze(1)
+        fac64 = torch.linalg.cholesky(m[bad])
+        x[bad] = torch.cholesky_solve(rhs[bad], fac64)
+    return x, {"steps": steps, "fallbacks": fallbacks}
