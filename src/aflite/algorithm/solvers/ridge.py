@@ -36,6 +36,7 @@ import torch
 from aflite._internal.threads import workers
 from aflite.algorithm.solvers.kernel import KernelCache, kernel_fits
 from aflite.algorithm.solvers.ridge_direct import (
+    REFINE_STEPS,
     dual_solve,
     primal_solve,
     primal_sums,
@@ -195,50 +196,50 @@ def fit_ridge(
                 "cg_steps": steps, "tail_parts": tail, "tail_steps": tail_steps,
                 "capped": fallbacks}
         return RidgeFit(theta, neg, info), counts
-    elif form == "dual":
+    if form == "dual":
         k_all = kernel.of(store)
-        tm = parts.order.shape[1]
-        per = max(1, SOLVE_BYTES // (8 * 3 * tm * tm))
-        # each part's dual coefficients, scattered to its rows: W = X^T A in one product
-        coef_rows = torch.zeros((store.n_stored, p * n_classes + p), dtype=torch.float64, device=dev)
-
-        def run(idx: range):
-            j = torch.arange(idx.start, idx.stop, device=dev)
-            return j, *dual_solve(k_all, targets, parts.order[j], w[j], alpha[j])
-
-        for j, a, ymean, info in workers().map(run, _groups(p, per)):
-            # only a part's real rows: its padding points at a row that may be one of them
-            part, slot = torch.nonzero(w[j] > 0, as_tuple=True)
-            rows = parts.order[j][part, slot]
-            cls = torch.arange(n_classes, device=dev)
-            coef_rows[rows[:, None], (j[part] * n_classes)[:, None] + cls] = a[part, slot]
-            coef_rows[rows, p * n_classes + j[part]] = 1.0 / sizes[j[part]]
-            theta[d, j] = ymean
-            steps, fallbacks = max(steps, info["steps"]), fallbacks + info["fallbacks"]
-        xt_coef = xt_times(store, coef_rows)  # (d, P*C + P)
-        theta[:d] = xt_coef[:, : p * n_classes].view(d, p, n_classes)
-        xmean = xt_coef[:, p * n_classes :]  # (d, P): each part's mean row
-        theta[d] -= torch.einsum("dp,dpc->pc", xmean, theta[:d])
     else:
         sums = primal_sums(store, targets, parts)
+
+    def solve(j: torch.Tensor, steps: int):
+        """Weights (d+1, g, C) of the parts ``j``, each part's bound on their error and its
+        mean row, refined at most ``steps`` times."""
+        if form == "dual":
+            return _dual_parts(store, k_all, targets, parts.order[j], w[j], alpha[j], sizes[j],
+                               n_classes, steps)
         per = max(1, SOLVE_BYTES // (8 * 3 * d * d))
+        out = list(workers().map(lambda idx: (idx, *primal_solve(sums, j[idx], alpha[j[idx]], steps)),
+                                 _index_groups(len(j), per, dev)))
+        theta_j = torch.cat([_theta(coef, intercept) for _, coef, intercept, _ in out], dim=1)
+        infos = [info for *_, info in out]
+        return (theta_j, torch.cat([i["bound"] for i in infos]),
+                torch.cat([i["means"] for i in infos]), _merged(infos))
 
-        def run(idx: range):
-            j = torch.arange(idx.start, idx.stop, device=dev)
-            return j, *primal_solve(sums, j, alpha[j])
+    # one refinement first: nearly every part's predictions are then certified exact; the
+    # parts with a prediction too close to call are refined to the float64 floor
+    every = torch.arange(p, device=dev)
+    theta, bounds, means, first = solve(every, 1)
+    counts = heldout_stats(stored, y, theta, neg, held_of, bounds=bounds, means=means)
+    unsure = torch.nonzero(counts.uncertain).squeeze(1)
+    steps, fallbacks = first["steps"], first["fallbacks"]
+    if len(unsure):
+        sharp, _, _, tail = solve(unsure, REFINE_STEPS)
 
-        for j, coef, intercept, info in workers().map(run, _groups(p, per)):
-            theta[:d, j] = coef.permute(1, 0, 2)
-            theta[d, j] = intercept
-            steps, fallbacks = max(steps, info["steps"]), fallbacks + info["fallbacks"]
+        def held_tail(s, e):
+            return held_of(s, e)[:, unsure]
+        old = heldout_stats(stored, y, theta[:, unsure], neg[unsure], held_tail)
+        counts = counts - old + heldout_stats(stored, y, sharp, neg[unsure], held_tail)
+        theta[:, unsure] = sharp
+        steps, fallbacks = max(steps, tail["steps"]), fallbacks + tail["fallbacks"]
     info = {
         "solver": f"ridge-{form}",
         "form": form,
         "alpha": settings.alpha,
         "refine_steps": steps,
+        "tail_parts": int(len(unsure)),
         "fallbacks": fallbacks,
     }
-    return RidgeFit(theta, neg, info), heldout_stats(stored, y, theta, neg, held_of)
+    return RidgeFit(theta, neg, info), counts
 
 
 def _sparse(store, rows, y, targets, order, w, alpha, neg, held_of):
@@ -271,6 +272,47 @@ def _sparse(store, rows, y, targets, order, w, alpha, neg, held_of):
 def _theta(coef: torch.Tensor, intercept: torch.Tensor) -> torch.Tensor:
     """(d+1, P, C) from (P, d, C) weights and (P, C) intercepts."""
     return torch.cat([coef.permute(1, 0, 2), intercept[None]], dim=0)
+
+
+def _dual_parts(store, k_all, targets, order, w, alpha, sizes, n_classes, steps):
+    """The dual form for parts ``order``/``w``: weights (d+1, g, C) from ``W = X^T A`` in one
+    product over the stored rows, each part's error bound and mean row."""
+    dev, d = store.device, store.dim
+    g, tm = order.shape
+    per = max(1, SOLVE_BYTES // (8 * 3 * tm * tm))
+    # each part's dual coefficients scattered to its rows, and 1/t on them for its mean row
+    coef_rows = torch.zeros((store.n_stored, g * n_classes + g), dtype=torch.float64, device=dev)
+    ymeans, bounds, infos = [], [], []
+    cls = torch.arange(n_classes, device=dev)
+    groups = _index_groups(g, per, dev)
+
+    def run(idx: torch.Tensor):
+        return dual_solve(k_all, targets, order[idx], w[idx], alpha[idx], steps)
+
+    for idx, (a, ymean, info) in zip(groups, workers().map(run, groups)):
+        # only a part's real rows: its padding points at a row that may be one of them
+        part, slot = torch.nonzero(w[idx] > 0, as_tuple=True)
+        rows = order[idx][part, slot]
+        coef_rows[rows[:, None], (idx[part] * n_classes)[:, None] + cls] = a[part, slot]
+        coef_rows[rows, g * n_classes + idx[part]] = 1.0 / sizes[idx[part]]
+        ymeans.append(ymean)
+        bounds.append(info["bound"])
+        infos.append(info)
+    xt_coef = xt_times(store, coef_rows)  # (d, g*C + g)
+    theta = torch.empty((d + 1, g, n_classes), dtype=torch.float64, device=dev)
+    theta[:d] = xt_coef[:, : g * n_classes].view(d, g, n_classes)
+    means = xt_coef[:, g * n_classes :].T  # (g, d): each part's mean row
+    theta[d] = torch.cat(ymeans) - torch.einsum("pd,dpc->pc", means, theta[:d])
+    return theta, torch.cat(bounds), means, _merged(infos)
+
+
+def _index_groups(n: int, per: int, dev: torch.device) -> list[torch.Tensor]:
+    return [torch.arange(s, min(n, s + per), device=dev) for s in range(0, n, per)]
+
+
+def _merged(infos: list[dict]) -> dict:
+    return {"steps": max(i["steps"] for i in infos),
+            "fallbacks": sum(i["fallbacks"] for i in infos)}
 
 
 def _n_current(parts: Parts, store: FeatureStore) -> int:

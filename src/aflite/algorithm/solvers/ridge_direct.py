@@ -33,9 +33,12 @@ def xt_times(store: FeatureStore, right: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def dual_solve(k_all, targets, order, w, alpha):
+def dual_solve(k_all, targets, order, w, alpha, steps: int = REFINE_STEPS):
     """(g, t_max, C) dual coefficients and (g, C) target means of a group of parts: the
-    solution of ``(Kc + alpha t I) A = Yc`` on each part's centred kernel."""
+    solution of ``(Kc + alpha t I) A = Yc`` on each part's centred kernel (refined at most
+    ``steps`` times), and in ``info["bound"]`` (g,) how far any class's weights
+    ``W = Xc^T A`` can be from the exact ones: ``||r|| / sqrt(alpha t)``, since
+    ``||Xc^T e||^2 <= e^T (Kc + alpha t I) e = r^T (Kc + alpha t I)^-1 r``."""
     g, tm = order.shape
     t = w.sum(dim=1)
     kc = k_all[order[:, :, None], order[:, None, :]]  # (g, tm, tm)
@@ -49,7 +52,8 @@ def dual_solve(k_all, targets, order, w, alpha):
     yt = targets[order] * w[:, :, None]
     ymean = yt.sum(dim=1) / t[:, None]
     yc = (yt - ymean[:, None, :]) * w[:, :, None]
-    a, info = solve_spd(kc, yc)
+    a, info = solve_spd(kc, yc, steps)
+    info["bound"] = info["resid"].amax(dim=1) / alpha.sqrt()
     return a, ymean, info
 
 
@@ -101,9 +105,11 @@ def primal_sums(store: FeatureStore, targets: torch.Tensor, parts: Any) -> _Sums
     )
 
 
-def primal_solve(sums: _Sums, j: torch.Tensor, alpha: torch.Tensor):
+def primal_solve(sums: _Sums, j: torch.Tensor, alpha: torch.Tensor, steps: int = REFINE_STEPS):
     """(g, d, C) weights and (g, C) intercepts of the parts ``j``, by the primal form on
-    centred sums (``Xc^T Xc = sum x x^T - n xbar xbar^T``)."""
+    centred sums (``Xc^T Xc = sum x x^T - n xbar xbar^T``), refined at most ``steps`` times;
+    ``info["bound"]`` (g,): ``||r|| / (alpha t)`` bounds how far the weights can be from the
+    exact ones (the matrix is at least ``alpha t I``), ``info["means"]`` the parts' mean rows."""
     n = sums.n[j]
     xbar = sums.x[j] / n[:, None]
     ybar = sums.y[j] / n[:, None]
@@ -111,24 +117,27 @@ def primal_solve(sums: _Sums, j: torch.Tensor, alpha: torch.Tensor):
     rhs = sums.xy[j] - n[:, None, None] * xbar[:, :, None] * ybar[:, None, :]
     d = gram.shape[1]
     gram = gram + alpha[:, None, None] * torch.eye(d, dtype=torch.float64, device=gram.device)
-    coef, info = solve_spd(gram, rhs)
+    coef, info = solve_spd(gram, rhs, steps)
+    info["bound"] = info["resid"].amax(dim=1) / alpha
+    info["means"] = xbar
     intercept = ybar - (xbar[:, None, :] @ coef).squeeze(1)
     return coef, intercept, info
 
 
-def solve_spd(m: torch.Tensor, rhs: torch.Tensor) -> tuple[torch.Tensor, dict]:
+def solve_spd(m: torch.Tensor, rhs: torch.Tensor, steps: int = REFINE_STEPS) -> tuple[torch.Tensor, dict]:
     """Solve the float64 symmetric positive definite systems ``m x = rhs`` (batched): a
     float32 Cholesky factor, then iterative refinement with float64 residuals until the
-    correction stops shrinking; systems whose float32 factor fails or does not contract
-    (condition number near 1e7) are solved with a float64 factor instead."""
+    correction stops shrinking (at most ``steps``); systems whose float32 factor fails or
+    does not contract (condition number near 1e7) are solved with a float64 factor instead.
+    ``info["resid"]`` (g, C): the norm of each column's final float64 residual."""
     fac, err = torch.linalg.cholesky_ex(m.float())
     ok = err == 0
     x = torch.cholesky_solve(rhs.float(), fac).double()
     x = torch.where(ok[:, None, None], x, torch.zeros_like(x))
     prev = torch.full((m.shape[0],), math.inf, dtype=torch.float64, device=m.device)
     live = ok.clone()
-    steps = 0
-    while bool(live.any()) and steps < REFINE_STEPS:
+    limit, steps = steps, 0
+    while bool(live.any()) and steps < limit:
         steps += 1
         resid = rhs - m @ x
         dx = torch.cholesky_solve(resid.float(), fac).double()
@@ -146,4 +155,5 @@ def solve_spd(m: torch.Tensor, rhs: torch.Tensor) -> tuple[torch.Tensor, dict]:
         bad = torch.nonzero(~ok).squeeze(1)
         fac64 = torch.linalg.cholesky(m[bad])
         x[bad] = torch.cholesky_solve(rhs[bad], fac64)
-    return x, {"steps": steps, "fallbacks": fallbacks}
+    resid = torch.linalg.vector_norm(rhs - m @ x, dim=1)
+    return x, {"steps": steps, "fallbacks": fallbacks, "resid": resid}
