@@ -13,7 +13,7 @@ features of premise and hypothesis (all-MiniLM-L6-v2, from the packaged weights;
 are cached, so only the first run pays for the encoder).
 
     python benchmarks/bench_stability.py [--cases slice-ngrams,slice-minilm,dev-ngrams,dev-minilm]
-        [--seeds 3] [--set model=linear --set n_partitions=64]
+        [--seeds 3] [--set model=linear --set n_partitions=64] [--preset paper]
 """
 
 from __future__ import annotations
@@ -63,8 +63,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
                     help="a filter option other than the default, e.g. model=linear")
+    ap.add_argument("--preset", default=None, help="e.g. paper: Algorithm 1 as published")
     args = ap.parse_args()
-    options = {}
+    options = {} if args.preset is None else {"preset": args.preset}
     for item in args.set:
         key, value = item.split("=", 1)
         options[key] = int(value) if value.isdigit() else value

@@ -163,3 +163,25 @@ def test_bad_settings_are_refused():
     with pytest.raises(ValueError, match="mostly-zero"):
         aflite.predictability_scores(x, y, n_partitions=4, train_size=30,
                                      model=RidgeEnsemble(form="sparse"))
+
+
+@pytest.mark.parametrize("form", ["primal", "dual"])
+def test_a_memory_map_scores_as_the_array_does(tmp_path, form):
+    x, y = _data(n=300, d=40)
+    path = tmp_path / "x.npy"
+    np.save(path, x)
+    kw = dict(n_partitions=8, train_size=60, seed=2, model=RidgeEnsemble(form=form),
+              groups=np.arange(300) // 3)
+    mem = aflite.predictability_scores(np.load(path, mmap_mode="r"), y, **kw)
+    arr = aflite.predictability_scores(x, y, **kw)
+    np.testing.assert_array_equal(mem.n_correct, arr.n_correct)
+    np.testing.assert_array_equal(mem.n_heldout, arr.n_heldout)
+
+
+def test_multiple_choice_items_are_refused_by_name_or_take_the_choice_model():
+    x = np.random.default_rng(0).normal(size=(60, 3, 5))
+    y = np.arange(60) % 3
+    with pytest.raises(ValueError, match="choice-wise"):
+        aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="ridge")
+    ps = aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="auto")
+    assert ps.info["solver"] == "choice"
