@@ -77,19 +77,28 @@ def primal_sums(store: FeatureStore, targets: torch.Tensor, parts: Any) -> _Sums
         inc = parts.incidence.to(torch.float64)  # (B, P)
         nb = len(parts.block_pos)
 
-        def block(i: int):
+        # one buffer of every block's [X Y]^T [X Y] (no copies of them afterwards), summed
+        # into the parts' by one product with the incidence
+        dc = d + c
+        full = torch.empty((nb, dc, dc), dtype=torch.float64, device=dev)
+        sums = torch.empty((nb, dc), dtype=torch.float64, device=dev)
+
+        def block(i: int) -> None:
             pos = parts.block_pos[i]
             z = torch.cat([store.gather(pos).double(), targets[pos]], dim=1)  # [X Y]
-            full = z.T @ z  # (d+C, d+C): x x^T, x y^T, y y^T
-            return full[:d, :d], z[:, :d].sum(dim=0), full[:d, d:], z[:, d:].sum(dim=0), len(pos)
+            torch.mm(z.T, z, out=full[i])
+            sums[i] = z.sum(dim=0)
 
-        per_block = list(workers().map(block, range(nb)))
-        bxx = torch.stack([b[0] for b in per_block]).reshape(nb, d * d)
-        xx = (inc.T @ bxx).reshape(p, d, d)
-        x = inc.T @ torch.stack([b[1] for b in per_block])
-        xy = (inc.T @ torch.stack([b[2] for b in per_block]).reshape(nb, d * c)).reshape(p, d, c)
-        y = inc.T @ torch.stack([b[3] for b in per_block])
-        n = inc.T @ torch.tensor([float(b[4]) for b in per_block], dtype=torch.float64, device=dev)
+        for _ in workers().map(block, range(nb)):
+            pass
+        per_part = (inc.T @ full.view(nb, dc * dc)).view(p, dc, dc)
+        del full
+        xx, xy = per_part[:, :d, :d], per_part[:, :d, d:]
+        part_sums = inc.T @ sums
+        x, y = part_sums[:, :d], part_sums[:, d:]
+        sizes = torch.tensor([float(len(b)) for b in parts.block_pos], dtype=torch.float64,
+                             device=dev)
+        n = inc.T @ sizes
         return _Sums(xx, x, xy, y, n)
     w = parts.weight.to(torch.float64)
 
@@ -113,10 +122,10 @@ def primal_solve(sums: _Sums, j: torch.Tensor, alpha: torch.Tensor, steps: int =
     n = sums.n[j]
     xbar = sums.x[j] / n[:, None]
     ybar = sums.y[j] / n[:, None]
-    gram = sums.xx[j] - n[:, None, None] * xbar[:, :, None] * xbar[:, None, :]
-    rhs = sums.xy[j] - n[:, None, None] * xbar[:, :, None] * ybar[:, None, :]
-    d = gram.shape[1]
-    gram = gram + alpha[:, None, None] * torch.eye(d, dtype=torch.float64, device=gram.device)
+    # in place, on the parts' own copy: each pass over g d x d float64 matrices is memory-bound
+    gram = torch.baddbmm(sums.xx[j], (n[:, None] * xbar)[:, :, None], xbar[:, None, :], alpha=-1.0)
+    rhs = torch.baddbmm(sums.xy[j], (n[:, None] * xbar)[:, :, None], ybar[:, None, :], alpha=-1.0)
+    gram.diagonal(dim1=1, dim2=2).add_(alpha[:, None])
     coef, info = solve_spd(gram, rhs, steps)
     info["bound"] = info["resid"].amax(dim=1) / alpha
     info["means"] = xbar
