@@ -68,14 +68,16 @@ def test_hf_dataset_and_datasetdict_split(tmp_path):
 
 
 def test_a_path_and_precomputed_features(tmp_path):
+    import pandas as pd
+
     rows = _rows()
     path = tmp_path / "d.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = aflite.filter_dataset(path, label="label", **OPTS)
-    assert isinstance(out.kept, list) and out.kept[0].keys() == rows[0].keys()
+    assert isinstance(out.kept, pd.DataFrame) and list(out.kept.columns) == list(rows[0])
     x = aflite.featurize(rows, text="text")
     same = aflite.filter_dataset(rows, label="label", features=x, **OPTS)
-    assert [r["id"] for r in same.kept] == [r["id"] for r in out.kept]
+    assert [r["id"] for r in same.kept] == list(out.kept["id"])
     two = [dict(r, other=r["text"]) for r in rows]  # no text field needed with a matrix
     assert len(aflite.filter_dataset(two, label="label", features=x, **OPTS).kept) == len(out.kept)
     with pytest.raises(DataError, match=r"expected an \(300, d\) matrix"):
@@ -105,3 +107,44 @@ def test_audit_on_rows_finds_the_planted_word():
     results = aflite.audit(_rows(), label="label", audits=["pmi"], min_count=5)
     top = {row[0]: row[2] for row in results[0].rows if row[1] == 1}  # class -> rank-1 word
     assert top["1"] == "nobody"
+
+
+def test_api_rough_edges_are_smoothed(tmp_path):
+    import pandas as pd
+    import scipy.sparse as sp
+
+    rows = _rows()
+    # a string where a list is taken
+    one = aflite.audit(rows, label="label", text="text", audits="pmi")
+    both = aflite.audit(rows, label="label", text="text", audits="pmi,zstats")
+    assert one and {r.name for r in both} > {r.name for r in one}
+    # scikit-learn's sparse TF-IDF output is taken as its rows
+    x = aflite.featurize(rows, text="text")
+    y = np.array([r["label"] for r in rows])
+    dense = aflite.filter(x, y, train_size=60, slice_size=20, n_partitions=8, seed=0)
+    sparse = aflite.filter(sp.csr_matrix(x), y, train_size=60, slice_size=20, n_partitions=8,
+                           seed=0)  # and target_size defaults to half the rows
+    np.testing.assert_array_equal(dense.kept, sparse.kept)
+    assert len(dense.kept) >= 150 and dense.params["target_size"] == 150
+    # a None among the labels is named, not a numpy TypeError
+    bad = y.astype(object)
+    bad[7] = None
+    with pytest.raises(ValueError, match="labels: row 7 is None"):
+        aflite.filter(x, bad, train_size=60)
+    # a file's rows come back as DataFrames, as a DataFrame's do
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = aflite.filter_dataset(str(path), label="label", **OPTS)
+    assert isinstance(out.kept, pd.DataFrame) and isinstance(out.removed, pd.DataFrame)
+    assert len(out.kept) + len(out.removed) == len(rows) and "text" in out.kept.columns
+
+
+def test_class_label_names_come_back_as_names():
+    datasets = pytest.importorskip("datasets")
+    rows = _rows(120)
+    ds = datasets.Dataset.from_list(rows).cast_column(
+        "label", datasets.ClassLabel(names=["no", "yes"])
+    )
+    out = aflite.filter_dataset(ds, label="label", target_size=80, train_size=40, slice_size=10,
+                                n_partitions=8, seed=0)
+    assert set(out.scores["label"]) == {"no", "yes"}

@@ -21,8 +21,11 @@ __all__ = [
 
 
 def check_features(features: Any) -> np.ndarray:
-    """``features`` as a non-empty 2-D array of finite real numbers (else a ValueError)."""
-    x = np.asarray(features)
+    """``features`` as a non-empty 2-D array of finite real numbers (else a ValueError). A
+    scipy.sparse matrix (scikit-learn's TF-IDF output) is taken as its dense rows when they
+    fit in a quarter of memory, else refused by name."""
+    x = _dense_if_sparse(features)
+    x = np.asarray(x)
     if x.ndim == 1:
         raise ValueError(
             f"features must be 2-D (n_samples, n_features), got shape {x.shape}; "
@@ -45,6 +48,24 @@ def check_features(features: Any) -> np.ndarray:
     return x
 
 
+def _dense_if_sparse(features: Any) -> Any:
+    try:
+        import scipy.sparse as sp
+    except ImportError:  # pragma: no cover - scipy is a dependency
+        return features
+    if not sp.issparse(features):
+        return features
+    n, d = features.shape
+    from aflite.algorithm.storage import memory_quarter_bytes
+
+    if n * d * 4 > memory_quarter_bytes():
+        raise ValueError(
+            f"features: a scipy.sparse matrix of {n} x {d} does not fit densely in a quarter "
+            "of memory; fewer features (max_features), hashed or SVD-reduced ones do"
+        )
+    return features.astype(np.float32).toarray()
+
+
 def encode_labels(labels: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """Return (class codes, classes). Labels may be strings or integers."""
     y = np.asarray(labels)
@@ -54,9 +75,15 @@ def encode_labels(labels: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"features have {n_rows} rows but labels have {len(y)}")
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError("labels contain NaN")
-    if y.dtype == object and any(v is None for v in y):
-        raise ValueError("labels contain None")
-    classes, codes = np.unique(y, return_inverse=True)
+    if y.dtype == object:
+        bad = next((i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)), None)
+        if bad is not None:
+            raise ValueError(f"labels: row {bad} is {'None' if y[bad] is None else 'NaN'}")
+    try:
+        classes, codes = np.unique(y, return_inverse=True)
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in y})
+        raise ValueError(f"labels mix types that cannot be ordered: {', '.join(kinds)}") from None
     if len(classes) < 2:
         raise ValueError(f"labels must have at least two classes, got {len(classes)}")
     return codes.astype(np.int64), classes

@@ -61,7 +61,7 @@ def adversarial_filter(
     features: ArrayLike,
     labels: ArrayLike,
     *,
-    target_size: Size,
+    target_size: Size = 0.5,
     n_partitions: int | str = 64,
     train_size: Size = 0.1,
     slice_size: Size = 500,
@@ -103,7 +103,8 @@ def adversarial_filter(
         (N,) class labels, strings or integers, at least two classes (0-based answer positions
         for multiple choice).
     target_size:
-        n: rows to keep at least; an int, or a fraction of N. Must exceed ``train_size``.
+        n: rows to keep at least; an int, or a fraction of N (default 0.5). Must exceed
+        ``train_size``.
     n_partitions:
         m: random partitions (models) per phase; ``"auto"``: 512 with the exact family
         (``model="ridge"``, whose partitions cost a few milliseconds), else 64.
@@ -249,9 +250,9 @@ def _n_classes(labels: Any) -> int | None:
     names what is wrong with them)."""
     try:
         y = np.asarray(labels)
-    except (TypeError, ValueError):
+        return len(np.unique(y)) if y.ndim == 1 else None
+    except (TypeError, ValueError):  # unorderable labels (a None among strings)
         return None
-    return len(np.unique(y)) if y.ndim == 1 else None
 
 
 def _filter(features, labels, *, target_size, n_partitions, train_size, slice_size, threshold,

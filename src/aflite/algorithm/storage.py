@@ -57,7 +57,8 @@ def standardise(x: np.ndarray) -> np.ndarray:
     return FeatureStore(np.asarray(x), torch.device("cpu")).standardised().numpy()
 
 
-def _copy_limit_bytes() -> int:
+def memory_quarter_bytes() -> int:
+    """A quarter of physical memory: the largest matrix copied rather than read in chunks."""
     try:
         return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
     except (ValueError, OSError, AttributeError):
@@ -106,7 +107,7 @@ class FeatureStore:
         self.mean64, self.scale64 = mean, scale
         self.mean32 = torch.as_tensor(mean, dtype=torch.float32, device=device)
         self.scale32 = torch.as_tensor(scale, dtype=torch.float32, device=device)
-        limit = _copy_limit_bytes() if copy_limit_bytes is None else copy_limit_bytes
+        limit = memory_quarter_bytes() if copy_limit_bytes is None else copy_limit_bytes
         big = self.n_input * self.dim * 4 > limit
         self.rows = np.arange(self.n_input, dtype=np.int64)
         # with ``sparse_rows``, mostly-zero features (n-grams) are also kept raw for the

@@ -3,6 +3,7 @@ a list of dicts or a file. The array-level algorithm is :func:`aflite.adversaria
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,8 @@ __all__ = [
 class DatasetFilterResult:
     """What :func:`filter_dataset` returns.
 
-    ``kept`` and ``removed`` are subsets of the input in its own type; ``scores`` has one row
+    ``kept`` and ``removed`` are subsets of the input in its own type (a file's rows as a
+    pandas DataFrame); ``scores`` has one row
     per input row (id, label, split, score, removal_score, final_score, phase_removed);
     ``result`` is the algorithm's :class:`~aflite.FilterResult`; ``fields`` says which
     columns were used (and which were picked automatically); ``fingerprint`` is the kept
@@ -229,14 +231,22 @@ def filter_dataset(
     fields = data_.fields.as_dict()
     if data_.choices is not None:
         fields["items"] = data_.choices.as_dict()
+    own = _frame if isinstance(data, (str, os.PathLike)) else (lambda rows: rows)
     return DatasetFilterResult(
-        kept=data_.subset(result.kept),
-        removed=data_.subset(result.removed),
+        kept=own(data_.subset(result.kept)),
+        removed=own(data_.subset(result.removed)),
         scores=frame,
         result=result,
         fields=fields,
         fingerprint=result.fingerprint(ids),
     )
+
+
+def _frame(rows: Any) -> Any:
+    """A file's rows as a DataFrame, as the other inputs' come back in a table type."""
+    import pandas as pd
+
+    return rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
 
 
 def item_features(data: LabelledData, features: Any, context: str, **kw: Any) -> np.ndarray:
@@ -313,7 +323,7 @@ def audit(
     *,
     label: str,
     text: str | list[str] | None = None,
-    audits: list[str] | None = None,
+    audits: str | list[str] | None = None,
     split: str | None = None,
     seed: int = 0,
     choices: str | list[str] | None = None,
@@ -331,6 +341,8 @@ def audit(
     """
     from aflite.audits import run_audits
 
+    if isinstance(audits, str):  # "pmi" or "pmi,partial", as the command line takes it
+        audits = [a.strip() for a in audits.split(",") if a.strip()]
     check_item_arguments(label=label, text=text, choices=choices, context=context, blank=blank,
                          answer_format=answer_format, choice_context="joint")  # fmt: skip
     data_ = read_labelled(data, label=label, text=text, id=NO_ID, split=split, choices=choices,

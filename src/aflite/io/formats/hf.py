@@ -126,7 +126,14 @@ class HFDatasetTable(BaseTable):
         return f"{self.path}: row {i + 1}"
 
     def values(self, name: str) -> list[Any]:
-        return list(self._ds[name])
+        """A column; a ``ClassLabel`` column as its class names (values outside its range,
+        such as SNLI's -1 for no gold label, stay as they are)."""
+        values = list(self._ds[name])
+        feature = (getattr(self._ds, "features", None) or {}).get(name)
+        names = getattr(feature, "names", None)
+        if type(feature).__name__ == "ClassLabel" and names:
+            return [names[v] if isinstance(v, int) and 0 <= v < len(names) else v for v in values]
+        return values
 
     def content_hash(self) -> str:
         # datasets keeps a content fingerprint for every Dataset; hashing the Arrow files
