@@ -169,3 +169,31 @@ def test_usage_mistakes_are_one_line_too(args, message):
     r = run_in_process(*args)
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith("aflite: error: ") and message in r.stderr and "--help" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["filter", "nonexist.jsonl"],
+        ["filter", "{slice}", "--threshold", "75"],
+        ["filter", "{slice}", "--train-size", "-3"],
+    ],
+)
+def test_a_bad_option_or_path_fails_before_torch_is_imported(args):
+    # the error comes at once: nothing heavy (torch, the model registry) is loaded for it
+    import subprocess
+    import sys
+
+    from aflite.data import bundled_snli
+
+    args = [a.replace("{slice}", str(bundled_snli())) for a in args]
+    code = (
+        "import sys\n"
+        "from aflite.cli.main import main\n"
+        f"sys.argv = ['aflite', *{args!r}]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+        "print(code, 'torch' in sys.modules)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout.split() == ["2", "False"], r.stdout + r.stderr
+    assert r.stderr.startswith("aflite: error: ") and r.stderr.count("\n") == 1

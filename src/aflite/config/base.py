@@ -73,6 +73,7 @@ def option(
     result: bool = True,
     algorithm: bool = False,
     entries: Callable[[], dict[str, tuple[Any, str]]] | None = None,
+    heavy: bool = False,
 ) -> Any:
     """A config field.
 
@@ -85,7 +86,9 @@ def option(
     a checkpoint resumes across it. ``algorithm`` marks an option of
     :func:`aflite.adversarial_filter` itself. ``entries`` makes a mapping field whose keys
     are options of their own: ``entries()`` gives each key's default and help (the options
-    the registered scorers declare), and each becomes a command-line option.
+    the registered scorers declare), and each becomes a command-line option. ``heavy``: its
+    check imports much (a registry of torch-backed plug-ins), so it runs after every other
+    check: a mistake elsewhere is reported at once.
     """
     meta = {
         "help": help,
@@ -100,6 +103,7 @@ def option(
         "result": result,
         "algorithm": algorithm,
         "entries": entries,
+        "heavy": heavy,
     }
     if isinstance(default, (list, dict, set)):
         raise TypeError("a config default must be immutable (a tuple, not a list)")
@@ -120,6 +124,7 @@ class Config:
     """
 
     def __post_init__(self) -> None:
+        heavy = []
         for f in config_fields(self):
             value = getattr(self, f.name)
             coerce = f.metadata.get("coerce")
@@ -127,9 +132,13 @@ class Config:
                 value = coerce(value, f.name)
                 object.__setattr__(self, f.name, value)
             check = f.metadata.get("check")
-            if check is not None:
+            if check is not None and f.metadata.get("heavy"):
+                heavy.append((check, value, f.name))
+            elif check is not None:
                 check(value, f.name)
         self.check_together()
+        for check, value, name in heavy:
+            check(value, name)
 
     def check_together(self) -> None:
         """Checks that involve several fields; a subclass adds its own."""
