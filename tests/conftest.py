@@ -5,6 +5,7 @@ import io
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 # Under pytest-xdist each worker gets its share of the cores: without this every worker's
 # BLAS and torch would start one thread per core and the workers would fight over them.
@@ -62,3 +63,22 @@ def cli(*args: object) -> tuple[int, str, str]:
     """``aflite ARGS`` in this process: (exit code, stdout, stderr)."""
     r = run_in_process(*map(str, args))
     return r.returncode, r.stdout, r.stderr
+
+
+# the inputs documentation-style command lines name: a local INPUT that is not there fails
+# before the options are checked to the end, so tests of option parsing run beside these
+PLACEHOLDER_INPUTS = ("data.jsonl", "x.jsonl", "in.jsonl", "snli.jsonl", "train.csv", "train.jsonl",
+                      "data.parquet", "copa.jsonl", "hellaswag.jsonl", "winogrande.jsonl")  # fmt: skip
+PLACEHOLDER_FOLDERS = ("photos", "snli_dd")
+
+
+@pytest.fixture
+def placeholder_inputs(tmp_path, monkeypatch):
+    """Run in a folder holding empty files under the names command-line examples use."""
+    for name in PLACEHOLDER_INPUTS:
+        (tmp_path / name).touch()
+    for name in PLACEHOLDER_FOLDERS:
+        (tmp_path / name).mkdir()
+    (tmp_path / "src").symlink_to(Path(__file__).resolve().parents[1] / "src")  # the repo's data
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -20,6 +20,10 @@ from aflite._internal.progress import silence_third_party_progress
 from aflite.cli.main import app
 from aflite.errors import DataError
 
+# option parsing runs beside files under the names the examples use
+pytestmark = pytest.mark.usefixtures("placeholder_inputs")
+
+
 COMMANDS = [
     [], ["filter"], ["demo"], ["report"], ["audit"], ["pmi-query"], ["experiment"],
     ["experiment", "synthetic"], ["experiment", "compare"], ["experiment", "ood"], ["score"],

@@ -13,6 +13,10 @@ from aflite.cli import main as cli_main
 from aflite.cli.app import app
 from aflite.jobs import FilterJob
 
+# option parsing runs beside files under the names the examples use
+pytestmark = pytest.mark.usefixtures("placeholder_inputs")
+
+
 CLI_ONLY = {"quiet", "ctx", "preset", "config_file"}  # how the command line runs, not what
 # the job computes (--preset and --config only give the fields values)
 RENAMED = {"input_path": "input"}

@@ -25,6 +25,9 @@ from aflite.config import (
 )
 from aflite.errors import DataError
 
+# option parsing runs beside files under the names the examples use
+pytestmark = pytest.mark.usefixtures("placeholder_inputs")
+
 
 def _flag_to_name(message: str) -> str:
     return re.sub(r"--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"), message)

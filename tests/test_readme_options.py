@@ -16,6 +16,10 @@ from aflite.cli.main import app
 from aflite.features.build import parse_feature_spec
 from aflite.features.registry import FEATURE_KINDS
 
+# option parsing runs beside files under the names the examples use
+pytestmark = pytest.mark.usefixtures("placeholder_inputs")
+
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 TEXT = README.read_text(encoding="utf-8")
 ROOT = typer.main.get_command(app)

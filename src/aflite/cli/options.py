@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from collections.abc import Callable
 from typing import Any
 
-from aflite.config.base import Config, ConfigError, config_fields
+from aflite.config.base import Config, ConfigError, config_fields, deferred_heavy_checks
 from aflite.errors import DataError
 
 
@@ -110,9 +111,18 @@ def _explicit(ctx: Any, name: str) -> bool:
 
 
 def build_config(cls: type[Config], *layers: dict[str, Any] | None, source: str = "") -> Any:
-    """``cls.build(*layers)`` with every bad value named as its command-line flag."""
+    """``cls.build(*layers)`` with every bad value named as its command-line flag. A local
+    INPUT that is not there fails after the light checks and before the heavy ones (those
+    that import torch-backed registries), so either comes at once (a Hugging Face name,
+    ``hf:NAME``, is looked up when it is read)."""
     try:
-        return cls.build(*layers, source=source)
+        with deferred_heavy_checks():
+            config = cls.build(*layers, source=source)
+        given = getattr(config, "input", None)
+        if isinstance(given, str) and not given.startswith("hf:") and not os.path.exists(given):
+            raise DataError(f"{given}: no such file")
+        config.check_heavy()
+        return config
     except ConfigError as e:
         raise DataError(e.render(cli=True)) from None
 

@@ -9,6 +9,8 @@ so an option is added in one place. A bad value is a :class:`ConfigError` naming
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import math
 import re
@@ -24,9 +26,24 @@ __all__ = [
     "flag",
     "config_fields",
     "show",
+    "deferred_heavy_checks",
 ]
 
 C = TypeVar("C", bound="Config")
+
+# while set, a config keeps its heavy checks for check_heavy() (the command line checks INPUT
+# between the light checks and the heavy ones)
+_DEFER_HEAVY: contextvars.ContextVar[bool] = contextvars.ContextVar("defer_heavy", default=False)
+
+
+@contextlib.contextmanager
+def deferred_heavy_checks() -> Iterator[None]:
+    token = _DEFER_HEAVY.set(True)
+    try:
+        yield
+    finally:
+        _DEFER_HEAVY.reset(token)
+
 
 # {other_field} in a message is another option, named in the caller's style
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
@@ -137,7 +154,15 @@ class Config:
             elif check is not None:
                 check(value, f.name)
         self.check_together()
+        if _DEFER_HEAVY.get():
+            object.__setattr__(self, "_heavy", heavy)  # the caller runs them: check_heavy()
+            return
         for check, value, name in heavy:
+            check(value, name)
+
+    def check_heavy(self) -> None:
+        """The heavy checks a build under :func:`deferred_heavy_checks` left for later."""
+        for check, value, name in self.__dict__.pop("_heavy", []):
             check(value, name)
 
     def check_together(self) -> None:

@@ -284,7 +284,6 @@ class FilterConfig(Config):
 
         if self.input is None:
             raise ConfigError("input", "name the data file to filter")
-        _check_input_exists(self.input)
         if not self.label_field:
             raise ConfigError("label_field", "must name a field")
         seen: set[str] = set()
@@ -366,17 +365,6 @@ class FilterConfig(Config):
         return {
             f.name: getattr(self, f.name) for f in config_fields(self) if f.metadata["algorithm"]
         }
-
-
-def _check_input_exists(path: Any) -> None:
-    """A local input that is not there fails before anything is imported (a Hugging Face
-    name, ``hf:NAME``, is looked up when it is read)."""
-    import os
-
-    if isinstance(path, str) and not path.startswith("hf:") and not os.path.exists(path):
-        from aflite.errors import DataError
-
-        raise DataError(f"{path}: no such file")
 
 
 def _bad_balance(value: Any, name: str) -> None:
