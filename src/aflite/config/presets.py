@@ -3,7 +3,10 @@ in Python. Options given explicitly override the preset's.
 
 - ``paper``: Algorithm 1 as published (Le Bras et al. 2020), the defaults of
   :func:`aflite.filter`: tau 0.75, k = 500 rows a phase, no chance stop, independent uniform
-  training parts, logistic regression, m partitions every phase.
+  training parts, logistic regression with m = 64. Its removed sets overlap little from seed
+  to seed (Jaccard 0.63 between seeds 0 and 1 on the bundled SNLI slice, hypothesis n-grams),
+  and, its fits stopping at a tolerance, its kept set moves with the row order and the machine
+  at predictions near zero margin: it is there to reproduce the paper, not to publish a set.
 - ``practical``: the defaults of ``aflite filter`` and :func:`aflite.filter_dataset`. They were
   chosen on real data (the bundled SNLI slice, hypothesis-only n-grams, 3 classes; its binary
   entailment/contradiction subset; scikit-learn's digits, 10 classes) so that a run does real
