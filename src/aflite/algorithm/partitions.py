@@ -136,12 +136,11 @@ def _snap(v: torch.Tensor) -> torch.Tensor:
     return torch.where(v > 1 - _EPS, torch.ones_like(v), v)
 
 
-def default_block_rows(dim: int, device: torch.device) -> int:
-    """Rows per block: on a CPU a block of ``dim`` float32 features stays near 1 MiB, so it
-    sits in a core's L2 cache through the forward and the gradient product; a GPU wants few,
-    large products."""
-    if device.type == "cuda":
-        return 4096
+def default_block_rows(dim: int, device: torch.device | None = None) -> int:
+    """Rows per block: a block of ``dim`` float32 features stays near 1 MiB, so it sits in a
+    CPU core's L2 cache through the forward and the gradient product. The same on every
+    device (``device`` is not read): the design decides which rows train which classifier,
+    so it must not change with the hardware; a GPU batches many blocks into one product."""
     return int(min(2048, max(64, (1 << 18) // max(1, dim))))
 
 
