@@ -17,6 +17,7 @@ it the block run reached.
     python benchmarks/bench_phase.py --quick                # smaller sizes, m=16
     python benchmarks/bench_phase.py --quick --tol 1e-3     # another solver tolerance
     python benchmarks/bench_phase.py --cases phase-20k,phase-20k-c20 --ridge  # + the exact family
+    python benchmarks/bench_phase.py --cases phase-20k,phase-20k-c20 --ridge-only
 
 With ``--ridge`` every case also times the exact family (``model="ridge"``, its default form
 for the shapes) on block partitions: against a loop of scikit-learn ``RidgeClassifier`` fits
@@ -126,7 +127,8 @@ def run_aflite(x, y, m, t, partitions, tol, threads):
     return ps, time.perf_counter() - start
 
 
-def run_case(name, make, t_spec, m, top, tol, threads, peak, ridge_m=0, skip_loose=False):
+def run_case(name, make, t_spec, m, top, tol, threads, peak, ridge_m=0, skip_loose=False,
+             ridge_only=False):
     x, y = make()
     n, d = x.shape
     c = len(np.unique(y))
@@ -134,6 +136,8 @@ def run_case(name, make, t_spec, m, top, tol, threads, peak, ridge_m=0, skip_loo
     aflite.predictability_scores(x[:500], y[:500], n_partitions=2, train_size=50)  # warm-up
     xs = standardise(x)
     print(f"{name}: N={n} d={d} classes={c} m={m} t={t}", flush=True)
+    if ridge_only:
+        return run_ridge(x, y, m, t, 0, threads, peak, logistic_secs=None, loop_secs=None)
     out = {}
     for partitions in ("blocks", "uniform"):
         ps, secs = run_aflite(x, y, m, t, partitions, tol, threads)
@@ -203,13 +207,16 @@ def run_ridge(x, y, m, t, ridge_m, threads, peak, *, logistic_secs, loop_secs):
     correct, t_loop = ridge_loop(standardise(x).astype(np.float64), y, ps.train_mask, model.alpha)
     same = "equal" if np.array_equal(correct, ps.n_correct) else (
         f"{int((correct != ps.n_correct).sum())} rows differ")
+    versus = "" if loop_secs is None else f" | converged logistic loop -> {loop_secs / secs:.1f}x"
     print(f"  ridge ({form}, m={m}): {secs:.2f} s | scikit-learn RidgeClassifier loop on the same "
-          f"partitions {t_loop:.1f} s -> {t_loop / secs:.1f}x, held-out counts {same} | "
-          f"converged logistic loop -> {loop_secs / secs:.1f}x", flush=True)
+          f"partitions {t_loop:.1f} s -> {t_loop / secs:.1f}x, held-out counts {same}{versus}",
+          flush=True)
     if form != "sparse":
         floor = ridge_floor(form, n, d, c, m, t) / peak
         print(f"  ridge useful-work floor {floor:.2f} s at {peak / 1e9:.0f} GFLOP/s: reached "
               f"{floor / secs:.0%} of it", flush=True)
+    if not ridge_m:
+        return secs
     start = time.perf_counter()
     aflite.predictability_scores(x, y, n_partitions=ridge_m, train_size=t, seed=0, device="cpu",
                                  model=model, threads=threads)
@@ -227,6 +234,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--ridge", action="store_true", help="also time the exact family")
     ap.add_argument("--ridge-partitions", type=int, default=1024)
+    ap.add_argument("--ridge-only", action="store_true",
+                    help="time only the exact family (and its scikit-learn loop)")
     ap.add_argument("--skip-loose", action="store_true",
                     help="leave out the search for a loosened scikit-learn loop")
     args = ap.parse_args()
@@ -242,7 +251,8 @@ def main() -> None:
             make = lambda full_make=full_make: _shrink(full_make)  # noqa: E731
             t_spec = t_spec if isinstance(t_spec, float) else max(20, t_spec // 4)
         run_case(name, make, t_spec, m, top, args.tol, args.threads, peak,
-                 ridge_m=args.ridge_partitions if args.ridge else 0, skip_loose=args.skip_loose)
+                 ridge_m=args.ridge_partitions if args.ridge else 0, skip_loose=args.skip_loose,
+                 ridge_only=args.ridge_only)
 
 
 def _shrink(make):
