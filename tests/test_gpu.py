@@ -66,3 +66,24 @@ def test_cuda_example_scores_equal_cpu():
     for col in ("confidence", "variability", "pvi", "aum", "el2n"):
         np.testing.assert_allclose(gpu.columns[col], cpu.columns[col], atol=2e-3, rtol=2e-3)
     assert (gpu.columns["region"] == cpu.columns["region"]).mean() > 0.98
+
+
+@pytest.mark.parametrize("form", ["primal", "dual"])
+def test_the_exact_family_keeps_the_cpus_rows_on_cuda_with_tf32_on(form):
+    """One filtered set on any device: the same partitions (drawn on the CPU), float64
+    answers, no atomic adds; the caller's TF32 setting changes nothing."""
+    x, y, _ = _problem(n=3000, d=64 if form == "primal" else 512)
+    ids = [f"r{i}" for i in range(len(y))]
+    kw = dict(target_size=1800, train_size=300 if form == "dual" else 600, slice_size=150,
+              n_partitions=32, threshold=0.5, model=aflite.RidgeEnsemble(form=form), ids=ids,
+              seed=4, progress=False)
+    cpu = aflite.filter(x, y, device="cpu", **kw)
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        runs = [aflite.filter(x, y, device="cuda", **kw) for _ in range(2)]
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+    for gpu in runs:
+        assert gpu.fingerprint(ids) == cpu.fingerprint(ids)
+        assert gpu.history[0].solver["form"] == form
