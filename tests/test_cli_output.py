@@ -102,3 +102,16 @@ def test_the_readme_names_the_columns_each_row_file_carries(tmp_path):
     assert (out / "removed.csv").read_text().splitlines()[0] == (
         "id,text,label,aflite_score,aflite_phase"
     )
+
+
+def test_off_a_terminal_progress_is_a_line_a_phase_and_audits_are_summed_up(small, tmp_path):
+    out = tmp_path / "out"
+    r = run_in_process("filter", str(small), *SMALL_RUN, "--audits", "pmi,partial",
+                       "--out-dir", str(out))
+    assert r.returncode == 0, r.stderr
+    phases = [line for line in r.stderr.splitlines() if line.startswith("filtering: phase ")]
+    assert phases and phases[0].startswith("filtering: phase 0: 120 rows, bias ")
+    assert any(line.startswith("filtering: done  size ") for line in r.stderr.splitlines())
+    audits = [line for line in r.stdout.splitlines() if line.startswith("audit (")]
+    assert [a.split(")")[0] for a in audits] == ["audit (before"] * 2 + ["audit (kept"] * 2
+    assert " accuracy " in audits[1] and "vs majority class" in audits[1]

@@ -49,7 +49,11 @@ class Reporter:
         self.callback = progress if callable(progress) else None
         show = progress if isinstance(progress, bool) else (progress is None and sys.stderr.isatty())
         self.bar = None
-        if show and self.callback is None:
+        # asked for progress off a terminal (a pipe, a log, nohup): a line a phase, flushed
+        # at once, instead of a bar that only shows when it ends
+        self.lines = bool(show) and self.callback is None and not sys.stderr.isatty()
+        self.total, self.done = total, done
+        if show and self.callback is None and not self.lines:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
             self.bar = Progress(
@@ -66,6 +70,14 @@ class Reporter:
     def update(self, record: PhaseRecord, size_after: int) -> None:
         if self.callback is not None:
             self.callback(record)
+        self.done += record.n_removed
+        if self.lines:
+            print(
+                f"filtering: phase {record.phase}: {record.size_before} rows, bias "
+                f"{record.representation_bias:.3f} (chance {record.chance:.3f}), removed "
+                f"{record.n_removed}; {self.done}/{self.total} ({record.seconds:.1f} s)",
+                file=sys.stderr, flush=True,
+            )
         if self.bar is not None:
             self.bar.update(
                 self.task,
@@ -76,10 +88,13 @@ class Reporter:
 
     def finish(self, size: int, bias: float, chance: float) -> None:
         """Show the kept set's bias, measured after the last phase, as the bar's last word."""
+        # score_kept=False leaves the kept set's bias unmeasured (NaN): say so
+        shown = "not measured" if math.isnan(bias) else f"{bias:.3f}"
+        info = f"done  size {size}  bias {shown} (chance {chance:.3f})"
         if self.bar is not None:
-            # score_kept=False leaves the kept set's bias unmeasured (NaN): say so
-            shown = "not measured" if math.isnan(bias) else f"{bias:.3f}"
-            self.bar.update(self.task, info=f"done  size {size}  bias {shown} (chance {chance:.3f})")
+            self.bar.update(self.task, info=info)
+        elif self.lines:
+            print(f"filtering: {info}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -152,6 +152,10 @@ def main() -> None:
 
 
 def _main() -> None:
+    if not sys.stderr.isatty():
+        # off a terminal (a pipe, a log file, nohup) other libraries' bars are noise: a
+        # bar redrawn as lines of carriage returns; aflite's own progress is printed by line
+        silence_third_party_progress()
     try:
         code = app(prog_name="aflite", standalone_mode=False)
     except Interrupted as e:

@@ -183,9 +183,12 @@ def outcome_text(
     shown = [v for k, v in names.items() if k != "report"] + (
         [names["report"]] if "report" in names else []
     )
+    audits = [f"audit ({a.get('tag', '')}): {a['summary']}" for a in report.audits or []
+              if a.get("summary")]  # fmt: skip
     text = (
         f"{result.summary(dropped_by='--drop-ids')}\n{kept_set_line(summary)}\n"
-        f"warm-up rows: {n_warmup}\noutputs in {out}/: " + ", ".join(shown)
+        + "".join(f"{line}\n" for line in audits)
+        + f"warm-up rows: {n_warmup}\noutputs in {out}/: " + ", ".join(shown)
     )
     lines = outcome_lines(result, summary, report, fields_note=inputs.fields.note(),
                           items=inputs.choices)  # fmt: skip
