@@ -115,3 +115,10 @@ def test_off_a_terminal_progress_is_a_line_a_phase_and_audits_are_summed_up(smal
     audits = [line for line in r.stdout.splitlines() if line.startswith("audit (")]
     assert [a.split(")")[0] for a in audits] == ["audit (before"] * 2 + ["audit (kept"] * 2
     assert " accuracy " in audits[1] and "vs majority class" in audits[1]
+
+
+def test_the_picked_fields_note_names_only_the_options_of_what_was_picked(small, tmp_path):
+    r = run_in_process("filter", str(small), *SMALL_RUN, "--text-fields", "text",
+                       "--out-dir", str(tmp_path / "a"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "picked id field id (a column named id); name others with --id-field\n" in r.stderr

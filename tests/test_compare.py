@@ -506,9 +506,8 @@ def test_compare_notes_a_picked_text_field_and_the_filters_warnings_as_filter_do
     res = compare_experiment(train, lt(rows[4500:4650]), target_size=0.9, train_size=20,
                              slice_size=10, **FAST)  # fmt: skip
     notes = res.filter_notes
-    assert notes[0] == (
-        "picked text field hypothesis (the only text column); name others with --text-fields / "
-        "--id-field"
+    assert notes[0] == (  # only the text field was picked: its option is the one named
+        "picked text field hypothesis (the only text column); name others with --text-fields"
     )
     assert notes[1].startswith(
         "warning: small training part: each of 8 classifiers trains on 20 of 300"

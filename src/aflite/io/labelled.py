@@ -77,7 +77,10 @@ class LabelledFields:
             parts.append(f"id field {self.id} (a column named {ID_COLUMN})")
         if not parts:
             return ""
-        return "picked " + " and ".join(parts) + "; name others with --text-fields / --id-field"
+        # name the options of what was picked only: the others were given
+        flags = [f for f, kind in (("--text-fields", "text"), ("--id-field", "id"))
+                 if kind in self.picked]
+        return "picked " + " and ".join(parts) + "; name others with " + " / ".join(flags)
 
 
 @dataclass
