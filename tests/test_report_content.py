@@ -111,7 +111,7 @@ def test_heatmap_axes_are_labelled():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["kept (2)", "removed (3)"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["kept (2)", "removed (3)"]
     assert fig.axes[1].get_ylabel().startswith("cosine similarity")
-    assert ax.get_title() == r"Cosine similarity, class \$x\$"
+    assert ax.get_title() == r"Cosine similarity (centred features), class \$x\$"
 
 
 def test_legends_cover_no_bar_or_line():

@@ -28,6 +28,9 @@ from aflite.reports.why import nearest_removed, ngram_log_odds, right_choice_wor
 __all__ = ["report_data", "row_examples", "item_examples", "image_grid", "knn_with_control"]
 
 
+SPARSE_SHARE = 0.05  # features with fewer nonzeros than this get no cosine heatmaps
+
+
 def report_data(
     result: FilterResult,
     phi: np.ndarray,
@@ -81,6 +84,17 @@ def report_data(
     classes = np.unique(groups_of)
     shown = classes[:heatmap_classes]
     data.heatmap_classes = HeatmapClasses(int(len(classes)), int(len(shown)))
+    sample = x[:: max(1, len(x) // 2_000)]
+    if np.count_nonzero(sample) < SPARSE_SHARE * sample.size:
+        # bags of n-grams: most pairs of rows share no word, so their cosines sit near 0
+        # whatever the class, and a heatmap of them shows nothing
+        shown = shown[:0]
+        data.heatmap_classes.none = (
+            f"the features are mostly zeros ({np.count_nonzero(sample) / sample.size:.1%} "
+            "nonzero, as bags of n-grams are): most pairs of rows share no feature, so their "
+            "cosine similarities sit near 0 whatever the class; the nearest-neighbour table "
+            "below measures what is there"
+        )
     for c in shown:
         kept_c = result.kept[groups_of[result.kept] == c]
         rm_c = result.removed[groups_of[result.removed] == c]

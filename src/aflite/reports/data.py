@@ -71,9 +71,11 @@ class HeatmapClasses:
     total: int | None = None
     shown: int | None = None
     skipped: dict[str, str] = field(default_factory=dict)
+    none: str = ""  # why no class has one (features on which cosines say nothing)
 
     def to_json(self) -> dict[str, Any]:
-        return {"total": self.total, "shown": self.shown, "skipped": self.skipped}
+        out = {"total": self.total, "shown": self.shown, "skipped": self.skipped}
+        return out | ({"none": self.none} if self.none else {})
 
 
 @dataclass
@@ -277,7 +279,7 @@ class ReportData:
             items=ItemExamples.from_json(d.get("items")),
             heatmaps=heatmaps,
             heatmap_classes=HeatmapClasses(hc.get("total"), hc.get("shown"),
-                                           _dict(hc.get("skipped")))
+                                           _dict(hc.get("skipped")), str(hc.get("none") or ""))
             if isinstance(hc, dict) else None,
             why_removed=WhyRemoved.from_json(d.get("why_removed")),
             images=d["images"] if isinstance(d.get("images"), dict) else None,

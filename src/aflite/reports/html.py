@@ -70,6 +70,8 @@ def _plots(summary: dict[str, Any], report: ReportData) -> list[str]:
     note = []
     if total and shown is not None and shown < total:
         note.append(f"Heatmaps: first {shown} of {total} classes shown.")
+    if info and info.none:
+        note.append(f"No similarity heatmaps: {info.none}.")
     for cls, why in (info.skipped if info else {}).items():
         note.append(f"No heatmap for class {cls}: {why}.")
     if note:

@@ -149,6 +149,6 @@ def heatmap_figure(cls: str, similarity: Any, n_kept: int) -> Any:
     ax.set_yticks(centres, names, rotation=90, va="center")
     ax.set_xlabel("sampled rows")
     ax.set_ylabel("sampled rows")
-    ax.set_title(f"Cosine similarity, class {plot_text(cls)}")
-    fig.colorbar(im, ax=ax, fraction=0.046, label="cosine similarity (centred features)")
+    ax.set_title(f"Cosine similarity (centred features), class {plot_text(cls)}", fontsize=10)
+    fig.colorbar(im, ax=ax, fraction=0.046, label="cosine similarity")
     return fig
