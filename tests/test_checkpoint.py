@@ -170,3 +170,17 @@ def test_a_tampered_manifest_is_one_line_on_resume_through_the_command_line(tmp_
     assert r.stderr.startswith("aflite: error: ") and r.stderr.count("\n") == 1
     assert "damaged checkpoint manifest" in r.stderr and "--resume" in r.stderr
     assert not (out / "summary.json").exists()
+
+
+def test_a_checkpoint_of_an_earlier_format_is_refused_by_name(tmp_path):
+    from aflite.io.checkpoint import MANIFEST
+
+    x = np.zeros((10, 3), dtype=np.float32)
+    ck = Checkpoint(tmp_path / "ck", {"run": 1})
+    ck.start(x)
+    manifest = tmp_path / "ck" / MANIFEST
+    doc = json.loads(manifest.read_text())
+    del doc["format"]  # as the earlier version wrote it
+    manifest.write_text(json.dumps(doc))
+    with pytest.raises(DataError, match="written by an earlier version of aflite"):
+        Checkpoint(tmp_path / "ck", {"run": 1}).load()

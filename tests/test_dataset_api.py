@@ -148,3 +148,13 @@ def test_class_label_names_come_back_as_names():
     out = aflite.filter_dataset(ds, label="label", target_size=80, train_size=40, slice_size=10,
                                 n_partitions=8, seed=0)
     assert set(out.scores["label"]) == {"no", "yes"}
+
+
+def test_filter_dataset_takes_sparse_features_as_aflite_filter_does():
+    import scipy.sparse as sp
+
+    rows = _rows()
+    x = aflite.featurize(rows, text="text")
+    dense = aflite.filter_dataset(rows, label="label", features=x, **OPTS)
+    sparse = aflite.filter_dataset(rows, label="label", features=sp.csr_matrix(x), **OPTS)
+    assert dense.fingerprint == sparse.fingerprint

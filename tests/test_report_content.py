@@ -92,6 +92,8 @@ def test_heatmaps_for_every_class_up_to_a_stated_cap(dense_run, tmp_path):
     *_, extra = dense_run
     assert extra["heatmap_classes"] == {"total": 12, "shown": 10, "skipped": {}}
     assert sorted(extra["heatmaps"], key=int) == [str(c) for c in range(10)]
+    cells = [v for hm in extra["heatmaps"].values() for row in hm["similarity"] for v in row]
+    assert cells and all(round(v, 3) == v for v in cells)  # no float32 digits in the JSON
     info = {
         "heatmap_classes": {"total": 25, "shown": 10, "skipped": {"z": "1 kept and 0 removed rows"}}
     }

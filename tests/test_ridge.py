@@ -185,3 +185,14 @@ def test_multiple_choice_items_are_refused_by_name_or_take_the_choice_model():
         aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="ridge")
     ps = aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="auto")
     assert ps.info["solver"] == "choice"
+
+
+def test_the_primal_form_without_room_for_the_block_sums_gives_the_same_counts(monkeypatch):
+    from aflite.algorithm.solvers import ridge_direct
+
+    x, y = _data(n=300, d=20)
+    kw = dict(n_partitions=8, train_size=100, seed=1, model=RidgeEnsemble(form="primal"))
+    blocks = aflite.predictability_scores(x, y, **kw)
+    monkeypatch.setattr(ridge_direct, "BLOCK_BYTES", 0)  # each part's own rows instead
+    rows = aflite.predictability_scores(x, y, **kw)
+    np.testing.assert_array_equal(blocks.n_correct, rows.n_correct)

@@ -206,7 +206,11 @@ def filter_dataset(
         device_ = "cpu" if device == "auto" else device
         x = text_features(data_, features, cache_dir=cache_dir, device=device_, seed=seed)
     else:
-        x = np.asarray(features)
+        from aflite.algorithm import check_features
+
+        # a scipy.sparse matrix (TF-IDF) as its rows, or refused by name, as aflite.filter does
+        x = check_features(features) if not isinstance(features, np.ndarray) and hasattr(
+            features, "tocsr") else np.asarray(features)
         if x.ndim != 2 or x.shape[0] != len(data_):
             raise DataError(f"features: expected an ({len(data_)}, d) matrix, got shape {x.shape}")
     groups, ids, labels = data_.groups, data_.ids, data_.label_values

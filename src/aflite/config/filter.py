@@ -311,6 +311,7 @@ class FilterConfig(Config):
         if self.backend == "ray":
             from aflite.algorithm.models import MODELS
 
+            _model(self.model, "model")  # an unknown name is named as the model's error
             if not MODELS.lookup(self.model).distributed:
                 ok = ", ".join(n for n, f in MODELS.items() if f.distributed)
                 raise ConfigError("model", f"{{backend}} ray runs the model families {ok} only")

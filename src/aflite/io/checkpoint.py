@@ -25,6 +25,10 @@ from aflite.errors import DataError
 __all__ = ["Checkpoint"]
 
 MANIFEST = "manifest.json"
+# how the state after a phase continues: 2 draws the partitions on the CPU, in the rows'
+# canonical order, with the model family's own block size; a checkpoint of another format
+# cannot be continued into the same result
+FORMAT = 2
 FEATURES = "features.npy"
 
 
@@ -118,7 +122,7 @@ class Checkpoint:
         shutil.rmtree(self.directory, ignore_errors=True)
 
     def _write_manifest(self, *, phase: int | None) -> None:
-        doc = {"identity": self.identity, "phase": phase, "files": self._files}
+        doc = {"identity": self.identity, "phase": phase, "files": self._files, "format": FORMAT}
         with atomic_path(self.directory / MANIFEST) as tmp:
             tmp.write_text(json.dumps(doc, indent=1))
 
@@ -134,6 +138,12 @@ class Checkpoint:
         except (OSError, ValueError, KeyError, TypeError):
             raise DataError(f"{where}: damaged checkpoint manifest; run without --resume") from None
         _check_manifest(where, files, phase)
+        if doc.get("format", 1) != FORMAT:
+            raise DataError(
+                f"{self.directory}: the checkpoint was written by an earlier version of aflite, "
+                "whose partitions a resumed run could not continue; run without --resume to "
+                "start over"
+            )
         if identity != self.identity:
             raise DataError(
                 f"{self.directory}: the checkpoint belongs to another input or other options; "

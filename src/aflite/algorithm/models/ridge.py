@@ -14,7 +14,6 @@ from aflite.algorithm.solvers.ridge import (
     RidgeEnsemble,
     choose_form,
     fit_ridge,
-    sparse_ok,
 )
 from aflite.algorithm.storage import FeatureStore
 
@@ -52,10 +51,14 @@ class RidgeModel:
         close to independent parts, balanced (every block in the same number of parts).
         The primal form sums its blocks' Gram matrices, so it takes few, large blocks
         (``MIN_BLOCKS_PER_PART`` a part)."""
+        # from the shapes only, never from the device, the features' dtype or whether the
+        # store keeps raw sparse rows: the design decides which rows train which part, so it
+        # must be the same on every machine (the sparse form takes any design)
         store = self.store
         form = choose_form(
-            self.model, n=store.n_stored, d=store.dim, t=train_size, p=n_partitions,
-            dual_ok=kernel_fits(store.n_stored), sparse_ok=sparse_ok(store),
+            RidgeEnsemble(self.model.alpha, "auto" if self.model.form == "sparse" else self.model.form),
+            n=store.n_stored, d=store.dim, t=train_size, p=n_partitions,
+            dual_ok=kernel_fits(store.n_stored), sparse_ok=False,
         )
         q = MIN_BLOCKS_PER_PART if form == "primal" else FINE_BLOCKS
         return max(1, -(-train_size // q))

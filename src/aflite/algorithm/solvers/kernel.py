@@ -45,7 +45,7 @@ class KernelCache:
                 return self.k
             pos = torch.searchsorted(self.rows, rows)
             if bool((pos < len(self.rows)).all()) and bool((self.rows[pos] == rows).all()):
-                self.k, self.rows = self.k[pos][:, pos], rows
+                self.k, self.rows = self.k[pos[:, None], pos], rows  # one copy, not two
                 return self.k
         self.k, self.rows = _kernel(store), rows
         return self.k

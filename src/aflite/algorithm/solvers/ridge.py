@@ -37,9 +37,9 @@ from aflite._internal.threads import workers
 from aflite.algorithm.solvers.kernel import KernelCache, kernel_fits
 from aflite.algorithm.solvers.ridge_direct import (
     REFINE_STEPS,
+    PrimalSums,
     dual_solve,
     primal_solve,
-    primal_sums,
     xt_times,
 )
 from aflite.algorithm.solvers.ridge_heldout import HeldOut, Rows, heldout_stats
@@ -168,8 +168,9 @@ def fit_ridge(
     sizes = w.sum(dim=1)
     t = int(round(float(sizes.mean())))
     targets = one_hot_pm(y, n_classes)
-    onehot = torch.nn.functional.one_hot(y[parts.order], n_classes).to(torch.float64)
-    present = (onehot * w[:, :, None]).sum(dim=1)  # class counts per part
+    # class counts per part, in integers (exact in any order)
+    present = torch.zeros((p, n_classes), dtype=torch.int64, device=dev)
+    present.scatter_add_(1, y[parts.order], (w > 0).to(torch.int64))
     neg = torch.where(present > 0, 0.0, NEG)
     n_current = _n_current(parts, store)
     form = choose_form(settings, n=n_current, d=d, t=t, p=p, dual_ok=kernel_fits(store.n_stored),
@@ -179,27 +180,11 @@ def fit_ridge(
     steps, fallbacks = 0, 0
     stored = Rows(store, kernel.sparse_parts(store) if sparse_ok(store) else None)
     if form == "sparse":
-        per = -(-p // workers().n)
-
-        def run(idx: range):
-            j = torch.arange(idx.start, idx.stop, device=dev)
-            return j, *_sparse(store, stored, y, targets, parts.order[j], w[j], alpha[j], neg[j],
-                               lambda s, e: held_of(s, e)[:, j])
-
-        counts, tail, tail_steps = None, 0, 0
-        for j, part_theta, part_counts, info in workers().map(run, _groups(p, per)):
-            theta[:, j] = part_theta
-            counts = part_counts if counts is None else counts + part_counts
-            steps, fallbacks = max(steps, info["steps"]), fallbacks + info["capped"]
-            tail, tail_steps = tail + info["tail"], max(tail_steps, info["tail_steps"])
-        info = {"solver": "ridge-sparse", "form": form, "alpha": settings.alpha,
-                "cg_steps": steps, "tail_parts": tail, "tail_steps": tail_steps,
-                "capped": fallbacks}
-        return RidgeFit(theta, neg, info), counts
+        return _fit_sparse(store, stored, y, targets, parts, w, alpha, neg, held_of, settings)
     if form == "dual":
         k_all = kernel.of(store)
     else:
-        sums = primal_sums(store, targets, parts)
+        sums = PrimalSums(store, targets, parts)
 
     def solve(j: torch.Tensor, steps: int):
         """Weights (d+1, g, C) of the parts ``j``, each part's bound on their error and its
@@ -207,9 +192,11 @@ def fit_ridge(
         if form == "dual":
             return _dual_parts(store, k_all, targets, parts.order[j], w[j], alpha[j], sizes[j],
                                n_classes, steps)
-        per = max(1, SOLVE_BYTES // (8 * 3 * d * d))
-        out = list(workers().map(lambda idx: (idx, *primal_solve(sums, j[idx], alpha[j[idx]], steps)),
-                                 _index_groups(len(j), per, dev)))
+        per = max(1, SOLVE_BYTES // (8 * 4 * (d + n_classes) ** 2))
+        out = list(workers().map(
+            lambda idx: (idx, *primal_solve(sums.of(j[idx]), alpha[j[idx]], steps)),
+            _index_groups(len(j), per, dev),
+        ))
         theta_j = torch.cat([_theta(coef, intercept) for _, coef, intercept, _ in out], dim=1)
         infos = [info for *_, info in out]
         return (theta_j, torch.cat([i["bound"] for i in infos]),
@@ -224,12 +211,9 @@ def fit_ridge(
     steps, fallbacks = first["steps"], first["fallbacks"]
     if len(unsure):
         sharp, _, _, tail = solve(unsure, REFINE_STEPS)
-
-        def held_tail(s, e):
-            return held_of(s, e)[:, unsure]
-        old = heldout_stats(stored, y, theta[:, unsure], neg[unsure], held_tail)
-        counts = counts - old + heldout_stats(stored, y, sharp, neg[unsure], held_tail)
         theta[:, unsure] = sharp
+        # counted again whole: a count patched part by part could round another way
+        counts = heldout_stats(stored, y, theta, neg, held_of)
         steps, fallbacks = max(steps, tail["steps"]), fallbacks + tail["fallbacks"]
     info = {
         "solver": f"ridge-{form}",
@@ -242,31 +226,45 @@ def fit_ridge(
     return RidgeFit(theta, neg, info), counts
 
 
-def _sparse(store, rows, y, targets, order, w, alpha, neg, held_of):
-    """The sparse form for a group of parts: conjugate gradients until every held-out
-    prediction is certified (``CERTIFY_TOL``, most parts), then, for the parts with a
-    prediction too close to call, on to ``TOL`` and their predictions again."""
-    system = SparseDual(store, targets, order, w, alpha, *reversed(rows.sparse))
-    done = system.solve(CERTIFY_TOL)
-    theta = _theta(*system.weights())
-    counts = heldout_stats(rows, y, theta, neg, held_of, bounds=system.error_bounds(),
-                           means=system.means())
-    steps = system.steps
-    unsure = torch.nonzero(counts.uncertain | (not done)).squeeze(1)
-    tail_steps = 0
+def _fit_sparse(store, stored, y, targets, parts, w, alpha, neg, held_of, settings):
+    """The sparse form: conjugate gradients until every held-out prediction is certified
+    (``CERTIFY_TOL``, most parts), then, for the parts with a prediction too close to call
+    (or stopped at the step cap), on to ``TOL``, and every prediction counted once more.
+    Each part's iterations are its own, so neither the grouping over threads nor the other
+    parts change its answer."""
+    dev = store.device
+    p = parts.n_partitions
+    e_val_zero = tuple(reversed(stored.sparse))
+    per = -(-p // workers().n)
+
+    def run(idx: range):
+        j = torch.arange(idx.start, idx.stop, device=dev)
+        system = SparseDual(store, targets, parts.order[j], w[j], alpha[j], *e_val_zero)
+        capped = ~system.solve(CERTIFY_TOL)
+        return j, _theta(*system.weights()), system.error_bounds(), system.means(), capped, system.steps
+
+    theta = torch.empty((store.dim + 1, p, targets.shape[1]), dtype=torch.float64, device=dev)
+    bounds = torch.empty(p, dtype=torch.float64, device=dev)
+    means = torch.empty((p, store.dim), dtype=torch.float64, device=dev)
+    capped = torch.zeros(p, dtype=torch.bool, device=dev)
+    steps = 0
+    for j, th, bd, mn, cp, st in workers().map(run, _groups(p, per)):
+        theta[:, j], bounds[j], means[j], capped[j], steps = th, bd, mn, cp, max(steps, st)
+    counts = heldout_stats(stored, y, theta, neg, held_of, bounds=bounds, means=means)
+    unsure = torch.nonzero(counts.uncertain | capped).squeeze(1)
+    tail_steps, still_capped = 0, 0
     if len(unsure):
-        tail = SparseDual(store, targets, order[unsure], w[unsure], alpha[unsure],
-                          *reversed(rows.sparse))
-        done = tail.solve(TOL)
+        tail = SparseDual(store, targets, parts.order[unsure], w[unsure], alpha[unsure],
+                          *e_val_zero)
+        still_capped = int((~tail.solve(TOL)).sum())
         tail_steps = tail.steps
-        sharp = _theta(*tail.weights())
-        def held_tail(s, e):
-            return held_of(s, e)[:, unsure]
-        old = heldout_stats(rows, y, theta[:, unsure], neg[unsure], held_tail)
-        counts = counts - old + heldout_stats(rows, y, sharp, neg[unsure], held_tail)
-        theta[:, unsure] = sharp
-    return theta, counts, {"steps": steps, "tail": len(unsure), "tail_steps": tail_steps,
-                           "capped": 0 if done else len(unsure)}
+        theta[:, unsure] = _theta(*tail.weights())
+        # counted again whole: a count patched part by part could round another way
+        counts = heldout_stats(stored, y, theta, neg, held_of)
+    info = {"solver": "ridge-sparse", "form": "sparse", "alpha": settings.alpha,
+            "cg_steps": steps, "tail_parts": int(len(unsure)), "tail_steps": tail_steps,
+            "capped": still_capped}
+    return RidgeFit(theta, neg, info), counts
 
 
 def _theta(coef: torch.Tensor, intercept: torch.Tensor) -> torch.Tensor:
@@ -290,6 +288,10 @@ def _dual_parts(store, k_all, targets, order, w, alpha, sizes, n_classes, steps)
         return dual_solve(k_all, targets, order[idx], w[idx], alpha[idx], steps)
 
     for idx, (a, ymean, info) in zip(groups, workers().map(run, groups)):
+        # W = Xc^T A, which the error bound is for: centred on the part's real rows, an
+        # approximate A (whose columns need not sum to 0) gives it as X_T^T A
+        wi = w[idx][:, :, None]
+        a = (a - (a * wi).sum(dim=1, keepdim=True) / sizes[idx][:, None, None]) * wi
         # only a part's real rows: its padding points at a row that may be one of them
         part, slot = torch.nonzero(w[idx] > 0, as_tuple=True)
         rows = order[idx][part, slot]

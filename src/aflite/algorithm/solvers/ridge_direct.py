@@ -13,7 +13,7 @@ import torch
 from aflite._internal.threads import workers
 from aflite.algorithm.storage import FeatureStore
 
-__all__ = ["REFINE_STEPS", "dual_solve", "primal_solve", "primal_sums", "solve_spd", "xt_times"]
+__all__ = ["REFINE_STEPS", "PrimalSums", "dual_solve", "primal_solve", "solve_spd", "xt_times"]
 
 REFINE_STEPS = 12
 
@@ -59,7 +59,8 @@ def dual_solve(k_all, targets, order, w, alpha, steps: int = REFINE_STEPS):
 
 @dataclass
 class _Sums:
-    """Per part: sum of x x^T (P, d, d), of x (P, d), of x y^T (P, d, C), of y (P, C), rows."""
+    """Some parts' sums: of x x^T (g, d, d), of x (g, d), of x y^T (g, d, C), of y (g, C),
+    and their rows (g,)."""
 
     xx: torch.Tensor
     x: torch.Tensor
@@ -68,18 +69,26 @@ class _Sums:
     n: torch.Tensor
 
 
-def primal_sums(store: FeatureStore, targets: torch.Tensor, parts: Any) -> _Sums:
-    """Every part's sums: from its blocks' sums under block partitions (each current row read
-    once), else from its own gathered rows. Float64 throughout."""
-    dev, d, c = store.device, store.dim, targets.shape[1]
-    p = parts.n_partitions
-    if parts.block_pos is not None:
-        inc = parts.incidence.to(torch.float64)  # (B, P)
-        nb = len(parts.block_pos)
+BLOCK_BYTES = 1 << 30  # every block's float64 [X Y]^T [X Y] is kept up to this size
 
-        # one buffer of every block's [X Y]^T [X Y] (no copies of them afterwards), summed
-        # into the parts' by one product with the incidence
-        dc = d + c
+
+class PrimalSums:
+    """The parts' sums, formed a group of parts at a time (``of(j)``), so that only a group's
+    d x d matrices are held at once: from every block's ``[X Y]^T [X Y]``, computed once a
+    phase (each current row read once), when those fit in ``BLOCK_BYTES``; else from each
+    part's own gathered rows. Float64 throughout."""
+
+    def __init__(self, store: FeatureStore, targets: torch.Tensor, parts: Any) -> None:
+        self.store, self.targets, self.parts = store, targets, parts
+        d, c = store.dim, targets.shape[1]
+        self.blocks = None
+        if parts.block_pos is not None and len(parts.block_pos) * (d + c) ** 2 * 8 <= BLOCK_BYTES:
+            self.blocks = self._block_sums()
+
+    def _block_sums(self):
+        store, targets, parts = self.store, self.targets, self.parts
+        dev, dc = store.device, store.dim + self.targets.shape[1]
+        nb = len(parts.block_pos)
         full = torch.empty((nb, dc, dc), dtype=torch.float64, device=dev)
         sums = torch.empty((nb, dc), dtype=torch.float64, device=dev)
 
@@ -91,40 +100,42 @@ def primal_sums(store: FeatureStore, targets: torch.Tensor, parts: Any) -> _Sums
 
         for _ in workers().map(block, range(nb)):
             pass
-        per_part = (inc.T @ full.view(nb, dc * dc)).view(p, dc, dc)
-        del full
-        xx, xy = per_part[:, :d, :d], per_part[:, :d, d:]
-        part_sums = inc.T @ sums
-        x, y = part_sums[:, :d], part_sums[:, d:]
         sizes = torch.tensor([float(len(b)) for b in parts.block_pos], dtype=torch.float64,
                              device=dev)
-        n = inc.T @ sizes
-        return _Sums(xx, x, xy, y, n)
-    w = parts.weight.to(torch.float64)
+        return full, sums, sizes
 
-    def part(j: int):
-        rows = store.gather(parts.order[j]).double() * w[j, :, None]
-        yj = targets[parts.order[j]] * w[j, :, None]
-        return rows.T @ rows, rows.sum(dim=0), rows.T @ yj, yj.sum(dim=0)
+    def of(self, j: torch.Tensor) -> _Sums:
+        """The sums of the parts ``j``."""
+        d = self.store.dim
+        if self.blocks is not None:
+            full, sums, sizes = self.blocks
+            inc = self.parts.incidence[:, j].to(torch.float64)  # (B, g)
+            nb, dc, _ = full.shape
+            per_part = (inc.T @ full.view(nb, dc * dc)).view(len(j), dc, dc)
+            part_sums = inc.T @ sums
+            return _Sums(per_part[:, :d, :d], part_sums[:, :d], per_part[:, :d, d:],
+                         part_sums[:, d:], inc.T @ sizes)
+        w = self.parts.weight[j].to(torch.float64)
+        order = self.parts.order[j]
+        out = []
+        for k in range(len(j)):
+            rows = self.store.gather(order[k]).double() * w[k, :, None]
+            yk = self.targets[order[k]] * w[k, :, None]
+            out.append((rows.T @ rows, rows.sum(dim=0), rows.T @ yk, yk.sum(dim=0)))
+        return _Sums(*(torch.stack([o[i] for o in out]) for i in range(4)), w.sum(dim=1))
 
-    out = list(workers().map(part, range(p)))
-    return _Sums(
-        torch.stack([o[0] for o in out]), torch.stack([o[1] for o in out]),
-        torch.stack([o[2] for o in out]), torch.stack([o[3] for o in out]), w.sum(dim=1),
-    )
 
-
-def primal_solve(sums: _Sums, j: torch.Tensor, alpha: torch.Tensor, steps: int = REFINE_STEPS):
+def primal_solve(sums: _Sums, alpha: torch.Tensor, steps: int = REFINE_STEPS):
     """(g, d, C) weights and (g, C) intercepts of the parts ``j``, by the primal form on
     centred sums (``Xc^T Xc = sum x x^T - n xbar xbar^T``), refined at most ``steps`` times;
     ``info["bound"]`` (g,): ``||r|| / (alpha t)`` bounds how far the weights can be from the
     exact ones (the matrix is at least ``alpha t I``), ``info["means"]`` the parts' mean rows."""
-    n = sums.n[j]
-    xbar = sums.x[j] / n[:, None]
-    ybar = sums.y[j] / n[:, None]
+    n = sums.n
+    xbar = sums.x / n[:, None]
+    ybar = sums.y / n[:, None]
     # in place, on the parts' own copy: each pass over g d x d float64 matrices is memory-bound
-    gram = torch.baddbmm(sums.xx[j], (n[:, None] * xbar)[:, :, None], xbar[:, None, :], alpha=-1.0)
-    rhs = torch.baddbmm(sums.xy[j], (n[:, None] * xbar)[:, :, None], ybar[:, None, :], alpha=-1.0)
+    gram = torch.baddbmm(sums.xx, (n[:, None] * xbar)[:, :, None], xbar[:, None, :], alpha=-1.0)
+    rhs = torch.baddbmm(sums.xy, (n[:, None] * xbar)[:, :, None], ybar[:, None, :], alpha=-1.0)
     gram.diagonal(dim1=1, dim2=2).add_(alpha[:, None])
     coef, info = solve_spd(gram, rhs, steps)
     info["bound"] = info["resid"].amax(dim=1) / alpha

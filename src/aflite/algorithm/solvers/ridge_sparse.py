@@ -105,9 +105,9 @@ class SparseDual:
         z *= self.w[:, :, None]
         return z.addcmul_(self.alpha[:, None, None], v)
 
-    def solve(self, tol: float) -> bool:
+    def solve(self, tol: float) -> torch.Tensor:
         """Iterate until every residual is at most ``tol`` of its right-hand side (or
-        ``MAX_STEPS`` in all); False if some part stopped at the cap."""
+        ``MAX_STEPS`` in all); (P,) True for the parts that got there."""
         goal = (tol * tol) * self.bb
         live = self.rr > goal
         while self.steps < MAX_STEPS and bool(live.any()):
@@ -121,7 +121,7 @@ class SparseDual:
             self.q = self.r.addcmul(beta[:, None, :], self.q)
             self.rr = rr
             live = live & (rr > goal)
-        return not bool(live.any())
+        return ~live.any(dim=1)
 
     def weights(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(P, d, C) weights and (P, C) intercepts of the current solutions."""
