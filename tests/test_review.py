@@ -197,6 +197,7 @@ def test_exports_in_each_tools_format(run_with_report, tmp_path):
     assert len(tasks) == len(removed) and all(set(t) == {"data", "meta"} for t in tasks)
     for t, row in zip(tasks, removed):
         assert t["data"]["id"] == row["id"] and t["data"]["hypothesis"] == row["hypothesis"]
+        assert t["data"]["premise"] == row["premise"]  # the context, though not filtered on
         assert t["meta"]["score"] == pytest.approx(row["aflite_score"])
         assert t["meta"]["phase"] == row["aflite_phase"] and t["meta"]["split"] == "removed"
         assert set(t["meta"]["why_removed"]) <= set(grams.get(row["label"], []))
@@ -211,7 +212,8 @@ def test_exports_in_each_tools_format(run_with_report, tmp_path):
     assert r.returncode == 0, r.stderr
     records = json.loads(target.read_text())
     assert len(records) == 500 and all(set(x) == {"id", "fields", "metadata"} for x in records)
-    assert records[0]["fields"] == {"hypothesis": rows[records[0]["id"]]["hypothesis"]}
+    first = rows[records[0]["id"]]
+    assert records[0]["fields"] == {"hypothesis": first["hypothesis"], "premise": first["premise"]}
     assert {x["metadata"]["split"] for x in records} == {"kept", "removed"}
     for x in records:  # Argilla metadata: terms, integers, floats; nothing null
         assert all(v is not None for v in x["metadata"].values())
@@ -221,7 +223,21 @@ def test_exports_in_each_tools_format(run_with_report, tmp_path):
         table = list(csv.DictReader(fh))
     assert [t["id"] for t in table] == [x["id"] for x in removed]
     assert list(table[0]) == ["id", "label", "split", "phase", "score", "review", "hypothesis",
-                              "why_removed"]  # fmt: skip
+                              "premise", "why_removed"]  # fmt: skip
+    # n-grams are looked for in the fields filtered on only, whichever fields are carried
+    r = run_in_process("export", str(out), "--to", "csv", "--fields", "premise",
+                       "--output", str(tmp_path / "p.csv"))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "p.csv", newline="") as fh:
+        only = list(csv.DictReader(fh))
+    assert list(only[0])[6:] == ["premise", "why_removed"]
+    assert [t["why_removed"] for t in only] == [t["why_removed"] for t in table]
+    assert all(t["premise"] == rows[t["id"]]["premise"] for t in only)
+    r = run_in_process("export", str(out), "--to", "csv", "--fields", "premise,genre",
+                       "--output", str(tmp_path / "g.csv"))  # fmt: skip
+    assert r.returncode == 2 and not (tmp_path / "g.csv").exists()
+    assert r.stderr == (f"aflite: error: --fields: no text field 'genre' in {out} "
+                        "(it has hypothesis, premise)\n")  # fmt: skip
 
 
 def test_export_errors_name_the_flag_or_folder(tmp_path):

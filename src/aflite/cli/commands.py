@@ -45,12 +45,16 @@ def export_cmd(
     output: str | None = typer.Option(
         None, metavar="FILE", help="Where to write (default: OUT/export-FORMAT-ROWS.json or .csv)."
     ),
+    fields: str | None = typer.Option(
+        None, metavar="A,B", help="Text fields to carry (default: those filtered on, then the "
+        "input's other text columns, such as the premise beside a hypothesis).",
+    ),
 ) -> None:
     """Write a filter run's removed (or all) rows with their scores, phase and why-removed
     n-grams for review in an annotation tool."""
     from aflite.exports import export_run
 
-    path, n = export_run(out_dir, to, rows=rows, output=output)
+    path, n = export_run(out_dir, to, rows=rows, output=output, fields=fields)
     typer.echo(f"wrote {n} rows to {path}")
 
 

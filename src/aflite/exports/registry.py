@@ -28,14 +28,24 @@ register_exporter = EXPORTERS.register
 
 
 def export_run(
-    out_dir: str | Path, to: str, *, rows: str = "removed", output: str | Path | None = None
+    out_dir: str | Path,
+    to: str,
+    *,
+    rows: str = "removed",
+    output: str | Path | None = None,
+    fields: list[str] | str | None = None,
 ) -> tuple[Path, int]:
     """Write a filter run's removed (or all) rows in the format ``to``; returns the file and
-    the number of rows written. Default file: ``OUT/export-<format>-<rows><suffix>``."""
+    the number of rows written. Default file: ``OUT/export-<format>-<rows><suffix>``.
+    ``fields``: the text fields to carry (a list, or one comma-separated string); by default
+    those filtered on and then the input's other text columns, so a reviewer sees a
+    hypothesis with its premise."""
     exporter = EXPORTERS.lookup(to, flag="--to")
     if rows not in ROW_SETS:
         raise DataError(f"--rows: must be one of {', '.join(ROW_SETS)}, got '{rows}'")
-    picked, fields = load_review_rows(out_dir, rows=rows)
+    if isinstance(fields, str):
+        fields = [f.strip() for f in fields.split(",") if f.strip()]
+    picked, fields = load_review_rows(out_dir, rows=rows, fields=fields)
     target = Path(output) if output is not None else Path(out_dir) / _default_name(exporter, rows)
     with atomic_path(target) as tmp:
         exporter.target(picked, fields, Path(tmp))

@@ -1,5 +1,6 @@
 """A filter run's rows as the exports see them: id, label, split, phase, scores, text fields
-and the why-removed n-grams of its class that the row contains (for multiple-choice items, the
+(those filtered on, then the input's other text columns, such as a premise beside the
+hypothesis filtered on: a reviewer needs both to judge a row) and the why-removed n-grams of its class that the row contains (for multiple-choice items, the
 words that mark right choices that its choices contain)."""
 
 from __future__ import annotations
@@ -81,10 +82,11 @@ def _number(v: Any) -> float | None:
 
 
 def load_review_rows(
-    out_dir: str | Path, *, rows: str = "removed"
+    out_dir: str | Path, *, rows: str = "removed", fields: list[str] | None = None
 ) -> tuple[list[ReviewRow], list[str]]:
     """The removed (``rows="removed"``) or all rows of a filter run's output folder, in input
-    order, and the names of the text fields."""
+    order, and the names of the text fields they carry: ``fields``, or by default the fields
+    filtered on and then the input's other text columns."""
     import pyarrow.parquet as pq
 
     d = Path(out_dir)
@@ -98,12 +100,12 @@ def load_review_rows(
     if summary.get("kind") == "scores" or not (d / "scores.parquet").exists():
         raise DataError(f"{d}: not a filter run's output folder (no removed rows to export)")
     t = pq.read_table(d / "scores.parquet").to_pydict()
-    texts_path = d / "result" / "texts.parquet"
-    texts = pq.read_table(texts_path).to_pydict() if texts_path.exists() else {}
-    fields = list(texts)
+    texts, context = _texts(d / "result" / "texts.parquet")
+    features = [f for f in texts if f not in context]
+    chosen = list(texts) if fields is None else _chosen(fields, list(texts), d)
     why = ReportData.load(d).why_removed
     grams: dict[str, list[str]] = {}
-    why_fields = fields
+    why_fields = features
     is_items = why is not None and why.kind == "choice-words"
     if why is not None and why.kind == "ngrams":
         grams = {cls: [str(r[0]) for r in table.rows] for cls, table in why.classes.items()}
@@ -112,13 +114,13 @@ def load_review_rows(
         # position, looked for in the choices (not the context)
         words = [str(r[0]) for table in why.classes.values() for r in table.rows]
         grams = {str(label): words for label in set(t["label"])}
-        why_fields = [f for f in (summary.get("items") or {}).get("choices", []) if f in fields]
+        why_fields = [f for f in (summary.get("items") or {}).get("choices", []) if f in texts]
     out = []
     review = t.get("review") or [None] * len(t["id"])
     for i, split in enumerate(t["split"]):
         if rows == "removed" and split != "removed":
             continue
-        row_texts = {f: texts[f][i] for f in fields}
+        row_texts = {f: texts[f][i] for f in features}
         label = str(t["label"][i])
         out.append(
             ReviewRow(
@@ -128,10 +130,29 @@ def load_review_rows(
                 phase=t["phase_removed"][i],
                 score=_number(t["score"][i]),
                 review=review[i],
-                texts=row_texts,
+                texts={f: texts[f][i] or "" for f in chosen},
                 why_removed=_why(row_texts, grams.get(label, []), why_fields, items=is_items)
-                if split == "removed" and fields
+                if split == "removed" and features
                 else [],
             )
         )
-    return out, fields
+    return out, chosen
+
+
+def _texts(path: Path) -> tuple[dict[str, list[Any]], list[str]]:
+    """The saved text columns of every row, and which of them are context (not filtered on)."""
+    import pyarrow.parquet as pq
+
+    if not path.exists():
+        return {}, []
+    table = pq.read_table(path)
+    meta = json.loads((table.schema.metadata or {}).get(b"aflite", b"{}"))
+    return table.to_pydict(), list(meta.get("context", []))
+
+
+def _chosen(fields: list[str], available: list[str], d: Path) -> list[str]:
+    unknown = [f for f in fields if f not in available]
+    if unknown:
+        have = ", ".join(available) if available else "none: the run saved no text"
+        raise DataError(f"--fields: no text field '{unknown[0]}' in {d} (it has {have})")
+    return list(dict.fromkeys(fields))

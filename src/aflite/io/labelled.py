@@ -133,6 +133,18 @@ class LabelledData:
             np.asarray([str(v) for v in values]) if len({type(v) for v in values}) > 1 else values
         )
 
+    def context(self) -> dict[str, list[str | None]]:
+        """The input's other text columns (a premise beside the hypothesis filtered on, a
+        title): not features, but what a reviewer needs to judge a row. Values as text."""
+        f = self.fields
+        skip = {f.label, f.id, *(self.texts or {})}
+        if f.choices is not None:
+            skip |= {*f.choices.choices, *f.choices.context}
+        return {
+            c: [None if v is None else str(v) for v in _raw(self.table, c)]
+            for c in text_columns(self.table, {s for s in skip if s is not None})
+        }
+
     def subset(self, rows: Sequence[int] | np.ndarray) -> Any:
         """The rows at ``rows`` in the input's own type: DataFrame rows keep their index, a
         Dataset is ``select``-ed, a list of dicts gives the same dicts, a file gives a list of

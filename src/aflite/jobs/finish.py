@@ -77,8 +77,8 @@ def finish_job(
         [str(v) for v in inputs.label_values], dtype=object)  # fmt: skip
     written = write_outputs(
         out, table=inputs.table, split=split, result=result, ids=inputs.ids,
-        labels=labels, texts=inputs.texts, decisions=decisions, report=report,
-        summary=summary, html=job.report,
+        labels=labels, texts=inputs.texts, context=inputs.context(), decisions=decisions,
+        report=report, summary=summary, html=job.report,
     )  # fmt: skip
     # the text counts the rows a reviewer dropped apart from those the filter removed
     shown = result.with_dropped(rest, split.dropped) if len(split.dropped) else result

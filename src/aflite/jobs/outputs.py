@@ -126,6 +126,7 @@ def _write_set(
     ids: Sequence[Any],
     labels: np.ndarray,
     texts: dict[str, list[str]] | None,
+    context: dict[str, list[str | None]] | None,
     decisions: Decisions | None,
     report: ReportData,
     summary: dict[str, Any],
@@ -143,8 +144,8 @@ def _write_set(
         table.write_subset(out / names["warmup"], split.warmup)
     write_scores(out / names["scores"], ids=ids, labels=labels, result=result, split=split,
                  decisions=decisions)  # fmt: skip
-    if texts:
-        write_texts(out / "result" / "texts.parquet", texts)
+    if texts or context:
+        write_texts(out / "result" / "texts.parquet", texts or {}, context)
     result.save(out / "result")
     report.save(out)
     with atomic_path(out / "summary.json") as tmp:
@@ -214,15 +215,21 @@ def write_scores(
     return path
 
 
-def write_texts(path: Path, texts: dict[str, list[str]]) -> Path:
-    """The text fields of every input row, aligned with ``scores.parquet``: what the report's
-    table and ``aflite export`` show."""
+def write_texts(
+    path: Path, texts: dict[str, list[str]], context: dict[str, list[str | None]] | None = None
+) -> Path:
+    """The text fields of every input row, aligned with ``scores.parquet``, then the input's
+    other text columns (``context``, named in the schema's ``aflite`` metadata): what the
+    report's table and ``aflite export`` show."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    context = context or {}
+    cols = {f: pa.array(v, type=pa.string()) for f, v in {**texts, **context}.items()}
+    meta = {b"aflite": json.dumps({"context": list(context)}).encode()}
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
-        pq.write_table(pa.table({f: pa.array(v, type=pa.string()) for f, v in texts.items()}), tmp)
+        pq.write_table(pa.table(cols).replace_schema_metadata(meta), tmp)
     return path
 
 
