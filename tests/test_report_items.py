@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from aflite.io.labelled import read_labelled
 from aflite.reports import render_report
 from aflite.reports.content import item_examples
-from aflite.reports.data import ItemExample, ItemExamples, ReportData
+from aflite.reports.data import Heatmap, ItemExample, ItemExamples, ReportData
 from aflite.reports.items_html import RIGHT_MARK, item_html
 from aflite.reports.why import RIGHT_CHOICES, right_choice_words
 
@@ -176,3 +177,68 @@ def test_a_run_on_items_reports_removed_items_whole_and_the_planted_word(tmp_pat
             grams |= set(w) | {f"{a} {b}" for a, b in zip(w, w[1:])}
         assert set(r.why_removed) == listed & grams
     assert any("zxq" in r.why_removed for r in exported)
+
+
+def _visible(page):
+    """The words a reader sees or hears: text, alt texts and labels, not scripts or styles."""
+    page = re.sub(r"<(script|style)\b.*?</\1>", "", page, flags=re.S)
+    page = re.sub(r"src='data:[^']*'", "", page)
+    return re.sub(r"<p><b>Stopped:</b>.*?</p>", "", page)  # the filter's own stop message
+
+
+def test_a_page_on_items_says_items_where_a_page_on_rows_says_rows(tmp_path):
+    from aflite.reports.data import BiasControl, KnnTable
+
+    extra = ReportData(
+        knn=KnnTable(["class", "neighbours", "set"], [["a", "same", "all (4)", 0.1]], 2),
+        bias_control=BiasControl(2, 2, 0.6, 0.4, 0.5),
+        heatmaps={"a": Heatmap([[1.0, 0.1], [0.1, 1.0]], 1)},
+    ).to_json()
+    (tmp_path / "rows").mkdir()
+    (tmp_path / "items").mkdir()
+    rows_page = render_report(_run_folder(tmp_path / "rows", extra))
+    items_dir = _run_folder(tmp_path / "items", extra)
+    summary = json.loads((items_dir / "summary.json").read_text())
+    (items_dir / "summary.json").write_text(json.dumps(summary | {"items": {"n_choices": 3}}))
+    items_page = render_report(items_dir)
+    for said in ("rows in", "(2 rows), scored at the same t (2 training rows)",
+                 "(held-out to training rows)", "sampled kept and removed rows of class a"):  # fmt: skip
+        assert said in rows_page and said.replace("rows", "items") in items_page
+    assert not re.search(r"\brows?\b", _visible(items_page))
+
+
+def test_a_run_on_items_says_items_in_its_page_warnings_and_plots(tmp_path):
+    from aflite.jobs import FilterJob, run_filter_job
+    from aflite.reports.plots import heatmap_figure, label_figure, phase_figures
+    from aflite.reports.warnings import run_warnings
+
+    src = tmp_path / "mc.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in mc_rows(n=80, planted=40)))
+    job = FilterJob(
+        input=str(src), choices_field="endings", context_fields=("ctx",), label_field="label",
+        choice_context="none", features="ngrams:min_df=1", n_partitions=8, train_size=0.5,
+        min_bias=None, target_size=50, slice_size=10, out_dir=str(tmp_path / "out"),
+        cache_dir=None,
+    )  # fmt: skip
+    run_filter_job(job, progress=False)
+    page = (tmp_path / "out" / "report.html").read_text()
+    seen = _visible(page)
+    assert "<h2>All items</h2>" in seen and "items in" in seen
+    assert "the kept items&#x27; representation bias" in seen  # the warnings box
+    assert not re.search(r"\brows?\b", seen), re.findall(r".{60}\brows?\b.{60}", seen)
+    assert '"noun":"item"' in page  # the table's counts and pages say items
+    assert ReportData.load(tmp_path / "out").knn.header[2] == "items"
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    summary["representation_bias"] |= {"after": 0.1, "chance_after": 0.5}
+    summary["parameters"]["train_size"] = 20  # under 10 an answer position
+    found = " | ".join(run_warnings(summary, nouns="items"))
+    assert "the kept items' representation bias 0.100" in found
+    assert "trains on 20 of 80 items (--train-size)" in found and "rows" not in found
+    assert "the kept rows' representation bias 0.100" in " ".join(run_warnings(summary))
+    history = summary["history"]
+    fig = phase_figures(history, "items")[0]
+    assert fig.axes[0].get_ylabel() == "items" and fig.axes[0].get_title().startswith("Items")
+    assert label_figure({"0": 3}, {"0": 2}, "items").axes[0].get_ylabel() == "items"
+    assert heatmap_figure("a", [[1.0, 0.2], [0.2, 1.0]], 1, "items").axes[0].get_xlabel() == (
+        "sampled items"
+    )

@@ -23,6 +23,7 @@ from aflite.reports.data import (
     ReportData,
     WhyRemoved,
 )
+from aflite.reports.shorten import shorten
 from aflite.reports.why import nearest_removed, ngram_log_odds, right_choice_words, unit_rows
 
 __all__ = ["report_data", "row_examples", "item_examples", "image_grid", "knn_with_control"]
@@ -60,6 +61,7 @@ def report_data(
     data = ReportData()
     fields = list(texts) if texts else []
     items = None if choices is None else choices.subset(rest)
+    unit = "rows" if items is None else "items"
 
     kept_scores = np.nan_to_num(result.kept_scores, nan=0.0)
     if items is not None:
@@ -91,7 +93,7 @@ def report_data(
         shown = shown[:0]
         data.heatmap_classes.none = (
             f"the features are mostly zeros ({np.count_nonzero(sample) / sample.size:.1%} "
-            "nonzero, as bags of n-grams are): most pairs of rows share no feature, so their "
+            f"nonzero, as bags of n-grams are): most pairs of {unit} share no feature, so their "
             "cosine similarities sit near 0 whatever the class; the nearest-neighbour table "
             "below measures what is there"
         )
@@ -100,7 +102,7 @@ def report_data(
         rm_c = result.removed[groups_of[result.removed] == c]
         if len(kept_c) < 2 or len(rm_c) < 2:
             data.heatmap_classes.skipped[str(c)] = (
-                f"{len(kept_c)} kept and {len(rm_c)} removed rows; a heatmap needs 2 of each"
+                f"{len(kept_c)} kept and {len(rm_c)} removed {unit}; a heatmap needs 2 of each"
             )
             continue
         a = rng.choice(kept_c, min(heatmap_rows // 2, len(kept_c)), replace=False)
@@ -135,7 +137,7 @@ def report_data(
     if len(result.removed):
         rest_groups = None if groups is None else np.asarray(groups)[rest]
         control = random_control(len(labels), len(result.kept), seed=seed)
-        data.knn = knn_with_control(x, groups_of, result.kept, control, seed=seed)
+        data.knn = knn_with_control(x, groups_of, result.kept, control, seed=seed, unit=unit)
         data.bias_control = BiasControl.from_json(
             bias_with_control(
                 x if per_choice is None else per_choice,
@@ -156,15 +158,18 @@ def row_examples(
     n_examples: int = 8,
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
     """Per class, its ``n_examples`` most predictable removed rows and least predictable kept
-    rows, each with its score, id and text fields (``ids``, ``texts``: every input row)."""
+    rows, each with its score, id and text fields (``ids``, ``texts``: every input row); a long
+    text shortened (:func:`~aflite.reports.shorten.shorten`), naming the row that holds it."""
     fields = list(texts) if texts else []
 
-    def example(pos: int, score: float) -> dict[str, Any]:
+    def example(pos: int, score: float, which: str) -> dict[str, Any]:
         row: dict[str, Any] = {"score": float(score)}
+        where = f"the {which} rows"
         if ids is not None:
-            row["id"] = str(ids[rest[pos]])
+            row["id"] = shorten(str(ids[rest[pos]]))
+            where += f", id {row['id']}"
         for f in fields:
-            row[f] = texts[f][rest[pos]]  # type: ignore[index]
+            row[f] = shorten(texts[f][rest[pos]], where)  # type: ignore[index]
         return row
 
     top_removed, top_kept = {}, {}
@@ -173,10 +178,12 @@ def row_examples(
         rm = np.flatnonzero(labels[result.removed] == c)
         # most predictable first, by score (not by the phase that removed them)
         rm = rm[np.argsort(-result.removed_score[rm], kind="stable")][:n_examples]
-        top_removed[str(c)] = [example(result.removed[i], result.removed_score[i]) for i in rm]
+        top_removed[str(c)] = [
+            example(result.removed[i], result.removed_score[i], "removed") for i in rm
+        ]
         kc = np.flatnonzero(labels[result.kept] == c)
         kc = kc[np.argsort(kept_scores[kc], kind="stable")][:n_examples]
-        top_kept[str(c)] = [example(result.kept[i], result.kept_scores[i]) for i in kc]
+        top_kept[str(c)] = [example(result.kept[i], result.kept_scores[i], "kept") for i in kc]
     return top_removed, top_kept
 
 
@@ -190,15 +197,18 @@ def item_examples(
 ) -> ItemExamples:
     """The ``n_removed`` most predictable removed items (most predictable first) and the
     ``n_kept`` least predictable kept ones, each whole: context, every choice, the answer and
-    its score. ``items`` and ``ids`` are aligned with the filtered rows."""
+    its score; a long context or choice shortened, naming the item that holds it. ``items``
+    and ``ids`` are aligned with the filtered rows."""
 
-    def example(pos: int, score: float) -> ItemExample:
+    def example(pos: int, score: float, which: str) -> ItemExample:
+        ident = None if ids is None else shorten(str(ids[pos]))
+        where = f"the {which} items" + ("" if ident is None else f", id {ident}")
         return ItemExample(
             score=float(score),
-            context=None if items.contexts is None else items.contexts[pos],
-            choices=list(items.options[pos]),
+            context=None if items.contexts is None else shorten(items.contexts[pos], where),
+            choices=[shorten(c, where) for c in items.options[pos]],
             answer=int(items.answers[pos]),
-            id=None if ids is None else str(ids[pos]),
+            id=ident,
         )
 
     # by score, not by the phase that removed them; ties in the order the filter gave
@@ -207,8 +217,8 @@ def item_examples(
     kept_scores = np.asarray(result.kept_scores, dtype=np.float64)
     kp = [i for i in np.argsort(kept_scores, kind="stable") if not np.isnan(kept_scores[i])]
     return ItemExamples(
-        [example(result.removed[i], result.removed_score[i]) for i in rm[:n_removed]],
-        [example(result.kept[i], result.kept_scores[i]) for i in kp[:n_kept]],
+        [example(result.removed[i], result.removed_score[i], "removed") for i in rm[:n_removed]],
+        [example(result.kept[i], result.kept_scores[i], "kept") for i in kp[:n_kept]],
     )
 
 
@@ -253,9 +263,11 @@ def knn_with_control(
     *,
     seed: int = 0,
     ks: tuple[int, ...] = (1, 5, 10, 50),
+    unit: str = "rows",
 ) -> KnnTable:
     """Nearest-neighbour distances of all rows, of a random subset of the kept size and of the
-    kept rows, one table row per class, relation and set."""
+    kept rows, one table row per class, relation and set (``unit``: what the sets hold, as the
+    table names them)."""
     from aflite.audits.knn import knn_distances
 
     sets = {
@@ -274,5 +286,5 @@ def knn_with_control(
         for name in sets:
             vals = tables[name].get(key, [float("nan")] * len(ks))
             rows.append([key[0], key[1], name] + [round(float(v), 3) for v in vals])
-    header = ["class", "neighbours", "rows"] + [f"top-{k}" for k in ks]
+    header = ["class", "neighbours", unit] + [f"top-{k}" for k in ks]
     return KnnTable(header, rows, int(len(control)))

@@ -3,7 +3,9 @@ run finishes (:func:`aflite.reports.content.report_data`), saved as
 ``result/report_extra.json`` and read back by the page, the warnings and ``aflite export``.
 
 Reading is lenient: a file from an older run, or one with parts missing or of the wrong shape,
-gives the parts it has, so a report can always be rebuilt.
+gives the parts it has, so a report can always be rebuilt. Written or read, every string from
+the data (texts, n-grams, ids, labels) is at most
+:data:`~aflite.reports.shorten.MAX_TEXT_CHARS` long.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.atomic import atomic_path
+from aflite.reports.shorten import shorten_all
 
 __all__ = [
     "FILE",
@@ -35,6 +38,12 @@ FILE = Path("result") / "report_extra.json"  # in a run's output folder
 
 def _dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
+
+
+def _shortened(doc: dict[str, Any]) -> dict[str, Any]:
+    """A report data document with its long strings shortened; the image grids are PNG data
+    URIs, not text from the data, and stay whole."""
+    return {k: v if k == "images" else shorten_all(v) for k, v in doc.items()}
 
 
 @dataclass
@@ -261,12 +270,12 @@ class ReportData:
                 out[key] = part if key == "images" else part.to_json()
         if self.audits is not None:
             out["audits"] = self.audits
-        return out
+        return _shortened(out)
 
     @classmethod
     def from_json(cls, d: Any) -> ReportData:
         """The parts of a ``report_extra.json`` document that have their shape."""
-        d = _dict(d)
+        d = _shortened(_dict(d))  # a file written before texts were shortened
         hc = d.get("heatmap_classes")
         heatmaps = {
             str(c): Heatmap(h["similarity"], h["n_kept"])

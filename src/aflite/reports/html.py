@@ -34,33 +34,35 @@ def _paired_html(keys: list[str], metrics: list[str], rows: list[Any]) -> str:
     return f"<table><tr>{top}</tr><tr>{sub}</tr>{body}</table>"
 
 
-def _warnings_html(summary: dict[str, Any], report: ReportData) -> list[str]:
-    found = run_warnings(summary, report)
+def _warnings_html(summary: dict[str, Any], report: ReportData, nouns: str) -> list[str]:
+    found = run_warnings(summary, report, nouns=nouns)
     if not found:
         return []
     items = "".join(f"<li>{esc(w)}</li>" for w in found)
     return [f"<div class='warn'><b>Warnings</b><ul>{items}</ul></div>"]
 
 
-def _plots(summary: dict[str, Any], report: ReportData) -> list[str]:
+def _plots(summary: dict[str, Any], report: ReportData, nouns: str = "rows") -> list[str]:
     from aflite.reports.plots import heatmap_figure, label_figure, phase_figures
 
     counts = summary["counts"]
     history = summary.get("history", [])
-    figs = phase_figures(history)
+    figs = phase_figures(history, nouns)
     alts = []
     if history:
         picks = sorted({history[i]["phase"] for i in (0, len(history) // 2, len(history) - 1)})
         alts = [
-            f"Bar and line chart: rows removed and rows left in each of {len(history)} phases, "
-            "with the representation bias and the chance level",
+            f"Bar and line chart: {nouns} removed and {nouns} left in each of {len(history)} "
+            "phases, with the representation bias and the chance level",
             "Histograms of the predictability scores in phases " + ", ".join(map(str, picks)),
         ]
-    figs.append(label_figure(counts.get("labels_before", {}), counts.get("labels_kept", {})))
-    alts.append("Bar chart: rows per label before filtering and kept")
+    figs.append(label_figure(counts.get("labels_before", {}), counts.get("labels_kept", {}), nouns))
+    alts.append(f"Bar chart: {nouns} per label before filtering and kept")
     for cls, block in report.heatmaps.items():
-        figs.append(heatmap_figure(cls, block.similarity, block.n_kept))
-        alts.append(f"Heatmap: cosine similarity of sampled kept and removed rows of class {cls}")
+        figs.append(heatmap_figure(cls, block.similarity, block.n_kept, nouns))
+        alts.append(
+            f"Heatmap: cosine similarity of sampled kept and removed {nouns} of class {cls}"
+        )
     imgs = list(zip((png_data_uri(f) for f in figs), alts))
     images = report.images or {}
     imgs.extend((v, f"Image grid: {k} images per class") for k, v in images.items() if is_png(v))
@@ -92,7 +94,7 @@ _FIELD_ROWS = (
 )
 
 
-def _parameters_html(summary: dict[str, Any]) -> list[str]:
+def _parameters_html(summary: dict[str, Any], noun: str = "row") -> list[str]:
     """What the run read (features, fields, split) and the filter's parameters."""
     opts = summary.get("options") or {}
     fields = summary.get("fields") or {
@@ -126,7 +128,7 @@ def _parameters_html(summary: dict[str, Any]) -> list[str]:
     for kind, count in (("keep", "protected"), ("drop", "dropped")):
         if f"{kind}_ids" in review:
             rows.append(
-                [f"--{kind}-ids", f"{review[f'{kind}_ids']}: {plural(review[count], 'row')}"]
+                [f"--{kind}-ids", f"{review[f'{kind}_ids']}: {plural(review[count], noun)}"]
             )
     rows += [[k, v] for k, v in (summary.get("parameters") or {}).items()]
     return ["<h2>Parameters</h2>", table_html(["parameter", "value"], rows)]
@@ -219,13 +221,16 @@ def render_report(out_dir: str | Path) -> str:
     history = summary.get("history", [])
     counts = summary["counts"]
     rb = summary.get("representation_bias", {})
+    # a multiple-choice run filters items: each is kept or removed whole
+    noun = "item" if summary.get("items") or report.items is not None else "row"
+    nouns = noun + "s"
 
-    payload = filter_rows_payload(d, len(history))
+    payload = filter_rows_payload(d, len(history), outputs=summary.get("outputs"), noun=noun)
     csp, review = review_section(
         payload,
-        map_title="Score map: every scored row",
-        map_alt="Scatter plot: each row's predictability score against the phase that "
-        "removed it (kept rows at the right, their final scores), coloured kept or removed",
+        map_title=f"Score map: every scored {noun}",
+        map_alt=f"Scatter plot: each {noun}'s predictability score against the phase that "
+        f"removed it (kept {nouns} at the right, their final scores), coloured kept or removed",
         ngrams=report.why_removed is not None and report.why_removed.kind == "ngrams",
     )
     fields = [c["field"] for c in (payload or {}).get("columns", []) if "field" in c]
@@ -239,10 +244,10 @@ def render_report(out_dir: str | Path) -> str:
         f"({esc(summary.get('input_format', ''))}, fingerprint "
         f"{esc(summary.get('input_fingerprint', ''))})</p>",
     ]
-    parts += _warnings_html(summary, report)
+    parts += _warnings_html(summary, report, nouns)
     parts.append("<div class='cards'>")
     for title, value in [
-        ("rows in", counts["input"]),
+        (f"{nouns} in", counts["input"]),
         ("kept", counts["kept"]),
         ("removed", counts["removed"]),
         ("warm-up", counts.get("warmup", 0)),
@@ -261,9 +266,9 @@ def render_report(out_dir: str | Path) -> str:
         overlap = summary.get("expected_seed_overlap")
         settled = (
             "" if overlap is None else
-            f" Another seed is expected to remove {esc(_fmt(overlap))} of the same rows "
+            f" Another seed is expected to remove {esc(_fmt(overlap))} of the same {nouns} "
             "(Jaccard index), as far as the scores' own uncertainty decides it; how one "
-            "phase's removals move the next phase's scores lowers it further. Each row's "
+            f"phase's removals move the next phase's scores lowers it further. Each {noun}'s "
             "standard error and distance to its phase's cut are in scores.parquet."
         )
         parts.append(
@@ -271,7 +276,7 @@ def render_report(out_dir: str | Path) -> str:
             "(the first 12 hex digits of the SHA-256 of the kept ids, sorted: the same command "
             f"on the same data gives it on any machine).{settled}</p>"
         )
-    parts += _plots(summary, report)
+    parts += _plots(summary, report, nouns)
     if review:
         parts.append(review)
 
@@ -280,21 +285,21 @@ def render_report(out_dir: str | Path) -> str:
         random_text = "not measured" if control.random is None else _fmt(control.random)
         parts.append(
             f"<p><b>Control:</b> a random subset of the kept size ({esc(control.size)} "
-            f"rows), scored at the same t ({esc(control.train_size)} training rows), has "
-            f"representation bias {esc(random_text)}; the kept rows "
+            f"{nouns}), scored at the same t ({esc(control.train_size)} training {nouns}), has "
+            f"representation bias {esc(random_text)}; the kept {nouns} "
             f"{esc(_fmt(control.kept))}.</p>"
         )
     parts += _why_removed_html(report.why_removed, fields)
     if report.knn:
-        parts.append("<h2>Nearest-neighbour cosine distances (held-out to training rows)</h2>")
+        parts.append(f"<h2>Nearest-neighbour cosine distances (held-out to training {nouns})</h2>")
         parts.append(
-            "<p class='muted'>Larger distances after filtering mean held-out rows have fewer "
-            "near-duplicates in training. Fewer rows alone make neighbours farther: compare the "
-            "kept rows with the random subset of the same size.</p>"
+            f"<p class='muted'>Larger distances after filtering mean held-out {nouns} have fewer "
+            f"near-duplicates in training. Fewer {nouns} alone make neighbours farther: compare "
+            f"the kept {nouns} with the random subset of the same size.</p>"
         )
         parts.append(table_html(report.knn.header, report.knn.rows))
 
-    parts += _parameters_html(summary)
+    parts += _parameters_html(summary, noun)
     parts.append(
         table_html(
             ["phase", "size before", "removed", "at or above tau", "bias", "cut", "in contest",

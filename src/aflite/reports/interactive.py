@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from aflite.reports.shorten import MAX_TEXT_CHARS, shorten
+
 __all__ = [
     "json_script",
     "csp_meta",
@@ -88,25 +90,33 @@ def csp_meta(scripts: list[str]) -> str:
 def review_section(
     payload: dict[str, Any] | None, *, map_title: str, map_alt: str, ngrams: bool = False
 ) -> tuple[str, str]:
-    """(the CSP meta tag for the head, the section's HTML). Without rows, no script at all."""
+    """(the CSP meta tag for the head, the section's HTML). Without rows, no script at all.
+    The payload's ``noun`` names what each row is ("item" on a multiple-choice run)."""
     if payload is None:
         return csp_meta([]), ""
     script = _script()
+    noun = payload.get("noun", "row")
     body = []
     if payload.get("scatter"):
         body += [
             f"<h2>{_esc(map_title)}</h2>",
-            "<p class='muted'>Hover a point to read its row; click it to pin the row below. "
-            "Grey points are outside the table's current filters.</p>",
+            f"<p class='muted'>Hover a point to read its {noun}; click it to pin the {noun} "
+            "below. Grey points are outside the table's current filters.</p>",
             f"<div class='af-map'><canvas id='af-map' role='img' aria-label='{_esc(map_alt)}'>"
             f"</canvas><div id='af-tip' hidden></div></div>",
             "<p id='af-legend'></p>",
         ]
     body += [
         "<div id='af-detail' hidden></div>",
-        "<h2>All rows</h2>",
+        f"<h2>All {noun}s</h2>",
         "<p class='muted'>Search the text, filter, sort by any column (click its name) and "
-        "click a row to show it in full."
+        f"click a {noun} to show it."
+        + (
+            f" A text longer than {MAX_TEXT_CHARS} characters is cut short here, with its "
+            "length and the file that holds it whole; search reads the part shown."
+            if payload.get("cut")
+            else ""
+        )
         + (
             " Click an n-gram under <i>Why removed</i> to list the rows that contain it."
             if ngrams
@@ -139,18 +149,35 @@ def _cat(values: list[Any], order: list[str] | None = None) -> tuple[list[str], 
     return names, [None if v is None else code[str(v)] for v in values]
 
 
-def _texts(out_dir: Path) -> dict[str, list[Any]]:
+def _texts(out_dir: Path, ids: list[str], where: list[str]) -> tuple[dict[str, list[Any]], bool]:
+    """The saved text fields of every row, a long one shortened, naming the row's id and
+    ``where`` it is whole; and whether any was."""
     path = out_dir / "result" / "texts.parquet"
     if not path.exists():
-        return {}
+        return {}, False
     import pyarrow.parquet as pq
 
-    return pq.read_table(path).to_pydict()
+    texts = pq.read_table(path).to_pydict()
+    cut = any(len(v or "") > MAX_TEXT_CHARS for values in texts.values() for v in values)
+    if cut:
+        texts = {
+            f: [shorten(v, f"{w}, id {i}") for v, i, w in zip(values, ids, where)]
+            for f, values in texts.items()
+        }
+    return texts, cut
 
 
-def filter_rows_payload(out_dir: str | Path, n_phases: int) -> dict[str, Any] | None:
+def filter_rows_payload(
+    out_dir: str | Path,
+    n_phases: int,
+    *,
+    outputs: dict[str, str] | None = None,
+    noun: str = "row",
+) -> dict[str, Any] | None:
     """Every row of a filter run (kept, removed, warm-up) from ``scores.parquet`` and the saved
-    text fields; None for a run written before the rows were saved for the report."""
+    text fields; None for a run written before the rows were saved for the report. A long text
+    names the file of ``outputs`` (as ``summary.json`` lists them) that holds its row;
+    ``noun``: what a row is ("item" on a multiple-choice run)."""
     import pyarrow.parquet as pq
 
     d = Path(out_dir)
@@ -158,7 +185,9 @@ def filter_rows_payload(out_dir: str | Path, n_phases: int) -> dict[str, Any] | 
         return None
     t = pq.read_table(d / "scores.parquet").to_pydict()
     n = len(t["id"])
-    texts = _texts(d)
+    ids = [shorten(str(v)) for v in t["id"]]
+    files = outputs or {}
+    texts, cut = _texts(d, ids, [files.get(s) or f"the {s} {noun}s" for s in t["split"]])
     split_names = {"kept": "kept", "removed": "removed", "warmup": "warm-up"}
     splits, split_codes = _cat(
         [split_names.get(s, s) for s in t["split"]], ["kept", "removed", "warm-up"]
@@ -174,7 +203,7 @@ def filter_rows_payload(out_dir: str | Path, n_phases: int) -> dict[str, Any] | 
             phase_of.append("review")
         else:
             phase_of.append(split_names.get(s, s))
-    labels, label_codes = _cat([str(v) for v in t["label"]])
+    labels, label_codes = _cat([shorten(str(v)) for v in t["label"]])
     columns = [
         {"key": "id", "title": "id", "kind": "text"},
         {"key": "label", "title": "label", "kind": "cat", "values": labels},
@@ -183,7 +212,7 @@ def filter_rows_payload(out_dir: str | Path, n_phases: int) -> dict[str, Any] | 
         {"key": "score", "title": "score", "kind": "num"},
     ]
     data: dict[str, Any] = {
-        "id": [str(v) for v in t["id"]],
+        "id": ids,
         "label": label_codes,
         "split": split_codes,
         "phase": _cat(phase_of, phases)[1],
@@ -197,6 +226,8 @@ def filter_rows_payload(out_dir: str | Path, n_phases: int) -> dict[str, Any] | 
         columns[0]["search"] = True
     return {
         "n": n,
+        "noun": noun,
+        "cut": cut,
         "columns": columns,
         "data": data,
         "filters": ["label", "split", "phase"],
@@ -205,23 +236,25 @@ def filter_rows_payload(out_dir: str | Path, n_phases: int) -> dict[str, Any] | 
             "x": "phase",
             "y": "score",
             "colour": "split",
-            "xTitle": "phase the row was removed in (kept: the kept rows' final scores)",
+            "xTitle": f"phase the {noun} was removed in (kept: the kept {noun}s' final scores)",
             "yTitle": "predictability score",
             "yUnit": True,
         },
     }
 
 
-def scores_rows_payload(out_dir: str | Path, frame: Any) -> dict[str, Any]:
-    """Every row of a scoring run: ids, labels, regions, every score and the text fields."""
+def scores_rows_payload(out_dir: str | Path, frame: Any, source: str = "") -> dict[str, Any]:
+    """Every row of a scoring run: ids, labels, regions, every score and the text fields; a
+    long text names its row's id in ``source`` (the input file)."""
     d = Path(out_dir)
-    texts = _texts(d)
-    labels, label_codes = _cat([str(v) for v in frame["label"]])
+    ids = [shorten(str(v)) for v in frame["id"]]
+    texts, cut = _texts(d, ids, [source or "the input"] * len(ids))
+    labels, label_codes = _cat([shorten(str(v)) for v in frame["label"]])
     columns: list[dict[str, Any]] = [
         {"key": "id", "title": "id", "kind": "text"},
         {"key": "label", "title": "label", "kind": "cat", "values": labels},
     ]
-    data: dict[str, Any] = {"id": [str(v) for v in frame["id"]], "label": label_codes}
+    data: dict[str, Any] = {"id": ids, "label": label_codes}
     filters = ["label"]
     if "region" in frame.columns:
         regions, codes = _cat([None if v is None else str(v) for v in frame["region"]])
@@ -239,6 +272,7 @@ def scores_rows_payload(out_dir: str | Path, frame: Any) -> dict[str, Any]:
         columns[0]["search"] = True
     payload: dict[str, Any] = {
         "n": len(frame),
+        "cut": cut,
         "columns": columns,
         "data": data,
         "filters": filters,

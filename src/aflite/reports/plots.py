@@ -65,9 +65,9 @@ def _integer_ticks(ax: Any) -> None:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
-def phase_figures(history: list[dict[str, Any]]) -> list[Any]:
+def phase_figures(history: list[dict[str, Any]], nouns: str = "rows") -> list[Any]:
     """Rows removed and left per phase with the bias against chance; predictability
-    histograms of the first, middle and last phase."""
+    histograms of the first, middle and last phase (``nouns``: what the run filters)."""
     if not history:
         return []
     plt = _pyplot()
@@ -79,8 +79,8 @@ def phase_figures(history: list[dict[str, Any]]) -> list[Any]:
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
     bars = ax.bar(phases, removed, color="#90cdf4", label="removed in the phase")
     ax.set_xlabel("phase")
-    ax.set_ylabel("rows")
-    (size_line,) = ax.plot(phases, left, color="#2b6cb0", marker=".", label="rows left")
+    ax.set_ylabel(nouns)
+    (size_line,) = ax.plot(phases, left, color="#2b6cb0", marker=".", label=f"{nouns} left")
     ax.set_ylim(0, max(left + removed) * 1.08)
     _integer_ticks(ax)
     ax2 = ax.twinx()
@@ -92,7 +92,7 @@ def phase_figures(history: list[dict[str, Any]]) -> list[Any]:
         )
     ax2.set_ylabel("representation bias", color="#c05621")
     ax2.set_ylim(0, 1)
-    ax.set_title("Rows removed and bias per phase")
+    ax.set_title(f"{nouns.capitalize()} removed and bias per phase")
     outside_legend(fig, handles, [h.get_label() for h in handles])
     out = [fig]
 
@@ -109,7 +109,7 @@ def phase_figures(history: list[dict[str, Any]]) -> list[Any]:
                 )
             )
     ax.set_xlabel("predictability score")
-    ax.set_ylabel("share of rows")
+    ax.set_ylabel(f"share of {nouns}")
     ax.set_title("Predictability per phase")
     if handles:
         outside_legend(fig, handles, [h.get_label() for h in handles])
@@ -117,8 +117,8 @@ def phase_figures(history: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
-def label_figure(before: dict[str, int], after: dict[str, int]) -> Any:
-    """Rows per label before filtering and kept."""
+def label_figure(before: dict[str, int], after: dict[str, int], nouns: str = "rows") -> Any:
+    """Rows (``nouns``) per label before filtering and kept."""
     plt = _pyplot()
     labels = sorted(set(before) | set(after))
     x = np.arange(len(labels))
@@ -126,15 +126,15 @@ def label_figure(before: dict[str, int], after: dict[str, int]) -> Any:
     a = ax.bar(x - 0.2, [before.get(k, 0) for k in labels], 0.4, label="before")
     b = ax.bar(x + 0.2, [after.get(k, 0) for k in labels], 0.4, label="kept")
     ax.set_xticks(x, [plot_text(k) for k in labels], rotation=20)
-    ax.set_ylabel("rows")
+    ax.set_ylabel(nouns)
     ax.set_title("Labels before and after")
     outside_legend(fig, [a, b], ["before", "kept"])
     return fig
 
 
-def heatmap_figure(cls: str, similarity: Any, n_kept: int) -> Any:
-    """Cosine similarities of sampled kept rows (first) and removed rows of one class; the
-    diagonal (each row with itself) is left blank so the colours show the rest."""
+def heatmap_figure(cls: str, similarity: Any, n_kept: int, nouns: str = "rows") -> Any:
+    """Cosine similarities of sampled kept rows (first) and removed rows (``nouns``) of one
+    class; the diagonal (each row with itself) is left blank so the colours show the rest."""
     plt = _pyplot()
     sim = np.array(similarity, dtype=float)
     n = len(sim)
@@ -147,8 +147,8 @@ def heatmap_figure(cls: str, similarity: Any, n_kept: int) -> Any:
     names = [f"kept ({n_kept})", f"removed ({n - n_kept})"]
     ax.set_xticks(centres, names)
     ax.set_yticks(centres, names, rotation=90, va="center")
-    ax.set_xlabel("sampled rows")
-    ax.set_ylabel("sampled rows")
+    ax.set_xlabel(f"sampled {nouns}")
+    ax.set_ylabel(f"sampled {nouns}")
     ax.set_title(f"Cosine similarity (centred features), class {plot_text(cls)}", fontsize=10)
     fig.colorbar(im, ax=ax, fraction=0.046, label="cosine similarity")
     return fig

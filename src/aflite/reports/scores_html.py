@@ -16,6 +16,7 @@ from aflite._internal.text import plot_text
 from aflite.reports.interactive import REVIEW_CSS, review_section, scores_rows_payload
 from aflite.reports.markup import CSS, esc, is_png, table_html
 from aflite.reports.plots import png_data_uri
+from aflite.reports.shorten import shorten
 
 __all__ = ["render_scores_report", "write_scores_report"]
 
@@ -88,7 +89,8 @@ def render_scores_report(out_dir: str | Path) -> str:
     # multiple-choice items: the answer plays the class label's part
     frame = pd.read_parquet(d / "scores.parquet").rename(columns={"answer": "label"})
     numeric = [c for c in frame.columns if c not in ("id", "label", "region")]
-    payload = scores_rows_payload(d, frame)
+    source = Path(summary["input"]).name
+    payload = scores_rows_payload(d, frame, source)
     csp, review = review_section(
         payload,
         map_title="Data map: hover a point to read its row",
@@ -158,9 +160,14 @@ def render_scores_report(out_dir: str | Path) -> str:
             parts.append("<p class='muted'>no rows</p>")
             continue
         header = list(rows[0])
-        parts.append(
-            table_html(header, [["n/a" if r[k] is None else r[k] for k in header] for r in rows])
-        )
+        cells = [
+            [
+                "n/a" if r[k] is None else shorten(r[k], f"{source}, id {r.get('id')}")
+                for k in header
+            ]
+            for r in rows
+        ]
+        parts.append(table_html(header, cells))
     parts.append("<h2>Options</h2>")
     opts = summary.get("options", {}) | {"scorers": ", ".join(summary["scorers"])}
     parts.append(table_html(["option", "value"], [[k, str(v)] for k, v in opts.items()]))

@@ -103,7 +103,7 @@ def audit_warnings(
 MIN_TRAIN_PER_CLASS = 10  # fewer training rows per class than this: the scores are noise
 
 
-def _small_training_part(summary: dict[str, Any]) -> str | None:
+def _small_training_part(summary: dict[str, Any], nouns: str = "rows") -> str | None:
     """One line when each classifier's training part is so small that its scores say little."""
     params = summary.get("parameters") or {}
     counts = summary.get("counts") or {}
@@ -115,9 +115,9 @@ def _small_training_part(summary: dict[str, Any]) -> str | None:
     m = params.get("n_partitions", "the")
     # the training part is what is small, whatever the size of the data
     return (
-        f"small training part: each of {m} classifiers trains on {t} of {n} rows "
+        f"small training part: each of {m} classifiers trains on {t} of {n} {nouns} "
         f"(--train-size) and is scored on the other {n - t}; with fewer than "
-        f"{MIN_TRAIN_PER_CLASS} training rows per class the scores say little about the label "
+        f"{MIN_TRAIN_PER_CLASS} training {nouns} per class the scores say little about the label "
         "and these figures are mostly noise"
     )
 
@@ -127,8 +127,10 @@ def run_warnings(
     report: ReportData | None = None,
     *,
     margin: float = BELOW_CHANCE_MARGIN,
+    nouns: str = "rows",
 ) -> list[str]:
-    """Plain-text warnings for a run, from its ``summary.json`` and its report data."""
+    """Plain-text warnings for a run, from its ``summary.json`` and its report data; ``nouns``:
+    what the run filtered ("items" for multiple-choice items)."""
     out = []
     counts = summary.get("counts", {})
     before, kept = counts.get("labels_before", {}), counts.get("labels_kept", {})
@@ -141,7 +143,7 @@ def run_warnings(
             f"the share of label {label} moved by {100 * moved:.1f} points ({100 * share_b:.1f}% "
             f"-> {100 * share_a:.1f}%); --balance classes keeps the label distribution"
         )
-    tiny = _small_training_part(summary)
+    tiny = _small_training_part(summary, nouns)
     if tiny:
         out.append(tiny)
     rb = summary.get("representation_bias") or {}
@@ -166,11 +168,11 @@ def run_warnings(
         out.append(
             f"the representation bias {after:.3f} is {chance - after:.3f} below chance "
             f"({chance_text}) with nothing removed: these features do not predict the label on "
-            "these rows, so there was nothing to filter"
+            f"these {nouns}, so there was nothing to filter"
         )
     elif after is not None and chance is not None and after < chance - margin:
         out.append(
-            f"the kept rows' representation bias {after:.3f} is {chance - after:.3f} below chance "
+            f"the kept {nouns}' representation bias {after:.3f} is {chance - after:.3f} below chance "
             f"({chance_text}): models trained on them pick {wrong}, a new artifact rather than a "
             "cleaner set; stop earlier with --min-bias, a smaller --slice-size or a larger "
             "--target-size"
@@ -178,7 +180,8 @@ def run_warnings(
     audits = (report.audits or []) if report else []
     # the same rule as ``aflite audit --compare``: news only where the input was not as far below
     before = [a for a in audits if audit_tag(a)[1] == "before"]
-    out += audit_warnings([a for a in audits if _is_kept(a)], margin=margin, reference=before)
+    out += audit_warnings([a for a in audits if _is_kept(a)], rows=f"the kept {nouns}",
+                          margin=margin, reference=before)  # fmt: skip
     return out
 
 

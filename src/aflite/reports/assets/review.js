@@ -6,6 +6,7 @@
 function afliteReview() {
   var P = JSON.parse(document.getElementById("af-data").textContent);
   var N = P.n, D = P.data, C = P.columns, PAGE = 50;
+  var ONE = P.noun || "row", MANY = ONE + "s"; // "item" on a multiple-choice run
   var col = {};
   C.forEach(function (c) { col[c.key] = c; });
   var S = { q: "", gram: null, cats: {}, rangeKey: P.range || null, lo: null, hi: null,
@@ -190,10 +191,10 @@ function afliteReview() {
       frag.appendChild(tr);
     }
     tbody.replaceChildren(frag);
-    count.textContent = rows.length + " of " + N + " rows match";
+    count.textContent = rows.length + " of " + N + " " + MANY + " match";
     where.textContent = rows.length
-      ? "rows " + (start + 1) + "\u2013" + end + " of " + rows.length + " (page " + (S.page + 1) + " of " + Math.ceil(rows.length / PAGE) + ")"
-      : "no rows";
+      ? MANY + " " + (start + 1) + "\u2013" + end + " of " + rows.length + " (page " + (S.page + 1) + " of " + Math.ceil(rows.length / PAGE) + ")"
+      : "no " + MANY;
     prev.disabled = S.page === 0; next.disabled = end >= rows.length;
   }
   var panel = document.getElementById("af-detail");
@@ -202,7 +203,7 @@ function afliteReview() {
     if (!panel) return;
     var dl = el("dl");
     C.forEach(function (c) { dl.appendChild(el("dt", c.title)); dl.appendChild(el("dd", show(c, i))); });
-    panel.replaceChildren(el("b", "row " + show(C[0], i)), dl);
+    panel.replaceChildren(el("b", ONE + " " + show(C[0], i)), dl);
     panel.hidden = false;
     if (map) map.draw();
   }
