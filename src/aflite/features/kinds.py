@@ -12,6 +12,7 @@ from aflite.errors import DataError
 from aflite.features.cache import cached
 from aflite.features.choices import choice_encodings, choice_ngrams, choice_precomputed
 from aflite.features.encoders import check_encoder_installed, combine_fields, encode_texts
+from aflite.features.locate import check_model
 from aflite.features.ngrams import ngram_features
 from aflite.features.precomputed import load_precomputed
 from aflite.features.registry import register_feature_kind
@@ -105,6 +106,7 @@ def _finetune_encoder(
     needs_arg=True,
     usage="sentence-transformers:MODEL",
     check_arg=check_encoder_installed,
+    check_source=check_model,
     aliases=("st",),
     description="embeddings of a sentence-transformers model (cached)",
     finetune=_finetune_encoder,

@@ -23,7 +23,9 @@ class FeatureKind(Entry):
     """A registered kind: its builder (``target``) and what it needs from a job.
 
     ``check_arg(spec, arg)`` raises a DataError for a bad argument before anything is
-    computed; ``usage`` is how errors name the kind (``precomputed:FILE``), ``syntax`` how
+    computed; ``check_source(arg)`` one where what the argument names cannot be had on this
+    machine (a model found nowhere it could load from), quickly and importing nothing heavy,
+    run where this machine computes Phi (not where Ray workers do); ``usage`` is how errors name the kind (``precomputed:FILE``), ``syntax`` how
     ``--help`` shows it. Hooks, each None where the kind has none:
 
     - ``learn(images, codes, warm_rows, rest, *, seed, device, progress) -> Phi``: Phi is
@@ -44,6 +46,7 @@ class FeatureKind(Entry):
     needs_arg: bool = False
     needs_images: bool = False
     check_arg: Callable[[str, str], None] | None = None
+    check_source: Callable[[str], None] | None = None
     usage: str = ""  # type: ignore[assignment]
     syntax: str = ""
     learn: Callable[..., Any] | None = None
