@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DataError", "MissingExtraError", "OptionWarning"]
+__all__ = ["DataError", "LabelWarning", "MissingExtraError", "OptionWarning"]
 
 
 class DataError(ValueError):
@@ -16,3 +16,7 @@ class MissingExtraError(ImportError):
 class OptionWarning(UserWarning):
     """An option given with a value the run does not read (e.g. ``threshold`` with ``by``):
     the run goes on without it; the message names it."""
+
+
+class LabelWarning(UserWarning):
+    """A class that may be a mistake but may be real (a few rows beside large classes)."""

@@ -4,6 +4,7 @@ a list of dicts or a file. The array-level algorithm is :func:`aflite.adversaria
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,9 @@ from aflite.config import preset as config_preset
 from aflite.config.choices import check_item_arguments, refuse_for_items
 from aflite.config.filter import NOT_FOR_ITEMS
 from aflite.defaults import FILTER_DEFAULTS
-from aflite.errors import DataError
+from aflite.errors import DataError, LabelWarning
+from aflite.io.dropped import without_dropped
+from aflite.io.label_check import check_dropped_labels
 from aflite.io.labelled import NO_ID, LabelledData, read_labelled
 
 __all__ = [
@@ -59,13 +62,13 @@ class DatasetFilterResult:
 
 
 def needs_text(features: Any) -> bool:
-    """Whether ``features`` (a spec or a matrix) is computed from text; a bad spec is a
-    one-line error before any data is read."""
+    """Whether ``features`` (a spec or a matrix) is computed from text; a bad spec, or a
+    model that cannot load here, is a one-line error before any data is read."""
     if not isinstance(features, str):
         return False
-    from aflite.features.build import parse_feature_spec
+    from aflite.features.build import check_feature_source
 
-    return parse_feature_spec(features).needs_text
+    return check_feature_source(features).needs_text
 
 
 def featurize(
@@ -131,6 +134,7 @@ def filter_dataset(
     progress: bool | None = False,
     keep_ids: Any = None,
     drop_ids: Any = None,
+    drop_labels: str | list[str] = (),
     preset: str | None = None,
     choices: str | list[str] | None = None,
     context: str | list[str] | None = None,
@@ -154,7 +158,9 @@ def filter_dataset(
     :data:`aflite.config.PRESETS`); a bad value is a DataError naming the option.
     ``keep_ids`` / ``drop_ids`` (ids, or a file with one id a line) apply a reviewer's
     decisions: kept ids are never removed, dropped ids are removed before filtering (phase -1,
-    no score, ``review`` "drop" in ``scores``).
+    no score, ``review`` "drop" in ``scores``); so are the rows of the classes named in
+    ``drop_labels`` (labels as text), which a placeholder label such as ``-`` needs: a label
+    that looks like a mistake is an error until its rows are fixed or dropped.
 
     Multiple-choice items: ``choices`` names the field holding each item's list of choices,
     or one field per choice; ``context`` the fields they follow; ``blank`` the mark in the
@@ -172,8 +178,6 @@ def filter_dataset(
     >>> len(out.kept) + len(out.removed)
     300
     """
-    from aflite.algorithm import adversarial_filter
-
     unknown = set(filter_options) - set(_ALGORITHM_OPTIONS) - {"score_kept"}
     if unknown:
         first = sorted(unknown)[0]
@@ -190,13 +194,18 @@ def filter_dataset(
     data_ = read_labelled(
         data, label=label, text=text, id=id, group=group, split=split,
         need_text=needs_text(features), choices=choices, context=context, blank=blank,
-        answer_format=answer_format,
+        answer_format=answer_format, drop_labels=drop_labels,
     )  # fmt: skip
+    check_dropped_labels(data_, drop_labels)
+    tiny = data_.tiny_classes_note()
+    if tiny is not None:
+        warnings.warn(tiny, LabelWarning, stacklevel=2)
     decisions = None
-    if keep_ids is not None or drop_ids is not None:
+    if keep_ids is not None or drop_ids is not None or data_.dropped is not None:
         from aflite.io.decisions import resolve_decisions
 
-        decisions = resolve_decisions(data_.ids, keep=keep_ids, drop=drop_ids)
+        decisions = resolve_decisions(data_.ids, keep=keep_ids, drop=drop_ids
+                                      ).with_dropped_labels(data_.dropped, drop_labels)
     # the sizes are checked on the rows the filter sees: dropped rows leave before it
     rest = np.arange(len(data_)) if decisions is None else np.flatnonzero(~decisions.dropped)
     _check_sizes(data_, rest, options)
@@ -213,6 +222,8 @@ def filter_dataset(
             features, "tocsr") else np.asarray(features)
         if x.ndim != 2 or x.shape[0] != len(data_):
             raise DataError(f"features: expected an ({len(data_)}, d) matrix, got shape {x.shape}")
+    from aflite.algorithm import adversarial_filter  # here: torch only once it is needed
+
     groups, ids, labels = data_.groups, data_.ids, data_.label_values
     result = adversarial_filter(
         x[rest] if decisions is not None else x,
@@ -334,13 +345,15 @@ def audit(
     context: str | list[str] | None = None,
     blank: str | None = None,
     answer_format: str | None = None,
+    drop_labels: str | list[str] = (),
     **options: Any,
 ) -> list[Any]:
     """Run the bias audits (word-label PMI, z-statistics, partial input, Max-PPMI, KNN,
     representation bias, identity PMI; ``audits`` picks some) on ``data``'s text fields.
     With ``choices`` (and ``context``, ``blank``, ``answer_format``, as in
     :func:`filter_dataset`), multiple-choice items and their audits (choices-only,
-    answer-position, choice-pmi, choice-length).
+    answer-position, choice-pmi, choice-length). Rows of the classes named in ``drop_labels``
+    are left out (a placeholder label such as ``-`` is an error until they are).
     Returns :class:`~aflite.audits.AuditResult` objects (``.summary``, ``.header``, ``.rows``).
     """
     from aflite.audits import run_audits
@@ -350,6 +363,9 @@ def audit(
     check_item_arguments(label=label, text=text, choices=choices, context=context, blank=blank,
                          answer_format=answer_format, choice_context="joint")  # fmt: skip
     data_ = read_labelled(data, label=label, text=text, id=NO_ID, split=split, choices=choices,
-                          context=context, blank=blank, answer_format=answer_format)  # fmt: skip
+                          context=context, blank=blank, answer_format=answer_format,
+                          drop_labels=None if choices is not None else drop_labels)  # fmt: skip
+    check_dropped_labels(data_, drop_labels if choices is None else ())
+    data_ = without_dropped(data_)
     return run_audits(data_.texts, data_.label_codes(), audits=audits, seed=seed,
                       choices=data_.choices, **options)  # fmt: skip

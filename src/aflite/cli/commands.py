@@ -103,6 +103,8 @@ def audit_cmd(
     from aflite.audits.baselines import bias_train_rows
     from aflite.audits.before_after import AuditSet, audit_before_after, sized_audits
     from aflite.features.build import build_features, parse_feature_spec
+    from aflite.io.dropped import without_dropped
+    from aflite.io.label_check import check_dropped_labels
     from aflite.io.labelled import read_labelled
     from aflite.jobs import read_labelled_texts
     from aflite.reports.terminal import print_audits
@@ -131,11 +133,12 @@ def audit_cmd(
             )
         return phi
 
-    def read(path: str):  # noqa: ANN202 -- LabelledData
+    def read(path: str, *, given: bool = False):  # noqa: ANN202 -- LabelledData
         if items is None:
             extra = [f for f in rep_fields if f not in fields] if measures else []
             try:
-                return read_labelled_texts(path, fields + extra, label_field=label_field)
+                data = read_labelled_texts(path, fields + extra, label_field=label_field,
+                                           drop_labels=config.drop_labels)  # fmt: skip
             except DataError as e:
                 if not extra:
                     raise
@@ -143,11 +146,14 @@ def audit_cmd(
                     f"{e}; the run's representation reads {', '.join(rep_fields)} (a --features "
                     "other than the run's measures the --text-fields given)"
                 ) from None
+            if given:  # a filtered set (--compare) may have lost the rows; the input has them
+                check_dropped_labels(data, config.drop_labels)
+            return without_dropped(data)
         return read_labelled(path, label=label_field, choices=items, pick=False,
                              context=config.context_fields, blank=config.blank,
                              answer_format=config.answer_format)  # fmt: skip
 
-    sets = [read(input_path)] + ([read(compare)] if compare else [])
+    sets = [read(input_path, given=True)] + ([read(compare)] if compare else [])
     bias_t = None
     if "bias" in names:
         # before and after are measured at one t, resolved on INPUT

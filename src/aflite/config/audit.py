@@ -69,6 +69,10 @@ class AuditConfig(Config):
         (), "Comma-separated text fields, e.g. premise,hypothesis.", metavar="FIELDS",
         coerce=c.to_names, cli_type=str, cli_default=None,
     )
+    drop_labels: tuple[str, ...] = option(
+        (), "Comma-separated class labels whose rows are left out, e.g. '-' for no gold label.",
+        metavar="LABELS", coerce=c.to_names, cli_type=str, cli_default=None,
+    )
     choices_field: str | None = choices_field_option()
     choices_fields: tuple[str, ...] = choices_fields_option()
     context_fields: tuple[str, ...] = context_fields_option()

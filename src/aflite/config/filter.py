@@ -278,6 +278,11 @@ class FilterConfig(Config):
         None, "A reviewer's decisions: row ids (one a line) removed before filtering.",
         metavar="FILE", check=c.optional_text,
     )
+    drop_labels: tuple[str, ...] = option(
+        (), "Comma-separated class labels whose rows are removed before filtering (marked "
+        "dropped), e.g. '-' for no gold label.",
+        metavar="LABELS", coerce=c.to_names, cli_type=str, cli_default=None,
+    )
 
     def check_together(self) -> None:
         from aflite.features.build import parse_feature_spec
@@ -308,6 +313,9 @@ class FilterConfig(Config):
             )
         if self.ray_address and self.backend != "ray":
             raise ConfigError("ray_address", "needs {backend} ray")
+        c.model_family(self.model, "model")  # at once: the registry's own check imports torch
+        if self.backend != "ray":  # on Ray the workers load the model, from their own disks
+            c.feature_source(self.features, "features")
         if self.backend == "ray":
             from aflite.algorithm.models import MODELS
 

@@ -28,6 +28,17 @@ class Decisions:
     dropped: np.ndarray
     sources: dict[str, Any]
 
+    def with_dropped_labels(self, rows: np.ndarray | None, labels: Any) -> Decisions:
+        """These decisions and the rows whose labels were named to drop (``--drop-labels``);
+        a row both kept by id and dropped by label is an error."""
+        if rows is None:
+            return self
+        both = np.flatnonzero(rows & self.protected)
+        if len(both):
+            raise DataError(f"--keep-ids keeps {len(both)} rows whose label --drop-labels drops")
+        sources = self.sources | {"drop_labels": list(labels)}
+        return Decisions(self.protected, self.dropped | rows, sources)
+
     def summary(self) -> dict[str, Any]:
         return self.sources | {
             "protected": int(self.protected.sum()),

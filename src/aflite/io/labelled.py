@@ -24,6 +24,7 @@ from aflite.errors import DataError
 from aflite.io.base import Table
 from aflite.io.choices import CHOICE_SEPARATOR, ChoiceFields, Choices, read_choices
 from aflite.io.ids import check_ids
+from aflite.io.label_check import check_classes, continuous, drop_mask, tiny_warning
 
 __all__ = [
     "ID_COLUMN",
@@ -101,6 +102,7 @@ class LabelledData:
     texts: dict[str, list[str]] | None
     groups: np.ndarray | None
     choices: Choices | None = None
+    dropped: np.ndarray | None = None  # rows whose label was named to drop (drop_labels)
 
     def __len__(self) -> int:
         return len(self.table)
@@ -132,6 +134,14 @@ class LabelledData:
         return (
             np.asarray([str(v) for v in values]) if len({type(v) for v in values}) > 1 else values
         )
+
+    def tiny_classes_note(self) -> str | None:
+        """One line naming classes of a few rows beside large ones (typos more often than
+        real classes), leaving out rows already dropped; None when there are none."""
+        if self.labels is None or self.choices is not None:
+            return None
+        text = self.labels if self.dropped is None else self.labels[~self.dropped]
+        return tiny_warning(text, str(self.fields.label), self.where)
 
     def context(self) -> dict[str, list[str | None]]:
         """The input's other text columns (a premise beside the hypothesis filtered on, a
@@ -219,17 +229,23 @@ def _pick_text(table: Table, skip: set[str]) -> list[str]:
     )
 
 
-def _labels(table: Table, field: str) -> tuple[np.ndarray, np.ndarray]:
+def _labels(
+    table: Table, field: str, drop: Sequence[str] | None
+) -> tuple[np.ndarray, np.ndarray]:
     values = table.column(field)
     for i, v in enumerate(values):
         if v == "":  # a CSV cell left blank: what a JSON null or a missing key is
             raise DataError(f"{table.where(i)}: field '{field}' is empty")
+        if isinstance(v, float) and v == v and not v.is_integer():
+            raise continuous(table.where(i), field, v)
         if not isinstance(v, (str, int)) or isinstance(v, bool):
             raise DataError(f"{table.where(i)}: field '{field}' is not a class label ({v!r})")
     text = np.asarray([str(v) for v in values])
-    if len(np.unique(text)) < 2:
+    values = np.asarray(values, dtype=object)
+    check_classes(text, values, field=field, where=table.where, source=table.path, drop=drop)
+    if len(np.unique(text[~np.isin(text, list(drop))] if drop else text)) < 2:
         raise DataError(f"{table.path}: field '{field}' has fewer than two classes")
-    return text, np.asarray(values, dtype=object)
+    return text, values
 
 
 def _ids(table: Table, field: str | None, picked: bool) -> list[Any]:
@@ -273,6 +289,7 @@ def read_labelled(
     context: str | Sequence[str] | None = None,
     blank: str | None = None,
     answer_format: str | None = None,
+    drop_labels: Sequence[str] | None = None,
 ) -> LabelledData:
     """Read and check ``data`` (a path, a :class:`Table`, a DataFrame, a Dataset, a
     DatasetDict with ``split``, a list of dicts); every problem is a one-line DataError.
@@ -289,17 +306,29 @@ def read_labelled(
     read as ``answer_format`` (``index0``, ``index1``, ``letter``, ``text``; None: detected).
     The text fields are then the context and choice fields, never picked.
 
+    A label that looks like a mistake (a placeholder such as ``-``, a number among text labels,
+    a continuous number) is an error unless named in ``drop_labels``, whose rows
+    :attr:`LabelledData.dropped` marks for the caller to set aside (None: the caller cannot,
+    and the error says how to fix the data instead).
+
     >>> d = read_labelled([{"t": "a b", "y": 0}, {"t": "c", "y": 1}], label="y")
     >>> d.fields.text, d.labels.tolist(), d.subset([1])
     (('t',), ['0', '1'], [{'t': 'c', 'y': 1}])
     """
     table = as_table(data, split=split, input_format=input_format)
+    if isinstance(drop_labels, str):
+        drop_labels = [d.strip() for d in drop_labels.split(",") if d.strip()]
     if choices is not None:
+        if drop_labels:
+            raise DataError("--drop-labels: applies to class labels, not to multiple-choice "
+                            "answers")  # fmt: skip
         return _read_items(data, table, label, choices, context, blank, answer_format, text,
                            id, group, pick)  # fmt: skip
     labels = values = None
     if label is not None:
-        labels, values = _labels(table, label)
+        labels, values = _labels(table, label, drop_labels)
+    elif drop_labels:
+        raise DataError("--drop-labels: no label field is read here")
     groups, id_field, ids, picked = _groups_and_ids(table, label, id, group, pick)
     names = [text] if isinstance(text, str) else list(text or [])
     if need_text and not names:
@@ -313,7 +342,8 @@ def read_labelled(
     fields = LabelledFields(
         label, tuple(names), None if id_field == NO_ID else id_field, group or None, tuple(picked)
     )
-    return LabelledData(data, table, fields, labels, values, ids, texts, groups)
+    dropped = None if labels is None else drop_mask(labels, drop_labels or ())
+    return LabelledData(data, table, fields, labels, values, ids, texts, groups, None, dropped)
 
 
 def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:

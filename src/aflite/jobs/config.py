@@ -16,6 +16,7 @@ from aflite.features.build import FeatureSpec, parse_feature_spec
 from aflite.features.warmup import split_warmup
 from aflite.io.base import ImageTable
 from aflite.io.decisions import Decisions, resolve_decisions
+from aflite.io.label_check import check_dropped_labels
 from aflite.io.labelled import LabelledData, as_table, read_labelled
 from aflite.jobs.checks import resolve_job_sizes
 
@@ -92,6 +93,7 @@ def load_job_inputs(job: FilterJob, *, pick: bool = True) -> LabelledData:
         context=job.context_fields,
         blank=job.blank,
         answer_format=job.answer_format,
+        drop_labels=job.drop_labels,
     )
 
 
@@ -112,6 +114,7 @@ def read_labelled_texts(
     label_field: str = "label",
     group_field: str | None = None,
     id_field: str | None = None,
+    drop_labels: Sequence[str] | None = None,
 ) -> LabelledData:
     """Read a labelled text file (any format ``aflite filter`` reads) with the same checks as
     a filtering job: text fields, string labels, groups when ``group_field`` is given and
@@ -123,6 +126,7 @@ def read_labelled_texts(
         id=id_field,
         group=group_field,
         pick=False,
+        drop_labels=drop_labels,
     )
 
 
@@ -132,6 +136,7 @@ def plan_job(job: FilterJob, inputs: LabelledData) -> JobPlan:
     when ``job`` was made."""
     spec = parse_feature_spec(job.features)
     labels = inputs.labels
+    check_dropped_labels(inputs, job.drop_labels)
     n_all = len(inputs.table)
     warmup = job.warmup_fraction
     if warmup is None:
@@ -143,13 +148,13 @@ def plan_job(job: FilterJob, inputs: LabelledData) -> JobPlan:
     else:
         warm_rows, rest = np.zeros(0, dtype=np.int64), np.arange(n_all)
     decisions = None
-    if job.keep_ids is not None or job.drop_ids is not None:
+    if job.keep_ids is not None or job.drop_ids is not None or inputs.dropped is not None:
         if job.keep_ids is not None and job.by is not None:
             raise DataError("--keep-ids: protecting rows applies to AFLITE's phases, not to --by")
         decisions = resolve_decisions(
             inputs.ids, keep=job.keep_ids, drop=job.drop_ids,
             keep_name="--keep-ids", drop_name="--drop-ids",
-        )  # fmt: skip
+        ).with_dropped_labels(inputs.dropped, job.drop_labels)  # fmt: skip
         # dropped rows leave before anything else, warm-up included
         warm_rows = warm_rows[~decisions.dropped[warm_rows]]
         rest = rest[~decisions.dropped[rest]]
@@ -182,7 +187,7 @@ def check_representation(phi: Any, features: str) -> None:
 _LEFT_OUT = {
     "model": "linear", "partitions": "uniform", "split": None, "by": None, "keep_ids": None,
     "drop_ids": None, "choices_field": None, "choices_fields": (), "context_fields": (),
-    "blank": None, "answer_format": None, "choice_context": "joint",
+    "blank": None, "answer_format": None, "choice_context": "joint", "drop_labels": (),
 }  # fmt: skip
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from aflite.algorithm import FilterState, adversarial_filter
 from aflite.config.base import flag
-from aflite.errors import DataError, MissingExtraError, OptionWarning
+from aflite.errors import DataError, LabelWarning, MissingExtraError, OptionWarning
 from aflite.io.checkpoint import Checkpoint
 from aflite.io.labelled import LabelledData
 from aflite.jobs.checks import check_environment
@@ -76,6 +76,9 @@ def run_filter_job(
     earlier = check_out_dir(job.out_dir, overwrite=job.overwrite, resume=job.resume, inputs=given)
     stamp = input_stamp(job.input)
     inputs = load_job_inputs(job)
+    tiny = inputs.tiny_classes_note()
+    if tiny is not None:
+        (note or _warn_labels)(tiny)
     job = with_fields(job, inputs)  # the picked fields, for the checkpoint and the summary
     plan = plan_job(job, inputs)
     if job.resume:
@@ -272,3 +275,7 @@ def _filter_by(job: FilterJob, phi, labels, target: int, groups, rest):
 
 class _Interrupted(Exception):
     pass
+
+
+def _warn_labels(message: str) -> None:
+    warnings.warn(message, LabelWarning, stacklevel=3)

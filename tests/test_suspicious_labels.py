@@ -1,0 +1,146 @@
+"""Labels that look like mistakes are caught before any work: a placeholder (SNLI's "-"), a
+number among text labels, a continuous target; --drop-labels / drop_labels= sets their rows
+aside into the removed rows; a class of a few rows beside large ones is named in a note."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+from conftest import run_in_process
+
+import aflite
+from aflite.data import bundled_snli
+from aflite.errors import DataError, LabelWarning
+from aflite.io import read_labelled
+
+OPTS = ["--text-fields", "hypothesis", "--target-size", "400", "--n-partitions", "16",
+        "--quiet", "--no-report"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def snli_rows():
+    return [json.loads(r) for r in bundled_snli().read_text().splitlines()[:600]]
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_a_placeholder_label_is_an_error_naming_the_line_and_the_option(snli_rows, tmp_path):
+    rows = [dict(r) for r in snli_rows]
+    rows[7]["label"] = "-"
+    src = _write(tmp_path / "in.jsonl", rows)
+    r = run_in_process("filter", str(src), *OPTS, "--out-dir", str(tmp_path / "out"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert r.stderr == (
+        f"aflite: error: {src}:8: field 'label' is '-', a placeholder, not a class (1 row: "
+        "line 8); drop its rows with --drop-labels - (drop_labels=['-'])\n"
+    )
+    assert not (tmp_path / "out").exists()  # nothing written
+
+
+def test_a_number_among_text_labels_names_its_rows(snli_rows, tmp_path):
+    rows = [dict(r) for r in snli_rows]
+    for i in (10, 20, 30, 40):
+        rows[i]["label"] = 1
+    with pytest.raises(DataError) as e:
+        aflite.filter_dataset(rows, label="label", text="hypothesis")
+    assert str(e.value) == (
+        "data: row 11: field 'label' is 1, a number among text labels (4 rows: row 11, row 21, "
+        "row 31 and 1 more); fix them or drop its rows with --drop-labels 1 (drop_labels=['1'])"
+    )
+
+
+@pytest.mark.parametrize("value", ["0.25", 0.25])
+def test_a_continuous_target_is_named_as_such(value, tmp_path):
+    rows = [{"t": f"w{i}", "y": value if i == 3 else str(i % 2) if isinstance(value, str) else i % 2}
+            for i in range(20)]  # fmt: skip
+    with pytest.raises(DataError, match=r"row 4: field 'y' holds a continuous number \(0.25\)"):
+        read_labelled(rows, label="y")
+    # whole numbers are classes, as before
+    assert read_labelled([{"t": "a", "y": 0}, {"t": "b", "y": 1}], label="y").labels.tolist() == [
+        "0", "1"]  # fmt: skip
+
+
+def test_dropped_labels_go_to_the_removed_rows_through_cli_and_api(snli_rows, tmp_path):
+    rows = [dict(r) for r in snli_rows]
+    rows[7]["label"] = "-"
+    for i in (10, 20, 30):
+        rows[i]["label"] = 1
+    src = _write(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "out"
+    r = run_in_process("filter", str(src), *OPTS, "--out-dir", str(out), "--drop-labels", "-,1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].endswith(" and 4 by --drop-labels")
+    kept = [json.loads(x)["id"] for x in (out / "kept.jsonl").read_text().splitlines()]
+    removed = [json.loads(x) for x in (out / "removed.jsonl").read_text().splitlines()]
+    assert sorted(kept + [x["id"] for x in removed]) == sorted(x["id"] for x in rows)
+    dropped = {x["id"] for x in removed if x["aflite_phase"] == -1}
+    assert dropped == {rows[i]["id"] for i in (7, 10, 20, 30)}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["review"]["drop_labels"] == ["-", "1"] and summary["review"]["dropped"] == 4
+
+    api = aflite.filter_dataset(rows, label="label", text="hypothesis", id="id",
+                                target_size=400, n_partitions=16, drop_labels=["-", "1"])  # fmt: skip
+    assert sorted(api.kept["id"] if hasattr(api.kept, "columns") else
+                  [x["id"] for x in api.kept]) == sorted(kept)  # fmt: skip
+    assert set(api.scores.loc[api.scores["review"] == "drop", "id"]) == dropped
+
+
+def test_unknown_dropped_label_and_items_are_refused(snli_rows, tmp_path):
+    src = _write(tmp_path / "in.jsonl", snli_rows)
+    r = run_in_process("filter", str(src), *OPTS, "--out-dir", str(tmp_path / "o"),
+                       "--drop-labels", "neutrl")  # fmt: skip
+    assert r.returncode == 2 and r.stderr == (
+        f"aflite: error: --drop-labels: no row of {src} is labelled 'neutrl' (field 'label' "
+        "holds contradiction, entailment, neutral)\n"
+    )
+    items = [{"q": f"q{i}", "c": ["a", "b"], "answer": i % 2} for i in range(10)]
+    with pytest.raises(DataError, match="--drop-labels: applies to class labels"):
+        read_labelled(items, label="answer", choices="c", context="q", drop_labels=["1"])
+
+
+def test_a_tiny_class_is_named_in_a_note_until_dropped(snli_rows, tmp_path):
+    rows = [dict(r) for r in snli_rows]
+    rows[5]["label"] = rows[6]["label"] = "contradicton"
+    src = _write(tmp_path / "in.jsonl", rows)
+    r = run_in_process("filter", str(src), *OPTS, "--out-dir", str(tmp_path / "a"))
+    assert r.returncode == 0, r.stderr
+    assert (
+        f"aflite: note: {src}: field 'label' has classes of a few rows beside large ones: "
+        "'contradicton' (2 rows); if they are mistakes, drop them with --drop-labels"
+    ) in r.stderr
+    with pytest.warns(LabelWarning, match="'contradicton' \\(2 rows\\)"):
+        aflite.filter_dataset(rows, label="label", text="hypothesis", target_size=400,
+                              n_partitions=16)  # fmt: skip
+    r = run_in_process("filter", str(src), *OPTS, "--out-dir", str(tmp_path / "b"),
+                       "--drop-labels", "contradicton")  # fmt: skip
+    assert r.returncode == 0 and "few rows" not in r.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LabelWarning)
+        aflite.filter_dataset(snli_rows, label="label", text="hypothesis", target_size=400,
+                              n_partitions=16)  # fmt: skip
+
+
+def test_audits_leave_dropped_labels_out_and_scores_say_how_to_fix(snli_rows, tmp_path):
+    rows = [dict(r) for r in snli_rows]
+    rows[7]["label"] = "-"
+    src = _write(tmp_path / "in.jsonl", rows)
+    clean = _write(tmp_path / "clean.jsonl", [r for i, r in enumerate(rows) if i != 7])
+    r = run_in_process("audit", str(src), "--text-fields", "hypothesis", "--audits", "pmi")
+    assert r.returncode == 2 and "--drop-labels - (drop_labels=['-'])" in r.stderr
+    r = run_in_process("audit", str(src), "--text-fields", "hypothesis", "--audits", "pmi",
+                       "--drop-labels", "-", "--compare", str(clean))  # fmt: skip
+    want = run_in_process("audit", str(clean), "--text-fields", "hypothesis", "--audits", "pmi",
+                          "--compare", str(clean))  # fmt: skip
+    assert r.returncode == 0 and r.stdout == want.stdout  # the dropped row left out
+    api = aflite.audit(rows, label="label", text="hypothesis", audits="pmi", drop_labels="-")
+    assert api[0].summary == aflite.audit(rows[:7] + rows[8:], label="label", text="hypothesis",
+                                          audits="pmi")[0].summary  # fmt: skip
+    r = run_in_process("score", str(src), "--text-fields", "hypothesis",
+                       "--out-dir", str(tmp_path / "s"))  # fmt: skip
+    assert r.returncode == 2 and r.stderr.endswith(
+        "fix its rows in the data, or set them aside with aflite filter --drop-labels -\n")
