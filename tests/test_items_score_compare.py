@@ -236,8 +236,10 @@ def test_compare_prints_the_notes_and_warnings_of_the_filter_of_d(tmp_path):
     # the notes and warnings on stderr, the result on stdout
     filtered = r.stderr.splitlines()
     assert filtered[0].startswith("answers read as 0-based indexes (detected; ")
-    assert filtered[-1].startswith("warning: the kept rows' representation bias ")
+    assert filtered[-1].startswith("warning: the kept items' representation bias ")
     assert "warning" not in r.stdout
+    stop = next(line for line in r.stdout.splitlines() if line.startswith("stopped: "))
+    assert " items kept" in stop or stop.endswith(" items)"), stop  # items, not rows
     r = run_in_process("experiment", "compare", str(train), "--dev", str(dev), *items, *opts)
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines() == filtered and "warning" not in r.stdout

@@ -294,7 +294,8 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
         "partitions": partitions,
     }
 
-    ranker = EnsembleRanker(runner, tau=tau, strategy=strategy, balance=balance)
+    ranker = EnsembleRanker(runner, tau=tau, strategy=strategy, balance=balance,
+                            noun="row" if n_classes is not None else "item")  # fmt: skip
     if resume is not None:
         ranker.resume(resume)
     return run_phases(

@@ -198,7 +198,7 @@ def _stop(state: FilterState, ranker: Ranker, *, n: int, k_eff: int, n_picked: i
           at_chance: bool, single_shot: bool, bias: float, chance: float,
           min_bias: float | None) -> None:
     """Set the stop reason and message after a phase, if a stop rule fired."""
-    kept = plural(len(state.rows), "row")
+    kept = plural(len(state.rows), ranker.noun)
     if at_chance:
         state.stop_reason = "chance"
         state.stop_message = (

@@ -54,6 +54,7 @@ class Ranker(Protocol):
 
     target_reason: str
     threshold: float | None
+    noun: str  # what a stop message counts: "row", or "item" for multiple-choice items
 
     def phase(self, state: FilterState) -> RankedPhase:
         """Score ``state.rows`` for phase ``len(state.history)``."""
@@ -80,8 +81,10 @@ class EnsembleRanker:
 
     target_reason = "target_size"
 
-    def __init__(self, runner: Any, *, tau: float, strategy: str, balance: str | None) -> None:
+    def __init__(self, runner: Any, *, tau: float, strategy: str, balance: str | None,
+                 noun: str = "row") -> None:  # fmt: skip
         self.runner = runner
+        self.noun = noun
         self.threshold = tau
         self.strategy = strategy
         self.balance = balance
@@ -159,6 +162,7 @@ class ScoreRanker:
     """
 
     target_reason = "by_score"
+    noun = "row"
     threshold = None
 
     def __init__(

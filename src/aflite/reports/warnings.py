@@ -245,4 +245,5 @@ def outcome_lines(
     hint = None if threshold is None else stop_hint(result, float(threshold))
     if hint:
         lines.append(hint)
-    return lines + [f"warning: {w}" for w in run_warnings(summary, report)]
+    nouns = "rows" if items is None else "items"
+    return lines + [f"warning: {w}" for w in run_warnings(summary, report, nouns=nouns)]
