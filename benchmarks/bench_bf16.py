@@ -57,7 +57,9 @@ def pass_products(x, y, m, t, c):
         r = torch.randn(g, sc, b)
         fp32 += timed(lambda xt=xt, w=w, r=r: (torch.bmm(w, xt.transpose(1, 2)), torch.bmm(r, xt)))
         xb, wb, rb = xt.bfloat16(), w.bfloat16(), r.bfloat16()
-        bf16 += timed(lambda xb=xb, wb=wb, rb=rb: (torch.bmm(wb, xb.transpose(1, 2)), torch.bmm(rb, xb)))
+        bf16 += timed(
+            lambda xb=xb, wb=wb, rb=rb: (torch.bmm(wb, xb.transpose(1, 2)), torch.bmm(rb, xb))
+        )
     return fp32, bf16, store, plan
 
 
@@ -73,11 +75,15 @@ def phase_20k() -> None:
         best, info = min(best, time.perf_counter() - start), ps.info
     passes = info["iterations"] + 1  # every pass runs over all members until the phase ends
     bound = best - passes * (fp32 - bf16)
-    print(f"synthetic embeddings N=20,000 d=1,024 t={t} m={m}: block pass products float32 "
-          f"{fp32 * 1e3:.1f} ms, bfloat16 {bf16 * 1e3:.1f} ms ({fp32 / bf16:.1f}x)")
-    print(f"float32 phase {best:.2f} s (best of 3), {passes} passes, products "
-          f"{passes * fp32:.2f} s; every product in bfloat16: at least {bound:.2f} s "
-          f"({best / bound:.2f}x faster)")
+    print(
+        f"synthetic embeddings N=20,000 d=1,024 t={t} m={m}: block pass products float32 "
+        f"{fp32 * 1e3:.1f} ms, bfloat16 {bf16 * 1e3:.1f} ms ({fp32 / bf16:.1f}x)"
+    )
+    print(
+        f"float32 phase {best:.2f} s (best of 3), {passes} passes, products "
+        f"{passes * fp32:.2f} s; every product in bfloat16: at least {bound:.2f} s "
+        f"({best / bound:.2f}x faster)"
+    )
 
 
 def main() -> None:
@@ -95,16 +101,21 @@ def main() -> None:
     n, d = x.shape
     t, m, c = n // 10, 64, 3
     fp32, bf16, store, plan = pass_products(x, y, m, t, c)
-    print(f"SNLI hypothesis n-grams N={n} d={d} t={t} m={m}: block pass products "
-          f"float32 {fp32 * 1e3:.1f} ms, bfloat16 {bf16 * 1e3:.1f} ms ({fp32 / bf16:.1f}x)")
+    print(
+        f"SNLI hypothesis n-grams N={n} d={d} t={t} m={m}: block pass products "
+        f"float32 {fp32 * 1e3:.1f} ms, bfloat16 {bf16 * 1e3:.1f} ms ({fp32 / bf16:.1f}x)"
+    )
 
     # iterations above a relative gradient of 1e-2: solve once at 1e-2, once at the default
-    loose = aflite.predictability_scores(x, y, train_size=t, seed=0, threads=1,
-                                         model=aflite.LinearEnsemble(tol=1e-2))
+    loose = aflite.predictability_scores(
+        x, y, train_size=t, seed=0, threads=1, model=aflite.LinearEnsemble(tol=1e-2)
+    )
     full = aflite.predictability_scores(x, y, train_size=t, seed=0, threads=1)
     share = loose.info["mean_iterations"] / full.info["mean_iterations"]
-    print(f"mean iterations to 1e-2: {loose.info['mean_iterations']:.0f} of "
-          f"{full.info['mean_iterations']:.0f} to the default tol ({share:.0%} of the phase)")
+    print(
+        f"mean iterations to 1e-2: {loose.info['mean_iterations']:.0f} of "
+        f"{full.info['mean_iterations']:.0f} to the default tol ({share:.0%} of the phase)"
+    )
 
     # held-out predictions that change in bfloat16, with the converged classifiers
     from aflite.algorithm.solvers import LinearEnsemble, fit_ensemble
@@ -122,8 +133,10 @@ def main() -> None:
         real = (task.w.reshape(-1) > 0)[:, None] & held
         flips += int(((p32 != p16) & real).sum())
         total += int(real.sum())
-    print(f"held-out predictions changed by a bfloat16 prediction pass: {flips} of {total} "
-          f"({flips / total:.2%})")
+    print(
+        f"held-out predictions changed by a bfloat16 prediction pass: {flips} of {total} "
+        f"({flips / total:.2%})"
+    )
 
 
 if __name__ == "__main__":

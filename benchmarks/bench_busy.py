@@ -28,7 +28,10 @@ def demo(out: str, cores: set[int] | None) -> float:
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "AFLITE_THREADS")}
     start = time.perf_counter()
     subprocess.run(
-        cmd, check=True, env=env, stdout=subprocess.DEVNULL,
+        cmd,
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
         preexec_fn=(lambda: os.sched_setaffinity(0, cores)) if cores else None,
     )
     return time.perf_counter() - start
@@ -46,8 +49,10 @@ def main() -> None:
             unpinned = demo(os.path.join(tmp, "unpinned"), None)
     finally:
         busy.kill()
-    print(f"aflite demo with core {args.busy_core} busy: pinned to core {args.free_core} "
-          f"{pinned:.1f} s, unpinned {unpinned:.1f} s -> {unpinned / pinned:.2f}x the pinned time")
+    print(
+        f"aflite demo with core {args.busy_core} busy: pinned to core {args.free_core} "
+        f"{pinned:.1f} s, unpinned {unpinned:.1f} s -> {unpinned / pinned:.2f}x the pinned time"
+    )
 
 
 if __name__ == "__main__":

@@ -43,8 +43,15 @@ def torch_fit(xs, y, c: float, tol: float):
     import torch
 
     w = torch.zeros(xs.shape[2], requires_grad=True)
-    opt = torch.optim.LBFGS([w], lr=1, max_iter=1000, history_size=5, tolerance_grad=0.0,
-                            tolerance_change=0.0, line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS(
+        [w],
+        lr=1,
+        max_iter=1000,
+        history_size=5,
+        tolerance_grad=0.0,
+        tolerance_change=0.0,
+        line_search_fn="strong_wolfe",
+    )
     g0 = [None]
 
     def closure():
@@ -102,10 +109,17 @@ def main() -> None:
 
     def phase():
         gen = torch.Generator(device=dev).manual_seed(0)
-        design = block_design(n, m, t, block_rows=default_block_rows(k * d, dev),
-                              generator=gen, device=dev)
-        plan = plan_blocks(store, yt, design, torch.arange(n, device=dev), k,
-                           task_rows=(1 << 18 if dev.type == "cuda" else 4096) // k)
+        design = block_design(
+            n, m, t, block_rows=default_block_rows(k * d, dev), generator=gen, device=dev
+        )
+        plan = plan_blocks(
+            store,
+            yt,
+            design,
+            torch.arange(n, device=dev),
+            k,
+            task_rows=(1 << 18 if dev.type == "cuda" else 4096) // k,
+        )
         fit = fit_choices(store, yt, neg, model, plan=plan)
         correct, held = choice_heldout_counts(store, yt, neg, fit, plan=plan)
         return design, fit, correct, held
@@ -121,8 +135,10 @@ def main() -> None:
         ours, ours_cpu = time.perf_counter() - t0, time.process_time() - c0
     r = fit.report
     bias = float((correct / held.clamp_min(1)).mean())
-    print(f"aflite   : {ours:7.2f} s per phase, {ours_cpu:.2f} s CPU  (iterations max {r.iterations}, mean "
-          f"{r.mean_iterations:.1f}, residual {r.residual:.1e}; bias {bias:.3f}, chance {1 / k:.3f})")
+    print(
+        f"aflite   : {ours:7.2f} s per phase, {ours_cpu:.2f} s CPU  (iterations max {r.iterations}, mean "
+        f"{r.mean_iterations:.1f}, residual {r.residual:.1e}; bias {bias:.3f}, chance {1 / k:.3f})"
+    )
 
     train = design.train_mask().bool().cpu().numpy()
     xs = store.standardised().view(n, k, d).cpu()
@@ -147,11 +163,15 @@ def main() -> None:
         b = _hits(xs[held_j], y_cpu[held_j], zero[held_j], w[:, None])
         differ += int((a != b).sum())
         n_held += int(held_j.sum())
-    print(f"torch    : {ref:7.2f} s per phase, {ref_cpu:.2f} s CPU  ({n_ref} of {m} fits timed, "
-          f"scaled; iterations max {max(iters)})  ratio {ref / ours:.1f}x wall, "
-          f"{ref_cpu / ours_cpu:.1f}x CPU")
-    print(f"           largest relative weight difference {worst:.1e}; held-out hits that differ "
-          f"{differ} of {n_held}")
+    print(
+        f"torch    : {ref:7.2f} s per phase, {ref_cpu:.2f} s CPU  ({n_ref} of {m} fits timed, "
+        f"scaled; iterations max {max(iters)})  ratio {ref / ours:.1f}x wall, "
+        f"{ref_cpu / ours_cpu:.1f}x CPU"
+    )
+    print(
+        f"           largest relative weight difference {worst:.1e}; held-out hits that differ "
+        f"{differ} of {n_held}"
+    )
     if k == 2:
         from sklearn.linear_model import LogisticRegression
 
@@ -161,12 +181,15 @@ def main() -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 LogisticRegression(C=model.C, fit_intercept=False, tol=model.tol).fit(
-                    z[train[:, j]], (y[train[:, j]] == 0).astype(int))
+                    z[train[:, j]], (y[train[:, j]] == 0).astype(int)
+                )
         sk = (time.perf_counter() - t0) * m / n_ref
         sk_cpu = (time.process_time() - c0) * m / n_ref
-        print(f"sklearn  : {sk:7.2f} s per phase, {sk_cpu:.2f} s CPU  (difference reduction, "
-              f"{n_ref} of {m} fits timed, scaled)  ratio {sk / ours:.1f}x wall, "
-              f"{sk_cpu / ours_cpu:.1f}x CPU")
+        print(
+            f"sklearn  : {sk:7.2f} s per phase, {sk_cpu:.2f} s CPU  (difference reduction, "
+            f"{n_ref} of {m} fits timed, scaled)  ratio {sk / ours:.1f}x wall, "
+            f"{sk_cpu / ours_cpu:.1f}x CPU"
+        )
 
 
 if __name__ == "__main__":

@@ -94,19 +94,28 @@ def main() -> None:
         t = int(round(0.1 * len(y)))
         logistic = [scores(x, y, aflite.LinearEnsemble(tol=1e-6), s, m) for s in (0, 1)]
         r_ll, top_ll = agree(*logistic)
-        print(f"{name}: {what}; N={len(y)} d={x.shape[1]} classes={len(np.unique(y))} "
-              f"t={t} (t/d {t / x.shape[1]:.2f}), m={m}", flush=True)
-        print(f"  logistic seed 0 vs 1: r {r_ll:.3f}, top-10% {top_ll:.2f}; "
-              f"bias {logistic[0].mean():.3f}", flush=True)
+        print(
+            f"{name}: {what}; N={len(y)} d={x.shape[1]} classes={len(np.unique(y))} "
+            f"t={t} (t/d {t / x.shape[1]:.2f}), m={m}",
+            flush=True,
+        )
+        print(
+            f"  logistic seed 0 vs 1: r {r_ll:.3f}, top-10% {top_ll:.2f}; "
+            f"bias {logistic[0].mean():.3f}",
+            flush=True,
+        )
         row = {"logistic_seeds": [r_ll, top_ll], "t_over_d": t / x.shape[1]}
         for alpha in alphas:
             ridge = [scores(x, y, aflite.RidgeEnsemble(alpha=alpha), s, m) for s in (0, 1)]
             r_rl, top_rl = agree(ridge[0], logistic[0])
             r_rr, top_rr = agree(*ridge)
             ok = "agrees" if r_rl >= r_ll else "does not agree"
-            print(f"  ridge alpha={alpha:g}: vs logistic on the same parts r {r_rl:.3f}, top-10% "
-                  f"{top_rl:.2f} ({ok} as closely as two logistic seeds); ridge seed 0 vs 1 r "
-                  f"{r_rr:.3f}, top-10% {top_rr:.2f}; bias {ridge[0].mean():.3f}", flush=True)
+            print(
+                f"  ridge alpha={alpha:g}: vs logistic on the same parts r {r_rl:.3f}, top-10% "
+                f"{top_rl:.2f} ({ok} as closely as two logistic seeds); ridge seed 0 vs 1 r "
+                f"{r_rr:.3f}, top-10% {top_rr:.2f}; bias {ridge[0].mean():.3f}",
+                flush=True,
+            )
             row[f"ridge_{alpha:g}"] = {"vs_logistic": [r_rl, top_rl], "seeds": [r_rr, top_rr]}
         out[name] = row
     if args.json:

@@ -89,7 +89,9 @@ def main() -> None:
     above = peak[0] - before_features[0]
     print(f"N={args.n:,} texts, n-grams d=1024: dense matrix {dense:.0f} MiB")
     print(f"before features {before_features[0]:.0f} MiB, peak {peak[0]:.0f} MiB (RssAnon)")
-    print(f"peak above the rows already read: {above:.0f} MiB = {above / dense:.2f}x the dense matrix")
+    print(
+        f"peak above the rows already read: {above:.0f} MiB = {above / dense:.2f}x the dense matrix"
+    )
     print(f"wall {time.perf_counter() - t0:.0f} s")
 
 

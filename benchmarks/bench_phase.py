@@ -121,14 +121,22 @@ def useful_flops(n, d, c, m, t, mean_iterations):
 def run_aflite(x, y, m, t, partitions, tol, threads):
     start = time.perf_counter()
     ps = aflite.predictability_scores(
-        x, y, n_partitions=m, train_size=t, seed=0, device="cpu", partitions=partitions,
-        model=aflite.LinearEnsemble(tol=tol), threads=threads,
+        x,
+        y,
+        n_partitions=m,
+        train_size=t,
+        seed=0,
+        device="cpu",
+        partitions=partitions,
+        model=aflite.LinearEnsemble(tol=tol),
+        threads=threads,
     )
     return ps, time.perf_counter() - start
 
 
-def run_case(name, make, t_spec, m, top, tol, threads, peak, ridge_m=0, skip_loose=False,
-             ridge_only=False):
+def run_case(
+    name, make, t_spec, m, top, tol, threads, peak, ridge_m=0, skip_loose=False, ridge_only=False
+):
     x, y = make()
     n, d = x.shape
     c = len(np.unique(y))
@@ -145,26 +153,35 @@ def run_case(name, make, t_spec, m, top, tol, threads, peak, ridge_m=0, skip_loo
         r, ov = agreement(ref, ps.scores, top)
         info = ps.info
         out[partitions] = (ps, secs, ref, t_ref, r, ov)
-        print(f"  aflite {partitions:7s} {info['solver']:6s}: {secs:7.2f} s, "
-              f"{info['iterations']} iterations (mean {info['mean_iterations']:.0f}), residual "
-              f"{info['residual']:.1e} | r={r:.4f} top-{top}={ov:.3f} | converged scikit-learn "
-              f"loop (median {it_ref} iterations) {t_ref:.1f} s -> {t_ref / secs:.1f}x", flush=True)
+        print(
+            f"  aflite {partitions:7s} {info['solver']:6s}: {secs:7.2f} s, "
+            f"{info['iterations']} iterations (mean {info['mean_iterations']:.0f}), residual "
+            f"{info['residual']:.1e} | r={r:.4f} top-{top}={ov:.3f} | converged scikit-learn "
+            f"loop (median {it_ref} iterations) {t_ref:.1f} s -> {t_ref / secs:.1f}x",
+            flush=True,
+        )
     ps, secs, ref, t_ref, r, ov = out["blocks"]
     print(f"  blocks vs uniform: {out['uniform'][1] / secs:.1f}x faster", flush=True)
     for loose in () if skip_loose else LOOSE:
         scores, t_loose, it = sklearn_loop(xs, y, ps.train_mask, loose)
         r_l, ov_l = agreement(ref, scores, top)
         if r_l >= r and ov_l >= ov:
-            print(f"  scikit-learn loop loosened to tol={loose:g} (median {it} iterations), "
-                  f"r={r_l:.4f} top-{top}={ov_l:.3f}: {t_loose:.1f} s -> {t_loose / secs:.1f}x "
-                  "at equal accuracy", flush=True)
+            print(
+                f"  scikit-learn loop loosened to tol={loose:g} (median {it} iterations), "
+                f"r={r_l:.4f} top-{top}={ov_l:.3f}: {t_loose:.1f} s -> {t_loose / secs:.1f}x "
+                "at equal accuracy",
+                flush=True,
+            )
             break
     else:
         if not skip_loose:
             print("  no loosened tolerance reached aflite's agreement", flush=True)
     floor = useful_flops(n, d, c, m, t, ps.info["mean_iterations"]) / peak
-    print(f"  useful-work floor {floor:.2f} s at {peak / 1e9:.0f} GFLOP/s: the block run "
-          f"reached {floor / secs:.0%} of it", flush=True)
+    print(
+        f"  useful-work floor {floor:.2f} s at {peak / 1e9:.0f} GFLOP/s: the block run "
+        f"reached {floor / secs:.0%} of it",
+        flush=True,
+    )
     if ridge_m:
         run_ridge(x, y, m, t, ridge_m, threads, peak, logistic_secs=secs, loop_secs=t_ref)
     return secs, ps.info
@@ -200,29 +217,42 @@ def run_ridge(x, y, m, t, ridge_m, threads, peak, *, logistic_secs, loop_secs):
     model = aflite.RidgeEnsemble()
     aflite.predictability_scores(x[:500], y[:500], n_partitions=2, train_size=50, model=model)
     start = time.perf_counter()
-    ps = aflite.predictability_scores(x, y, n_partitions=m, train_size=t, seed=0, device="cpu",
-                                      model=model, threads=threads)
+    ps = aflite.predictability_scores(
+        x, y, n_partitions=m, train_size=t, seed=0, device="cpu", model=model, threads=threads
+    )
     secs = time.perf_counter() - start
     form = ps.info["form"]
     correct, t_loop = ridge_loop(standardise(x).astype(np.float64), y, ps.train_mask, model.alpha)
-    same = "equal" if np.array_equal(correct, ps.n_correct) else (
-        f"{int((correct != ps.n_correct).sum())} rows differ")
+    same = (
+        "equal"
+        if np.array_equal(correct, ps.n_correct)
+        else (f"{int((correct != ps.n_correct).sum())} rows differ")
+    )
     versus = "" if loop_secs is None else f" | converged logistic loop -> {loop_secs / secs:.1f}x"
-    print(f"  ridge ({form}, m={m}): {secs:.2f} s | scikit-learn RidgeClassifier loop on the same "
-          f"partitions {t_loop:.1f} s -> {t_loop / secs:.1f}x, held-out counts {same}{versus}",
-          flush=True)
+    print(
+        f"  ridge ({form}, m={m}): {secs:.2f} s | scikit-learn RidgeClassifier loop on the same "
+        f"partitions {t_loop:.1f} s -> {t_loop / secs:.1f}x, held-out counts {same}{versus}",
+        flush=True,
+    )
     if form != "sparse":
         floor = ridge_floor(form, n, d, c, m, t) / peak
-        print(f"  ridge useful-work floor {floor:.2f} s at {peak / 1e9:.0f} GFLOP/s: reached "
-              f"{floor / secs:.0%} of it", flush=True)
+        print(
+            f"  ridge useful-work floor {floor:.2f} s at {peak / 1e9:.0f} GFLOP/s: reached "
+            f"{floor / secs:.0%} of it",
+            flush=True,
+        )
     if not ridge_m:
         return secs
     start = time.perf_counter()
-    aflite.predictability_scores(x, y, n_partitions=ridge_m, train_size=t, seed=0, device="cpu",
-                                 model=model, threads=threads)
+    aflite.predictability_scores(
+        x, y, n_partitions=ridge_m, train_size=t, seed=0, device="cpu", model=model, threads=threads
+    )
     big = time.perf_counter() - start
-    print(f"  ridge m={ridge_m}: {big:.2f} s = {big / logistic_secs:.2f}x the logistic phase at "
-          f"m={m} ({logistic_secs:.2f} s)", flush=True)
+    print(
+        f"  ridge m={ridge_m}: {big:.2f} s = {big / logistic_secs:.2f}x the logistic phase at "
+        f"m={m} ({logistic_secs:.2f} s)",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -234,25 +264,44 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--ridge", action="store_true", help="also time the exact family")
     ap.add_argument("--ridge-partitions", type=int, default=1024)
-    ap.add_argument("--ridge-only", action="store_true",
-                    help="time only the exact family (and its scikit-learn loop)")
-    ap.add_argument("--skip-loose", action="store_true",
-                    help="leave out the search for a loosened scikit-learn loop")
+    ap.add_argument(
+        "--ridge-only",
+        action="store_true",
+        help="time only the exact family (and its scikit-learn loop)",
+    )
+    ap.add_argument(
+        "--skip-loose",
+        action="store_true",
+        help="leave out the search for a loosened scikit-learn loop",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)  # the scikit-learn loop and the peak on as many cores
     m, top = (16, 100) if args.quick else (args.partitions, 500)
     peak = sgemm_peak()
-    print(f"threads={args.threads} float32, aflite {aflite.__version__}, tol={args.tol:g}; "
-          f"sgemm peak {peak / 1e9:.0f} GFLOP/s (4096^3)", flush=True)
+    print(
+        f"threads={args.threads} float32, aflite {aflite.__version__}, tol={args.tol:g}; "
+        f"sgemm peak {peak / 1e9:.0f} GFLOP/s (4096^3)",
+        flush=True,
+    )
     for name in args.cases.split(","):
         make, t_spec = CASES[name]
         if args.quick:
             full_make = make
             make = lambda full_make=full_make: _shrink(full_make)  # noqa: E731
             t_spec = t_spec if isinstance(t_spec, float) else max(20, t_spec // 4)
-        run_case(name, make, t_spec, m, top, args.tol, args.threads, peak,
-                 ridge_m=args.ridge_partitions if args.ridge else 0, skip_loose=args.skip_loose,
-                 ridge_only=args.ridge_only)
+        run_case(
+            name,
+            make,
+            t_spec,
+            m,
+            top,
+            args.tol,
+            args.threads,
+            peak,
+            ridge_m=args.ridge_partitions if args.ridge else 0,
+            skip_loose=args.skip_loose,
+            ridge_only=args.ridge_only,
+        )
 
 
 def _shrink(make):

@@ -60,8 +60,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=550_000)
     ap.add_argument("--d", type=int, default=1024)
-    ap.add_argument("--schedule", choices=("cli", "paper"), default="cli",
-                    help="cli: the command line's defaults; paper: t=55,000, k=500, n=92,000")
+    ap.add_argument(
+        "--schedule",
+        choices=("cli", "paper"),
+        default="cli",
+        help="cli: the command line's defaults; paper: t=55,000, k=500, n=92,000",
+    )
     ap.add_argument("--target", type=int, help="n (default: from --schedule)")
     ap.add_argument("--train", type=int, help="t (default: from --schedule)")
     ap.add_argument("--slice", type=int, help="k (default: from --schedule)")

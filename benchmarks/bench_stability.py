@@ -49,8 +49,16 @@ CASES = {
 def run(rows, features, text, seed, options, threads=None):
     start = time.perf_counter()
     out = aflite.filter_dataset(
-        rows, label="label", text=text, id="id", group="premise", features=features, seed=seed,
-        progress=False, threads=threads, **options,
+        rows,
+        label="label",
+        text=text,
+        id="id",
+        group="premise",
+        features=features,
+        seed=seed,
+        progress=False,
+        threads=threads,
+        **options,
     )
     seconds = time.perf_counter() - start
     removed = set(out.scores.loc[out.scores["split"] == "removed", "id"])
@@ -61,8 +69,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
-                    help="a filter option other than the default, e.g. model=linear")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="a filter option other than the default, e.g. model=linear",
+    )
     ap.add_argument("--preset", default=None, help="e.g. paper: Algorithm 1 as published")
     args = ap.parse_args()
     options = {} if args.preset is None else {"preset": args.preset}
@@ -80,17 +93,26 @@ def main() -> None:
         res = runs[0][2].result
         params = res.params
         jac = [len(a[0] & b[0]) / len(a[0] | b[0]) for a, b in itertools.combinations(runs, 2)]
-        print(f"{name}: {len(rows)} rows, model {params.get('model_family')}, "
-              f"m={params['n_partitions']}; removed {[len(r[0]) for r in runs]}", flush=True)
-        print(f"  seed-to-seed Jaccard {', '.join(f'{j:.3f}' for j in jac)} "
-              f"(mean {np.mean(jac):.3f}); expected overlap printed "
-              f"{', '.join(f'{r[2].result.expected_overlap:.2f}' for r in runs)}; "
-              f"{np.mean([r[1] for r in runs]):.1f} s a run", flush=True)
+        print(
+            f"{name}: {len(rows)} rows, model {params.get('model_family')}, "
+            f"m={params['n_partitions']}; removed {[len(r[0]) for r in runs]}",
+            flush=True,
+        )
+        print(
+            f"  seed-to-seed Jaccard {', '.join(f'{j:.3f}' for j in jac)} "
+            f"(mean {np.mean(jac):.3f}); expected overlap printed "
+            f"{', '.join(f'{r[2].result.expected_overlap:.2f}' for r in runs)}; "
+            f"{np.mean([r[1] for r in runs]):.1f} s a run",
+            flush=True,
+        )
         perm = np.random.default_rng(1).permutation(len(rows))
         moved = run([rows[i] for i in perm], features, text, 0, options, threads=1)
         same = moved[0] == runs[0][0]
-        print(f"  seed 0: fingerprint {runs[0][2].fingerprint}; rows shuffled, 1 thread: "
-              f"{moved[2].fingerprint} ({'identical' if same else 'DIFFERENT'})", flush=True)
+        print(
+            f"  seed 0: fingerprint {runs[0][2].fingerprint}; rows shuffled, 1 thread: "
+            f"{moved[2].fingerprint} ({'identical' if same else 'DIFFERENT'})",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -247,8 +247,19 @@ def test_audit_compare_measures_with_the_run_fields_whatever_the_word_fields(snl
     premises = snli / "premises.jsonl"
     premises.write_text("".join(json.dumps({"premise": r["premise"], "label": r["label"]}) + "\n"
                                 for r in _rows(150)))  # fmt: skip
-    words = run_in_process("audit", str(premises), "--text-fields", "premise", "--audits",
-                           "partial,pmi", "--field", "premise", "--quiet", "--compare", str(out))
+    words = run_in_process(
+        "audit",
+        str(premises),
+        "--text-fields",
+        "premise",
+        "--audits",
+        "partial,pmi",
+        "--field",
+        "premise",
+        "--quiet",
+        "--compare",
+        str(out),
+    )
     assert words.returncode == 0, words.stderr
     assert "premise-only accuracy" in words.stdout and "representation" not in words.stderr
 
@@ -256,7 +267,9 @@ def test_audit_compare_measures_with_the_run_fields_whatever_the_word_fields(snl
 def _no_signal(n: int) -> list[dict]:
     """Balanced labels and one text for every row: a model trained on a partition answers its
     majority label, the held-out rows' minority, so the estimate falls below chance."""
-    return [{"id": i, "premise": "p", "hypothesis": "a b c", "label": "xy"[i % 2]} for i in range(n)]
+    return [
+        {"id": i, "premise": "p", "hypothesis": "a b c", "label": "xy"[i % 2]} for i in range(n)
+    ]
 
 
 def test_audit_compare_warns_when_the_compared_set_is_below_chance(snli, tmp_path):
@@ -279,8 +292,9 @@ def test_audit_compare_warns_when_the_compared_set_is_below_chance(snli, tmp_pat
                        bias_train_size=20, tag="compare")  # fmt: skip
     est = res[0].rows[0][0]
     assert est < 0.48
-    assert [f"warning: {w}" for w in audit_warnings([x.to_dict() for x in res],
-                                                    rows="the compare set")] == [warning]
+    assert [
+        f"warning: {w}" for w in audit_warnings([x.to_dict() for x in res], rows="the compare set")
+    ] == [warning]
     # at chance or above: no warning
     telling = tmp_path / "telling.jsonl"
     telling.write_text("".join(json.dumps(r | {"hypothesis": f"a {r['label']}"}) + "\n"

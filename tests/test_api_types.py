@@ -23,8 +23,13 @@ def test_public_annotations_resolve_without_any(fn):
     from aflite.algorithm.solvers import LinearEnsemble  # noqa: F401
     from aflite.algorithm.solvers.choice import ChoiceEnsemble
 
-    ns = {**vars(types), "torch": torch, "Model": Model, "LinearEnsemble": LinearEnsemble,
-          "ChoiceEnsemble": ChoiceEnsemble}
+    ns = {
+        **vars(types),
+        "torch": torch,
+        "Model": Model,
+        "LinearEnsemble": LinearEnsemble,
+        "ChoiceEnsemble": ChoiceEnsemble,
+    }
     hints = typing.get_type_hints(fn, globalns={**fn.__globals__, **ns})
     loose = [name for name, hint in hints.items() if hint is typing.Any and name != "kwargs"]
     assert not loose, f"{fn.__name__}: parameters typed Any: {loose}"

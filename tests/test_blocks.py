@@ -55,8 +55,9 @@ def test_grouped_blocks_keep_groups_whole_and_inclusion_equal():
     assert abs(share[big].mean() - share[small].mean()) < 0.01
 
 
-@pytest.mark.parametrize("stopped", [[], [4, 9], list(range(11))],
-                         ids=["all-live", "two-stopped", "one-live"])
+@pytest.mark.parametrize(
+    "stopped", [[], [4, 9], list(range(11))], ids=["all-live", "two-stopped", "one-live"]
+)
 @pytest.mark.parametrize("ones", [False, True], ids=["rows-gathered", "rows-kept-with-ones"])
 def test_block_pass_equals_the_dense_pass_on_the_same_parts(ones, stopped):
     x, y, _ = planted_data(n=700, d=24, seed=1)
@@ -93,7 +94,9 @@ def test_same_scores_at_one_and_two_threads(make):
 
 def test_same_kept_set_at_one_and_two_threads():
     x, y = snli_ngrams(max_features=64)
-    kw = dict(target_size=0.7, train_size=0.3, slice_size=90, threshold=0.5, seed=0, n_partitions=16)
+    kw = dict(
+        target_size=0.7, train_size=0.3, slice_size=90, threshold=0.5, seed=0, n_partitions=16
+    )
     one = aflite.filter(x, y, threads=1, **kw)
     two = aflite.filter(x, y, threads=2, **kw)
     assert len(one.history) >= 2 and len(one.removed) > 0

@@ -10,8 +10,8 @@ import pytest
 from conftest import planted_data
 
 import aflite
+from aflite.errors import DataError
 from aflite.io.checkpoint import Checkpoint
-from aflite.io.tables import DataError
 
 ID = {"input": "a.jsonl", "fingerprint": "f1", "seed": 0}
 
@@ -21,13 +21,24 @@ def _states(tmp_path):
     x, y, _ = planted_data(n=400)
     seen = []
     res = aflite.filter(
-        x, y, target_size=200, train_size=80, slice_size=30, n_partitions=8, seed=0,
+        x,
+        y,
+        target_size=200,
+        train_size=80,
+        slice_size=30,
+        n_partitions=8,
+        seed=0,
         checkpoint=lambda s: seen.append(
-            aflite.algorithm.FilterState(**{**s.__dict__, "rows": s.rows.copy(),
-                                            "removed": list(s.removed),
-                                            "removed_phase": list(s.removed_phase),
-                                            "removed_score": list(s.removed_score),
-                                            "history": list(s.history)})
+            aflite.algorithm.FilterState(
+                **{
+                    **s.__dict__,
+                    "rows": s.rows.copy(),
+                    "removed": list(s.removed),
+                    "removed_phase": list(s.removed_phase),
+                    "removed_score": list(s.removed_score),
+                    "history": list(s.history),
+                }
+            )
         ),
     )
     return x, y, res, seen
@@ -81,13 +92,20 @@ def test_a_kill_between_writes_leaves_the_previous_checkpoint(tmp_path, monkeypa
 @pytest.mark.parametrize(
     "damage, message",
     [
-        (lambda d: (d / "manifest.json").write_text('{"identity": '), "damaged checkpoint manifest"),
+        (
+            lambda d: (d / "manifest.json").write_text('{"identity": '),
+            "damaged checkpoint manifest",
+        ),
         (lambda d: (d / "features.npy").write_bytes(b"\x93NUMPY tampered"), "does not match"),
         (lambda d: next(d.glob("state-*.npz")).unlink(), "missing or does not match"),
         (
             lambda d: (d / "manifest.json").write_text(
-                json.dumps({**json.loads((d / "manifest.json").read_text()),
-                            "files": {"../outside.npy": "0" * 64}})
+                json.dumps(
+                    {
+                        **json.loads((d / "manifest.json").read_text()),
+                        "files": {"../outside.npy": "0" * 64},
+                    }
+                )
             ),
             "names '../outside.npy', not a file of this checkpoint",
         ),

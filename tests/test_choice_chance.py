@@ -60,8 +60,15 @@ def test_choices_alike_in_a_precomputed_array_score_a_guess_and_the_chance_is_on
     y = rng.integers(0, n_real)
     give = rng.random(n) < 0.3
     x[np.flatnonzero(give), y[give], 0] = 1.0
-    kw = dict(n_partitions=16, train_size=0.2, slice_size=30, threshold=0.6, min_bias=0.02,
-              seed=0, threads=1)
+    kw = dict(
+        n_partitions=16,
+        train_size=0.2,
+        slice_size=30,
+        threshold=0.6,
+        min_bias=0.02,
+        seed=0,
+        threads=1,
+    )
     r = aflite.filter(x, y, target_size=0.3, **kw)
     assert r.stop_reason == "chance" and give[r.removed].mean() > 0.9
     guesses = np.mean(1.0 / n_real[r.kept])

@@ -75,8 +75,14 @@ def torch_reference(x, y, c):
     xs = torch.as_tensor(np.nan_to_num(x * within_scale(x)))
     yt = torch.as_tensor(y)
     w = torch.zeros(x.shape[2], dtype=torch.float64, requires_grad=True)
-    opt = torch.optim.LBFGS([w], lr=1, max_iter=200, tolerance_grad=1e-8,
-                            tolerance_change=1e-14, line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS(
+        [w],
+        lr=1,
+        max_iter=200,
+        tolerance_grad=1e-8,
+        tolerance_change=1e-14,
+        line_search_fn="strong_wolfe",
+    )
 
     def closure():
         opt.zero_grad()
@@ -99,8 +105,9 @@ def test_k_choices_with_padding_match_a_full_batch_torch_fit():
     train = np.ones((len(y), 1), bool)
     _, _, _, out = fit(x, y, train, ChoiceEnsemble(C=0.5, tol=1e-6))
     ref = torch_reference(x, y, 0.5)
-    np.testing.assert_allclose(out.weights[:, 0].double().numpy(), ref, rtol=1e-3,
-                               atol=1e-3 * np.abs(ref).max())
+    np.testing.assert_allclose(
+        out.weights[:, 0].double().numpy(), ref, rtol=1e-3, atol=1e-3 * np.abs(ref).max()
+    )
 
 
 def test_block_passes_reach_the_fit_of_the_masks_on_the_same_parts():
@@ -108,8 +115,9 @@ def test_block_passes_reach_the_fit_of_the_masks_on_the_same_parts():
     store = choice_store(x, CPU)
     neg = torch.zeros((600, 4))
     yt = torch.as_tensor(y)
-    design = block_design(600, 8, 150, block_rows=10, generator=torch.Generator().manual_seed(0),
-                          device=CPU)
+    design = block_design(
+        600, 8, 150, block_rows=10, generator=torch.Generator().manual_seed(0), device=CPU
+    )
     plan = plan_blocks(store, yt, design, torch.arange(600), 4, task_rows=64)
     model = ChoiceEnsemble(tol=1e-6)
     by_blocks = fit_choices(store, yt, neg, model, plan=plan)
@@ -135,8 +143,10 @@ def test_reordering_every_items_choices_changes_nothing():
     s2, y2, n2, b = fit(xp, yp, train, ChoiceEnsemble(tol=1e-6))
     np.testing.assert_allclose(a.weights, b.weights, rtol=1e-4, atol=1e-5)
     held = torch.as_tensor(~train, dtype=torch.float32)
-    np.testing.assert_array_equal(choice_heldout_counts(s1, y1, n1, a, heldout=held)[0],
-                                  choice_heldout_counts(s2, y2, n2, b, heldout=held)[0])
+    np.testing.assert_array_equal(
+        choice_heldout_counts(s1, y1, n1, a, heldout=held)[0],
+        choice_heldout_counts(s2, y2, n2, b, heldout=held)[0],
+    )
 
 
 def test_a_shift_shared_by_an_items_choices_changes_nothing():
@@ -174,12 +184,17 @@ def test_a_tie_for_the_top_is_a_guess_among_the_tied_never_a_pick_by_position():
     assert _hits(x, yz, torch.zeros(n, 3), torch.tensor([[1.0], [0.0]]), keys).sum() == 0
     assert _hits(x, yz, torch.zeros(n, 3), torch.tensor([[0.0], [1.0]]), keys).min() == 1
     # a padded choice is not in the tie: a two-way tie of choices 0 and 2
-    padded = _hits(x, yz, torch.tensor([[0.0, NEG, 0.0]]).expand(n, 3),
-                   torch.tensor([[1.0], [0.0]]), keys)
+    padded = _hits(
+        x, yz, torch.tensor([[0.0, NEG, 0.0]]).expand(n, 3), torch.tensor([[1.0], [0.0]]), keys
+    )
     assert abs(float(padded.mean()) - 0.5) < 0.03
     masked = torch.tensor([[[0.0, 0.0], [5.0, 0.0], [-1.0, 0.0]]])
-    assert _hits(masked, yz[:1], torch.tensor([[0.0, NEG, 0.0]]), torch.tensor([[1.0], [0.0]]),
-                 keys[:1]).item() == 1.0
+    assert (
+        _hits(
+            masked, yz[:1], torch.tensor([[0.0, NEG, 0.0]]), torch.tensor([[1.0], [0.0]]), keys[:1]
+        ).item()
+        == 1.0
+    )
 
 
 def planted(n=1200, k=4, d=16, share=0.3, seed=0):
@@ -220,7 +235,9 @@ def test_same_result_at_one_and_two_threads():
     x, y, _ = planted(n=600, d=8, seed=3)
     x[::7, 3] = np.nan  # some items have three choices
     y[::7] = np.minimum(y[::7], 2)
-    kw = dict(target_size=400, n_partitions=8, train_size=0.25, slice_size=60, threshold=0.5, seed=0)
+    kw = dict(
+        target_size=400, n_partitions=8, train_size=0.25, slice_size=60, threshold=0.5, seed=0
+    )
     one = aflite.filter(x, y, threads=1, **kw)
     two = aflite.filter(x, y, threads=2, **kw)
     np.testing.assert_array_equal(one.kept, two.kept)
@@ -230,8 +247,9 @@ def test_same_result_at_one_and_two_threads():
 
 def test_uniform_partitions_run_too():
     x, y, give = planted(n=400, d=8, seed=4)
-    ps = aflite.predictability_scores(x, y, n_partitions=8, train_size=0.3, partitions="uniform",
-                                      seed=0, threads=1)
+    ps = aflite.predictability_scores(
+        x, y, n_partitions=8, train_size=0.3, partitions="uniform", seed=0, threads=1
+    )
     assert np.nanmean(ps.scores[give]) > 0.9 > 0.5 > np.nanmean(ps.scores[~give])
     assert ps.info["solver"] == "choice"
 
@@ -259,12 +277,24 @@ def test_pad_choices_and_its_padding_is_masked():
         (np.zeros((5, 3, 2)), [0, 1, 2, 3, 0], {}, r"item 3: answer 3 is not a choice position"),
         (np.zeros((5, 3, 2)), ["a", "b", "c", "a", "b"], {}, "0-based answer positions"),
         (np.zeros((5, 3, 2)), [0, 1, 2], {}, "one answer per item"),
-        (pad_choices([np.ones((3, 2))] * 4 + [np.ones((2, 2))]), [0, 1, 2, 0, 2], {},
-         "item 4: answer 2 points at a padded"),
-        (pad_choices([np.ones((3, 2))] * 4 + [np.ones((1, 2))]), [0] * 5, {},
-         "item 4 has fewer than 2 choices"),
-        (np.where(np.arange(2) == 0, np.nan, np.zeros((5, 3, 2))), [0] * 5, {},
-         "NaN or inf in item 0, choice 0"),
+        (
+            pad_choices([np.ones((3, 2))] * 4 + [np.ones((2, 2))]),
+            [0, 1, 2, 0, 2],
+            {},
+            "item 4: answer 2 points at a padded",
+        ),
+        (
+            pad_choices([np.ones((3, 2))] * 4 + [np.ones((1, 2))]),
+            [0] * 5,
+            {},
+            "item 4 has fewer than 2 choices",
+        ),
+        (
+            np.where(np.arange(2) == 0, np.nan, np.zeros((5, 3, 2))),
+            [0] * 5,
+            {},
+            "NaN or inf in item 0, choice 0",
+        ),
     ],
 )
 def test_bad_multiple_choice_input_is_one_clear_error(features, labels, kw, match):

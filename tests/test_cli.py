@@ -89,9 +89,13 @@ def test_filter_writes_outputs_that_partition_the_input(tmp_path, small_snli):
     assert sorted(set(scores["split"])) == ["kept", "removed", "warmup"]
     # removal score for removed rows, final re-score for kept rows, neither for warm-up rows
     by_split = {
-        split: [(a, b, c) for a, b, c, s in zip(
-            scores["score"], scores["removal_score"], scores["final_score"], scores["split"]
-        ) if s == split]
+        split: [
+            (a, b, c)
+            for a, b, c, s in zip(
+                scores["score"], scores["removal_score"], scores["final_score"], scores["split"]
+            )
+            if s == split
+        ]
         for split in ("kept", "removed", "warmup")
     }
     assert all(r is None and f == s for s, r, f in by_split["kept"])
@@ -335,8 +339,18 @@ def test_filter_defaults_bring_hypothesis_only_accuracy_near_chance_not_below(tm
     rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()][:3000]
     data.write_text("".join(json.dumps(row) + "\n" for row in rows))
     r = run_cli(
-        "filter", str(data), "--text-fields", "hypothesis", "--id-field", "id",
-        "--group-field", "premise", "--out-dir", str(out), "--quiet", "--no-report",
+        "filter",
+        str(data),
+        "--text-fields",
+        "hypothesis",
+        "--id-field",
+        "id",
+        "--group-field",
+        "premise",
+        "--out-dir",
+        str(out),
+        "--quiet",
+        "--no-report",
     )
     assert r.returncode == 0, r.stderr
     summary = json.loads((out / "summary.json").read_text())
@@ -354,8 +368,10 @@ def test_filter_defaults_bring_hypothesis_only_accuracy_near_chance_not_below(tm
 
     same = ngram_features([hyp])
     chars = CountVectorizer(analyzer="char_wb", ngram_range=(2, 4), min_df=2).fit_transform(hyp)
-    for x, model, own in ((same, LogisticRegression(max_iter=2000), True),
-                          (chars, MultinomialNB(), False)):
+    for x, model, own in (
+        (same, LogisticRegression(max_iter=2000), True),
+        (chars, MultinomialNB(), False),
+    ):
         acc_kept = cross_val_score(model, x[kept], y[kept], cv=folds).mean()
         acc_random = cross_val_score(model, x[random_subset], y[random_subset], cv=folds).mean()
         why = (type(model).__name__, acc_kept, acc_random, chance)
@@ -371,6 +387,7 @@ def test_filter_defaults_bring_hypothesis_only_accuracy_near_chance_not_below(tm
     # the audit reports the same picture
     audit = partial_input_baseline([h for h, k in zip(hyp, kept) if k], y[kept])
     assert abs(audit.rows[0][1] - audit.rows[0][2]) < CHANCE_MARGIN
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("point", ["inside phase 0", "after a phase"])

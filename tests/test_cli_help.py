@@ -66,8 +66,7 @@ def test_help_has_no_type_tags_and_flags_come_in_pairs(words):
         assert negative == "--no-" + name[2:], flag
 
 
-@pytest.mark.parametrize("words", COMMANDS + [["export"]],
-                         ids=lambda w: " ".join(w) or "aflite")
+@pytest.mark.parametrize("words", COMMANDS + [["export"]], ids=lambda w: " ".join(w) or "aflite")
 def test_usage_lines_and_field_options_read_alike(words):
     text = _help(words)
     usage = text.splitlines()[0]
@@ -160,7 +159,9 @@ HEAVY = ("torch", "sklearn", "matplotlib", "pandas", "datasets", "sentence_trans
 
 @pytest.mark.parametrize("module", ["aflite", "aflite.cli.main"])
 def test_start_up_imports_no_heavy_module(tmp_path, module):
-    r = _python(f"import {module}, sys; print([m for m in {HEAVY!r} if m in sys.modules])", tmp_path)
+    r = _python(
+        f"import {module}, sys; print([m for m in {HEAVY!r} if m in sys.modules])", tmp_path
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
 

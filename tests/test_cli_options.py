@@ -24,10 +24,15 @@ BAD_OPTIONS = [
     (["--train-size", "abc"], "--train-size: must be a row count or a fraction"),
     (["--train-size", "1.5"], "--train-size: as a fraction must be in (0, 1), got 1.5"),
     (["--train-size", "5000"], "--train-size: 5000 must be smaller than --target-size (3000)"),
-    (["--train-size", "2"],
-     "--train-size: 2 gives each classifier 2 training rows, fewer than the 3 classes"),
-    (["--train-size", "0.0003"], "--train-size: 0.0003 of 6000 rows gives each classifier 2 "
-     "training rows, fewer than the 3 classes"),
+    (
+        ["--train-size", "2"],
+        "--train-size: 2 gives each classifier 2 training rows, fewer than the 3 classes",
+    ),
+    (
+        ["--train-size", "0.0003"],
+        "--train-size: 0.0003 of 6000 rows gives each classifier 2 "
+        "training rows, fewer than the 3 classes",
+    ),
     (["--target-size", "0"], "--target-size: must be at least 1 row, got 0"),
     (["--target-size", "6000"], "--target-size: 6000 is not smaller than the 6000 rows"),
     (["--target-size", "0.00001"], "--target-size: 1e-05 of 6000 rows is less than 1 row"),

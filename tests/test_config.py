@@ -204,7 +204,10 @@ def test_a_preset_on_the_command_line_and_explicit_options_over_it(monkeypatch):
                     "filter", "data.jsonl", "--preset", "paper")  # fmt: skip
     assert job == FilterConfig.build(preset("paper"), {"input": "data.jsonl"})
     assert (job.threshold, job.min_bias, job.partitions, job.slice_size) == (
-        0.75, None, "uniform", 500,
+        0.75,
+        None,
+        "uniform",
+        500,
     )
     job = _captured(monkeypatch, aflite.jobs, "run_filter_job",
                     "filter", "data.jsonl", "--preset", "paper", "--threshold", "0.6",
@@ -318,5 +321,7 @@ def test_a_bad_audit_option_is_one_line_before_any_work(tmp_path):
     assert r.returncode == 2
     assert r.stderr == "aflite: error: --min-count: must be a positive whole number, got 0\n"
     r = run_in_process("audit", "nowhere.jsonl", "--text-fields", "t", "--tokenizer", "spacey")
-    assert "--tokenizer: unknown value 'spacey': choose one of regex, spacy; did you mean " \
+    assert (
+        "--tokenizer: unknown value 'spacey': choose one of regex, spacy; did you mean "
         "'spacy'?" in r.stderr
+    )

@@ -122,8 +122,9 @@ def test_api_rough_edges_are_smoothed(tmp_path):
     x = aflite.featurize(rows, text="text")
     y = np.array([r["label"] for r in rows])
     dense = aflite.filter(x, y, train_size=60, slice_size=20, n_partitions=8, seed=0)
-    sparse = aflite.filter(sp.csr_matrix(x), y, train_size=60, slice_size=20, n_partitions=8,
-                           seed=0)  # and target_size defaults to half the rows
+    sparse = aflite.filter(
+        sp.csr_matrix(x), y, train_size=60, slice_size=20, n_partitions=8, seed=0
+    )  # and target_size defaults to half the rows
     np.testing.assert_array_equal(dense.kept, sparse.kept)
     assert len(dense.kept) >= 150 and dense.params["target_size"] == 150
     # a None among the labels is named, not a numpy TypeError
@@ -145,8 +146,9 @@ def test_class_label_names_come_back_as_names():
     ds = datasets.Dataset.from_list(rows).cast_column(
         "label", datasets.ClassLabel(names=["no", "yes"])
     )
-    out = aflite.filter_dataset(ds, label="label", target_size=80, train_size=40, slice_size=10,
-                                n_partitions=8, seed=0)
+    out = aflite.filter_dataset(
+        ds, label="label", target_size=80, train_size=40, slice_size=10, n_partitions=8, seed=0
+    )
     assert set(out.scores["label"]) == {"no", "yes"}
 
 

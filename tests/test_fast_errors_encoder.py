@@ -117,8 +117,11 @@ def test_the_python_api_refuses_it_before_torch_is_imported():
 
 
 def test_the_python_api_names_the_model(offline):
-    with pytest.raises(DataError, match=r"model 'no-org/no-model' is not a local folder.*"
-                                        r"downloads are off"):
+    with pytest.raises(
+        DataError,
+        match=r"model 'no-org/no-model' is not a local folder.*"
+        r"downloads are off",
+    ):
         aflite.filter_dataset([{"text": "a b", "label": 0}] * 4, label="label",
                               features="sentence-transformers:no-org/no-model")  # fmt: skip
     with pytest.raises(DataError, match="model folder '/no/such/model' does not exist"):

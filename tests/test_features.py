@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from aflite.data import bundled_snli
+from aflite.errors import DataError
 from aflite.features import (
     ngram_features,
     pair_features,
@@ -19,7 +20,6 @@ from aflite.features import (
 )
 from aflite.features.build import build_features
 from aflite.features.encoders import resolve_model_path
-from aflite.io.tables import DataError
 
 MINILM = "all-MiniLM-L6-v2"
 
@@ -213,7 +213,7 @@ def test_ray_backend_embeds_through_build_features(tmp_path, monkeypatch):
 
 
 def test_wide_hashed_ngrams_are_refused_up_front_or_reduced_through_the_sparse_path(pairs):
-    from aflite.io.tables import DataError
+    from aflite.errors import DataError
 
     with pytest.raises(DataError, match="over the limit of 8192.*svd=N"):
         parse_feature_spec("ngrams:hash=1048576")

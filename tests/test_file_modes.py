@@ -67,6 +67,12 @@ def test_run_outputs_are_readable_by_others_under_umask_022(tmp_path):
     with umask(0o022):
         run_filter_job(job, progress=False)
     files = [p for p in out.rglob("*") if p.is_file()]
-    assert {p.name for p in files} >= {"kept.jsonl", "removed.jsonl", "scores.parquet",
-                                        "summary.json", "result.json", "result.npz"}
+    assert {p.name for p in files} >= {
+        "kept.jsonl",
+        "removed.jsonl",
+        "scores.parquet",
+        "summary.json",
+        "result.json",
+        "result.npz",
+    }
     assert {p.name: _mode(p) for p in files} == {p.name: 0o644 for p in files}

@@ -74,7 +74,9 @@ def test_removed_scores_are_descending_within_a_slice(planted):
 
 def test_train_size_must_be_below_target_size():
     x, y, _ = planted_data(n=200, seed=3)
-    with pytest.raises(ValueError, match=r"train_size \(150\) must be smaller than target_size \(10\)"):
+    with pytest.raises(
+        ValueError, match=r"train_size \(150\) must be smaller than target_size \(10\)"
+    ):
         aflite.filter(x, y, target_size=10, train_size=150, slice_size=30, threshold=0.0)
 
 
@@ -83,7 +85,13 @@ def test_never_heldout_rows_are_not_removed(partitions):
     x, y, _ = planted_data(n=100, seed=4)
     # one partition training on about 90 of 100 rows: those are never held out in a phase
     res = aflite.filter(
-        x, y, target_size=95, train_size=90, n_partitions=1, slice_size=5, threshold=0.0,
+        x,
+        y,
+        target_size=95,
+        train_size=90,
+        n_partitions=1,
+        slice_size=5,
+        threshold=0.0,
         partitions=partitions,
     )
     ps = aflite.predictability_scores(x, y, train_size=90, n_partitions=1, partitions=partitions)
@@ -172,15 +180,26 @@ def test_compaction_keeps_rows_labels_and_groups_aligned(owned):
     x = rng.normal(size=(50, 3)).astype(np.float32)
     if not owned:
         x = np.lib.format.open_memmap(
-            str(__import__("tempfile").mkdtemp()) + "/x.npy", mode="w+", dtype=np.float32, shape=x.shape
+            str(__import__("tempfile").mkdtemp()) + "/x.npy",
+            mode="w+",
+            dtype=np.float32,
+            shape=x.shape,
         )
         x[:] = rng.normal(size=(50, 3))
     y = rng.integers(0, 2, 50)
     g = np.arange(50) // 5
     original = np.array(x)
     runner = PhaseRunner(
-        x, y, 2, model=LinearModel(), n_partitions=2, train_size=5, groups=g,
-        device=torch.device("cpu"), generator=torch.Generator().manual_seed(0), chunk_rows=7,
+        x,
+        y,
+        2,
+        model=LinearModel(),
+        n_partitions=2,
+        train_size=5,
+        groups=g,
+        device=torch.device("cpu"),
+        generator=torch.Generator().manual_seed(0),
+        chunk_rows=7,
     )
     assert (runner.store.data is not None) == owned
     full = standardise(original)

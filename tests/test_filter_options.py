@@ -126,8 +126,10 @@ def test_compare_refuses_a_training_part_smaller_than_the_classes(tmp_path):
     train, dev = _train_dev(tmp_path, 300, 100)
     with pytest.raises(DataError) as e:
         compare_experiment(str(train), str(dev), train_size=2)
-    assert str(e.value) == "train_size: 2 gives each classifier 2 training rows, fewer than " \
+    assert (
+        str(e.value) == "train_size: 2 gives each classifier 2 training rows, fewer than "
         "the 3 classes"
+    )
     r = run_in_process("experiment", "compare", str(train), "--dev", str(dev),
                        "--text-fields", "hypothesis", "--train-size", "2")  # fmt: skip
     assert r.returncode == 2 and r.stderr.endswith(
@@ -150,9 +152,7 @@ def test_compare_names_dev_s_training_part_in_the_size_given(tmp_path):
 # --- rows dropped by --drop-ids in the counts -------------------------------------------------
 
 
-def test_rows_dropped_by_review_are_counted_apart_and_every_row_is_in_one_output(
-    snli300, tmp_path
-):
+def test_rows_dropped_by_review_are_counted_apart_and_every_row_is_in_one_output(snli300, tmp_path):
     rows = _rows(300)
     drop = tmp_path / "drop.txt"
     drop.write_text(f"{rows[0]['id']}\n{rows[7]['id']}\n")
@@ -222,8 +222,10 @@ def test_resume_on_a_finished_run_says_so_and_rewrites_nothing(snli300, tmp_path
     # another run's folder is not this one's to resume: the first option that differs named
     with pytest.raises(DataError) as e:
         run_filter_job(dataclasses.replace(job, seed=1), progress=False, log=logged.append)
-    assert str(e.value) == f"{out}: holds a finished run with --seed 0, not 1, nothing to " \
+    assert (
+        str(e.value) == f"{out}: holds a finished run with --seed 0, not 1, nothing to "
         "resume; pass --overwrite to replace it"
+    )
     r = run_in_process(*args, "--resume", "--seed", "1")
     assert r.returncode == 2 and r.stderr == f"aflite: error: {e.value}\n"
     assert _files(out) == before
@@ -272,7 +274,11 @@ def test_options_of_the_phases_given_with_by_are_named_as_ignored(snli300, tmp_p
             "--no-report"]  # fmt: skip
 
     def ignored(r):  # stderr also holds the run's other notes and warnings
-        return [line for line in r.stderr.splitlines() if "do not apply" in line or "does not apply" in line]
+        return [
+            line
+            for line in r.stderr.splitlines()
+            if "do not apply" in line or "does not apply" in line
+        ]
 
     r = run_in_process(*args, "--threshold", "0.9", "--strategy", "greedy")
     assert r.returncode == 0, r.stderr

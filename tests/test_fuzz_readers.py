@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from aflite.errors import DataError
 from aflite.features import load_precomputed
-from aflite.io.tables import read_table
+from aflite.io import read_table
 from aflite.jobs import FilterJob, load_job_inputs
 
 FUZZ = settings(

@@ -74,9 +74,17 @@ def test_the_exact_family_keeps_the_cpus_rows_on_cuda_with_tf32_on(form):
     answers, no atomic adds; the caller's TF32 setting changes nothing."""
     x, y, _ = _problem(n=3000, d=64 if form == "primal" else 512)
     ids = [f"r{i}" for i in range(len(y))]
-    kw = dict(target_size=1800, train_size=300 if form == "dual" else 600, slice_size=150,
-              n_partitions=32, threshold=0.5, model=aflite.RidgeEnsemble(form=form), ids=ids,
-              seed=4, progress=False)
+    kw = dict(
+        target_size=1800,
+        train_size=300 if form == "dual" else 600,
+        slice_size=150,
+        n_partitions=32,
+        threshold=0.5,
+        model=aflite.RidgeEnsemble(form=form),
+        ids=ids,
+        seed=4,
+        progress=False,
+    )
     cpu = aflite.filter(x, y, device="cpu", **kw)
     before = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = True

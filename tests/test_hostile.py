@@ -23,8 +23,9 @@ from conftest import run_in_process
 
 import aflite
 from aflite.data import bundled_snli
+from aflite.errors import DataError
+from aflite.io import read_table
 from aflite.io.ids import check_ids
-from aflite.io.tables import DataError, read_table
 
 SRC = str(Path(aflite.__file__).resolve().parents[1])
 
@@ -211,10 +212,16 @@ BAD_IDS = [
     ([{"k": 1}], "t.jsonl:1: field 'id' is not an id (an object: {'k': 1})"),
     ([True, 2], "t.jsonl:1: field 'id' is not an id (a boolean: True)"),
     ([1.5, float("nan")], "t.jsonl:2: field 'id' is not an id (not a number: nan)"),
-    ([2, "2"], "t.jsonl:2: field 'id' has ambiguous ids '2' and 2 (first at 1); "
-     "they are the same id as text"),
-    (["x", 1.0, "1.0"], "t.jsonl:3: field 'id' has ambiguous ids '1.0' and 1.0 (first at 2); "
-     "they are the same id as text"),
+    (
+        [2, "2"],
+        "t.jsonl:2: field 'id' has ambiguous ids '2' and 2 (first at 1); "
+        "they are the same id as text",
+    ),
+    (
+        ["x", 1.0, "1.0"],
+        "t.jsonl:3: field 'id' has ambiguous ids '1.0' and 1.0 (first at 2); "
+        "they are the same id as text",
+    ),
     (["x", "y", "x"], "t.jsonl:3: field 'id' duplicates id 'x' (first at 1)"),
 ]
 
@@ -525,4 +532,3 @@ def test_report_plots_draw_labels_as_plain_text(tmp_path):
     _report_dir(tmp_path / "d", labels, extra)
     page = render_report(tmp_path / "d")
     assert "<b>x</b>" not in page and page.count("data:image/png;base64,") >= 1 + len(labels)
-

@@ -208,7 +208,7 @@ def test_no_private_names_imported_from_other_modules():
     assert private_imports() == []
 
 
-# The layers of ARCHITECTURE.md, top first: a package imports only from its own layer's
+# The layers of docs/architecture.md, top first: a package imports only from its own layer's
 # packages it is allowed to (SIDEWAYS) and from the layers below it.
 LAYERS = [
     {"__main__"},

@@ -46,10 +46,14 @@ class NondeterministicOps(TorchDispatchMode):
         floating = out is not None and (out.is_floating_point() or out.is_complex())
         if name in ACCUMULATING and floating:
             self.found.append(name)
-        elif name == "bincount" and (len(args) > 1 and args[1] is not None or kwargs.get("weights") is not None):
+        elif name == "bincount" and (
+            len(args) > 1 and args[1] is not None or kwargs.get("weights") is not None
+        ):
             self.found.append("bincount with weights")
         elif name in WRITING and floating:
-            accumulate = kwargs.get("accumulate", args[3] if len(args) > 3 and name.endswith("put_") else False)
+            accumulate = kwargs.get(
+                "accumulate", args[3] if len(args) > 3 and name.endswith("put_") else False
+            )
             if accumulate is True:
                 self.found.append(f"{name}(accumulate=True)")
             elif _targets_repeat(name, args):
@@ -62,8 +66,10 @@ def _targets_repeat(name: str, args: tuple) -> bool:
         idx = [i for i in args[1] if i is not None]
         if not idx:
             return False
-        cols = torch.stack([i.expand(torch.broadcast_shapes(*[j.shape for j in idx])).reshape(-1)
-                            for i in idx], dim=1)
+        cols = torch.stack(
+            [i.expand(torch.broadcast_shapes(*[j.shape for j in idx])).reshape(-1) for i in idx],
+            dim=1,
+        )
         return len(torch.unique(cols, dim=0)) < len(cols)
     if "scatter" in name:
         dim, index = args[1], args[2]
@@ -95,9 +101,19 @@ def test_a_phase_on_the_forms_cuda_runs_uses_no_operator_nondeterministic_there(
     # the dense forms are the ones a GPU runs (the sparse form needs the CPU's raw rows)
     x, y = _dense()
     with NondeterministicOps() as seen:
-        aflite.filter(x, y, target_size=200, train_size=60, slice_size=20, n_partitions=8,
-                      model=aflite.RidgeEnsemble(form=form), groups=np.arange(300) // 2,
-                      ids=[f"r{i}" for i in range(300)], progress=False, seed=1)
+        aflite.filter(
+            x,
+            y,
+            target_size=200,
+            train_size=60,
+            slice_size=20,
+            n_partitions=8,
+            model=aflite.RidgeEnsemble(form=form),
+            groups=np.arange(300) // 2,
+            ids=[f"r{i}" for i in range(300)],
+            progress=False,
+            seed=1,
+        )
     assert seen.found == []
 
 
@@ -105,7 +121,9 @@ def test_the_recorder_catches_what_it_is_for():
     with NondeterministicOps() as seen:
         torch.zeros(3).index_add_(0, torch.tensor([0, 0]), torch.ones(2))
         torch.zeros(3)[torch.tensor([1, 1])] = torch.tensor([1.0, 2.0])
-        torch.zeros(3, dtype=torch.int64).index_add_(0, torch.tensor([0, 0]), torch.ones(2, dtype=torch.int64))
+        torch.zeros(3, dtype=torch.int64).index_add_(
+            0, torch.tensor([0, 0]), torch.ones(2, dtype=torch.int64)
+        )
         torch.zeros(3)[torch.tensor([0, 2])] = torch.tensor([1.0, 2.0])
     assert seen.found == ["index_add_", "index_put_ with repeated targets"]
 
@@ -117,8 +135,16 @@ def test_the_same_seed_keeps_the_same_rows_in_any_storage_order_chunking_and_thr
     x, y = make()
     n = len(y)
     ids = [f"row-{i:04d}" for i in range(n)]
-    kw = dict(target_size=int(0.6 * n), train_size=int(0.15 * n), slice_size=int(0.05 * n),
-              n_partitions=32, threshold=0.5, model="ridge", seed=7, progress=False)
+    kw = dict(
+        target_size=int(0.6 * n),
+        train_size=int(0.15 * n),
+        slice_size=int(0.05 * n),
+        n_partitions=32,
+        threshold=0.5,
+        model="ridge",
+        seed=7,
+        progress=False,
+    )
     base = aflite.filter(x, y, ids=ids, threads=1, **kw)
     kept = base.fingerprint(ids)
     assert 0 < len(base.removed)
@@ -142,12 +168,14 @@ def _chunked(fn):
             return fn(rows, *args, **kwargs)
         finally:
             store.ranges = ranges
+
     return run
 
 
 def _chunked_kernel(fn):
     def run(store):
         return fn(store).clone()
+
     return run
 
 
@@ -175,8 +203,15 @@ def test_a_shuffled_file_gives_the_same_kept_set_and_fingerprint(tmp_path):
 
 def test_the_callers_precision_settings_do_not_change_the_kept_set():
     x, y = _sparse()
-    kw = dict(target_size=250, train_size=60, slice_size=20, n_partitions=16, threshold=0.5,
-              seed=3, progress=False)
+    kw = dict(
+        target_size=250,
+        train_size=60,
+        slice_size=20,
+        n_partitions=16,
+        threshold=0.5,
+        seed=3,
+        progress=False,
+    )
     base = aflite.filter(x, y, model="ridge", **kw)
     before = torch.get_float32_matmul_precision()
     try:
@@ -193,9 +228,11 @@ def test_the_callers_precision_settings_do_not_change_the_kept_set():
 def test_a_score_never_rests_on_a_fit_far_from_converged(partitions):
     x, y = _dense()
     cut_short = aflite.LinearEnsemble(max_iter=2, tol=1e-8)
-    ps = aflite.predictability_scores(x, y, n_partitions=8, train_size=60, model=cut_short,
-                                      partitions=partitions)
+    ps = aflite.predictability_scores(
+        x, y, n_partitions=8, train_size=60, model=cut_short, partitions=partitions
+    )
     assert ps.info["n_left_out"] == 8 and (ps.n_heldout == 0).all()
-    ok = aflite.predictability_scores(x, y, n_partitions=8, train_size=60, model="linear",
-                                      partitions=partitions)
+    ok = aflite.predictability_scores(
+        x, y, n_partitions=8, train_size=60, model="linear", partitions=partitions
+    )
     assert ok.info["n_left_out"] == 0 and (ok.n_heldout > 0).all()

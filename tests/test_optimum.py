@@ -33,8 +33,12 @@ def test_optimum_is_no_worse_than_any_other_subset_and_avoids_biased_rows():
     chosen = np.zeros((1, 16), bool)
     chosen[0, opt.subset] = True
     fresh = aflite.subset_bias(
-        x, y, np.vstack([chosen, np.ones((1, 16), bool), others]),
-        n_partitions=512, train_size=4, seed=1,
+        x,
+        y,
+        np.vstack([chosen, np.ones((1, 16), bool), others]),
+        n_partitions=512,
+        train_size=4,
+        seed=1,
     )
     assert fresh[0] < fresh[1] - 0.1
     assert fresh[0] < fresh[2:].min()

@@ -78,8 +78,10 @@ def test_refusal_through_main_is_one_line_exit_2(tmp_path, monkeypatch, capsys, 
         main()
     err = capsys.readouterr().err
     assert e.value.code == 2
-    assert err == f"aflite: error: {out}: holds a previous run (summary.json); pass --overwrite " \
+    assert (
+        err == f"aflite: error: {out}: holds a previous run (summary.json); pass --overwrite "
         "to replace it or --resume to continue it\n"
+    )
 
 
 def test_unrelated_files_are_not_a_previous_run(tmp_path):

@@ -1,4 +1,4 @@
-"""A toy plug-in of every kind, registered the way ARCHITECTURE.md says, used by name from the
+"""A toy plug-in of every kind, registered the way docs/architecture.md says, used by name from the
 Python API and the command line; then the registry shape itself (errors, aliases, order).
 
 The toys make the answers known: the feature kind gives +1 to rows whose text says "easy"
@@ -71,7 +71,9 @@ class ToyTsv(RowsTable):
     @classmethod
     def read(cls, path, options):
         with open(path, encoding="utf-8") as fh:
-            rows = [dict(zip(("id", "label", "text"), line.rstrip("\n").split("\t"))) for line in fh]
+            rows = [
+                dict(zip(("id", "label", "text"), line.rstrip("\n").split("\t"))) for line in fh
+            ]
         return cls(path, rows, list(range(1, len(rows) + 1)), ["id", "label", "text"])
 
     def write_subset(self, target, indices, extra=None):

@@ -140,7 +140,11 @@ def test_grouped_partitions_train_every_row_equally_often():
     groups = torch.as_tensor(np.repeat(np.arange(len(sizes)), sizes))
     n, t = len(groups), 250
     mask = train_masks(
-        n, 1500, t, generator=torch.Generator().manual_seed(0), device=torch.device("cpu"),
+        n,
+        1500,
+        t,
+        generator=torch.Generator().manual_seed(0),
+        device=torch.device("cpu"),
         groups=groups,
     )
     assert bool((mask.sum(0) == t).all())  # exact t: enough singletons to absorb rounding

@@ -188,8 +188,11 @@ def test_warnings_box_on_top_for_drift_and_below_chance(tmp_path):
 
 
 def _baseline(tag: str, *rows: list) -> dict:
-    return {"name": f"baseline ({tag})", "summary": "",
-            "table": {"header": ["model", "accuracy", "majority class"], "rows": list(rows)}}
+    return {
+        "name": f"baseline ({tag})",
+        "summary": "",
+        "table": {"header": ["model", "accuracy", "majority class"], "rows": list(rows)},
+    }
 
 
 def test_compare_set_below_chance_is_news_only_where_input_is_not_as_far_below():

@@ -62,8 +62,9 @@ def _reference(xs, y, mask, alpha, n_classes):
 @pytest.mark.parametrize("n_classes", [2, 3, 20])
 def test_every_form_equals_scikit_learns_ridge_classifier_on_the_same_parts(form, n_classes):
     n = 400 if n_classes == 20 else 240
-    x, y = _data(n=n, d=120 if form == "sparse" else 30, n_classes=n_classes,
-                 sparse=form == "sparse")
+    x, y = _data(
+        n=n, d=120 if form == "sparse" else 30, n_classes=n_classes, sparse=form == "sparse"
+    )
     t = 160 if n_classes == 20 else 60
     mask = _parts(n, 6, t, seed=1)
     if n_classes > 2:  # one part without class 0
@@ -73,9 +74,15 @@ def test_every_form_equals_scikit_learns_ridge_classifier_on_the_same_parts(form
     assert (store.sparse is not None) == (form == "sparse")
     yt = torch.as_tensor(y)
     order, weight = _parts_of_mask(torch.as_tensor(mask))
-    fit, _ = fit_ridge(store, yt, Parts(order, weight), n_classes,
-                       RidgeEnsemble(alpha=0.5, form=form), kernel=KernelCache(),
-                       held_of=lambda s, e: torch.as_tensor(~mask[s:e]))
+    fit, _ = fit_ridge(
+        store,
+        yt,
+        Parts(order, weight),
+        n_classes,
+        RidgeEnsemble(alpha=0.5, form=form),
+        kernel=KernelCache(),
+        held_of=lambda s, e: torch.as_tensor(~mask[s:e]),
+    )
     assert fit.info["form"] == form
     xs = standardise(x).astype(np.float64)
     for j, (theta, present, pred) in enumerate(_reference(xs, y, mask, 0.5, n_classes)):
@@ -92,8 +99,16 @@ def test_every_form_equals_scikit_learns_ridge_classifier_on_the_same_parts(form
 def test_held_out_counts_equal_a_loop_of_scikit_learn_fits(partitions):
     x, y = _data(n=300, d=20)
     groups = np.arange(300) // 3
-    ps = aflite.predictability_scores(x, y, n_partitions=12, train_size=80, model="ridge",
-                                      groups=groups, partitions=partitions, seed=3)
+    ps = aflite.predictability_scores(
+        x,
+        y,
+        n_partitions=12,
+        train_size=80,
+        model="ridge",
+        groups=groups,
+        partitions=partitions,
+        seed=3,
+    )
     mask = ps.train_mask
     xs = standardise(x).astype(np.float64)
     correct = np.zeros(300)
@@ -104,7 +119,9 @@ def test_held_out_counts_equal_a_loop_of_scikit_learn_fits(partitions):
     np.testing.assert_array_equal(ps.n_correct, correct)
     # a group never straddles a split
     for j in range(mask.shape[1]):
-        assert (mask[:, j].reshape(-1, 3).all(axis=1) | ~mask[:, j].reshape(-1, 3).any(axis=1)).all()
+        assert (
+            mask[:, j].reshape(-1, 3).all(axis=1) | ~mask[:, j].reshape(-1, 3).any(axis=1)
+        ).all()
 
 
 def test_the_three_forms_give_the_same_counts_on_sparse_features():
@@ -112,8 +129,15 @@ def test_the_three_forms_give_the_same_counts_on_sparse_features():
     x, y = _data(n=500, d=120, sparse=True)
     counts = []
     for form in ("primal", "dual", "sparse"):
-        ps = aflite.predictability_scores(x, y, n_partitions=16, train_size=100, seed=0,
-                                          model=RidgeEnsemble(form=form), partitions="uniform")
+        ps = aflite.predictability_scores(
+            x,
+            y,
+            n_partitions=16,
+            train_size=100,
+            seed=0,
+            model=RidgeEnsemble(form=form),
+            partitions="uniform",
+        )
         assert ps.info["form"] == form
         counts.append(ps.n_correct)
     np.testing.assert_array_equal(counts[0], counts[1])
@@ -123,8 +147,16 @@ def test_the_three_forms_give_the_same_counts_on_sparse_features():
 def test_scores_do_not_depend_on_threads_storage_order_or_precision_settings():
     x, y = _data(n=400, d=60, sparse=True)
     ids = [f"r{i:04d}" for i in range(400)]
-    kw = dict(target_size=250, train_size=80, slice_size=30, n_partitions=16, seed=5, model="ridge",
-              threshold=0.5, progress=False)
+    kw = dict(
+        target_size=250,
+        train_size=80,
+        slice_size=30,
+        n_partitions=16,
+        seed=5,
+        model="ridge",
+        threshold=0.5,
+        progress=False,
+    )
     base = aflite.filter(x, y, ids=ids, threads=1, **kw)
     perm = np.random.default_rng(0).permutation(400)
     moved = aflite.filter(x[perm], y[perm], ids=[ids[i] for i in perm], threads=2, **kw)
@@ -161,8 +193,9 @@ def test_bad_settings_are_refused():
         RidgeEnsemble(form="qr")
     x, y = _data(n=100, d=10)  # dense: no sparse rows
     with pytest.raises(ValueError, match="mostly-zero"):
-        aflite.predictability_scores(x, y, n_partitions=4, train_size=30,
-                                     model=RidgeEnsemble(form="sparse"))
+        aflite.predictability_scores(
+            x, y, n_partitions=4, train_size=30, model=RidgeEnsemble(form="sparse")
+        )
 
 
 @pytest.mark.parametrize("form", ["primal", "dual"])
@@ -170,8 +203,13 @@ def test_a_memory_map_scores_as_the_array_does(tmp_path, form):
     x, y = _data(n=300, d=40)
     path = tmp_path / "x.npy"
     np.save(path, x)
-    kw = dict(n_partitions=8, train_size=60, seed=2, model=RidgeEnsemble(form=form),
-              groups=np.arange(300) // 3)
+    kw = dict(
+        n_partitions=8,
+        train_size=60,
+        seed=2,
+        model=RidgeEnsemble(form=form),
+        groups=np.arange(300) // 3,
+    )
     mem = aflite.predictability_scores(np.load(path, mmap_mode="r"), y, **kw)
     arr = aflite.predictability_scores(x, y, **kw)
     np.testing.assert_array_equal(mem.n_correct, arr.n_correct)

@@ -255,8 +255,10 @@ def test_filter_by_writes_the_filter_outputs(tmp_path, snli_file):
                        "id", "--by", "datamap:confidence", "--target-size", "400",
                        "--min-bias", "off", "--out-dir", str(out), "--quiet")  # fmt: skip
     assert r.returncode == 0, r.stderr
-    assert "stopped: target size reached, the easiest rows by a given per-example score " \
+    assert (
+        "stopped: target size reached, the easiest rows by a given per-example score "
         "removed (400 rows)" in r.stdout
+    )
     kept = pd.read_json(out / "kept.jsonl", lines=True)
     removed = pd.read_json(out / "removed.jsonl", lines=True)
     assert len(kept) == 400 and len(removed) == 200

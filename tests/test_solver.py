@@ -121,7 +121,9 @@ def test_both_solvers_reach_the_sklearn_optimum(solver):
         train[rng.permutation(len(y))[:60], j] = True
     store = FeatureStore(x, torch.device("cpu"))
     model = aflite.LinearEnsemble(solver=solver, tol=1e-6)
-    ens, _ = fit_ensemble(store, torch.as_tensor(y), torch.as_tensor(train, dtype=torch.float32), 3, model)
+    ens, _ = fit_ensemble(
+        store, torch.as_tensor(y), torch.as_tensor(train, dtype=torch.float32), 3, model
+    )
     xs = standardise(x)
     for j in range(4):
         ref = LogisticRegression(tol=1e-10, max_iter=20_000).fit(xs[train[:, j]], y[train[:, j]])
@@ -163,7 +165,9 @@ def test_dense_and_gathered_primal_passes_reach_the_sklearn_optimum(gathered, mo
         np.testing.assert_allclose(ens.theta[:-1, j, cols].numpy(), ref.coef_.T, atol=2e-3)
         # softmax intercepts are defined up to a common shift: compare them centred
         ours = ens.theta[-1, j, cols].numpy()
-        np.testing.assert_allclose(ours - ours.mean(), ref.intercept_ - ref.intercept_.mean(), atol=3e-3)
+        np.testing.assert_allclose(
+            ours - ours.mean(), ref.intercept_ - ref.intercept_.mean(), atol=3e-3
+        )
     assert float(ens.neg[2, 4]) < -1e29 and float(ens.neg[0, 4]) == 0.0
     # the absent class's logit is ruled out while fitting, so it never gets a gradient
     assert not ens.theta[:, 2, 4].any()
@@ -188,11 +192,16 @@ def test_two_classes_match_a_binary_logistic_regression():
     train[:150, 0] = True
     store = FeatureStore(x, torch.device("cpu"))
     ens, _ = fit_ensemble(
-        store, torch.as_tensor(y), torch.as_tensor(train, dtype=torch.float32), 2,
+        store,
+        torch.as_tensor(y),
+        torch.as_tensor(train, dtype=torch.float32),
+        2,
         aflite.LinearEnsemble(tol=1e-7),
     )
     ref = LogisticRegression(tol=1e-10, max_iter=20_000).fit(standardise(x)[:150], y[:150])
-    np.testing.assert_array_equal(predict_all(store, ens)[:, 0].numpy(), ref.predict(standardise(x)))
+    np.testing.assert_array_equal(
+        predict_all(store, ens)[:, 0].numpy(), ref.predict(standardise(x))
+    )
     diff = ens.theta[:-1, 0, 1] - ens.theta[:-1, 0, 0]
     np.testing.assert_allclose(diff.numpy(), ref.coef_[0], atol=2e-3)
 

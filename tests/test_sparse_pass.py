@@ -51,8 +51,13 @@ def test_sparse_pass_equals_the_dense_block_pass(monkeypatch):
     theta = torch.randn(12, 3 * 61, generator=torch.Generator().manual_seed(0)) * 0.3
     # every classifier live; then classifiers 4 and 9 stopped (they map to the dropped row,
     # as in the solver), which also reuses the sparse pass's buffer at a smaller width
-    slots = [(torch.arange(13), list(range(12))),
-             (torch.tensor([0, 1, 2, 3, 10, 4, 5, 6, 7, 10, 8, 9, 10]), [0, 1, 2, 3, 5, 6, 7, 8, 10, 11])]
+    slots = [
+        (torch.arange(13), list(range(12))),
+        (
+            torch.tensor([0, 1, 2, 3, 10, 4, 5, 6, 7, 10, 8, 9, 10]),
+            [0, 1, 2, 3, 5, 6, 7, 8, 10, 11],
+        ),
+    ]
     for slot, live in slots:
         loss_s, grad_s = sparse.objective(theta[live], slot, sparse.neg[live], 0.7)
         loss_d, grad_d = dense.objective(theta[live], slot, sparse.neg[live], 0.7)
@@ -76,8 +81,14 @@ def test_the_sparse_pass_is_taken_where_it_pays():
         x = (gen.random((2000, d)) < density).astype(np.float32)
         gen_t = torch.Generator().manual_seed(0)
         design = block_design(2000, 64, 600, block_rows=64, generator=gen_t, device=CPU)
-        return plan_blocks(FeatureStore(x, CPU, sparse_rows=True), torch.as_tensor(y), design, torch.arange(2000), 3,
-                           ones=True)
+        return plan_blocks(
+            FeatureStore(x, CPU, sparse_rows=True),
+            torch.as_tensor(y),
+            design,
+            torch.arange(2000),
+            3,
+            ones=True,
+        )
 
     # narrow features: the per-row work over every classifier outweighs the saved products
     assert not plan(64, 0.02).sparse
@@ -102,8 +113,12 @@ def test_raw_rows_are_kept_only_for_sparse_features_with_small_offsets(tmp_path)
 
 def test_raw_rows_follow_the_store_through_compaction():
     x, _ = _sparse_features(n=500)
-    store = FeatureStore(x.copy(), CPU, in_place=True, sparse_rows=True)  # standardised in place: raw read first
-    picked = SparseRows.from_dense(x, store.mean64, store.scale64, CPU).take(torch.tensor([7, 3, 3]))
+    store = FeatureStore(
+        x.copy(), CPU, in_place=True, sparse_rows=True
+    )  # standardised in place: raw read first
+    picked = SparseRows.from_dense(x, store.mean64, store.scale64, CPU).take(
+        torch.tensor([7, 3, 3])
+    )
     np.testing.assert_array_equal(_dense(picked), x[[7, 3, 3]])
     keep = np.sort(np.random.default_rng(1).choice(500, 180, replace=False))
     store.compact_to(keep)
@@ -139,7 +154,9 @@ def _exact_inverse(gram, scale):
 
 def _gram(n, d, seed=0):
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn((n, d), generator=gen, dtype=torch.float64) * torch.linspace(3, 0.1, d, dtype=torch.float64)
+    x = torch.randn((n, d), generator=gen, dtype=torch.float64) * torch.linspace(
+        3, 0.1, d, dtype=torch.float64
+    )
     x = torch.cat([x, torch.ones((n, 1), dtype=torch.float64)], dim=1)
     return x.T @ x
 
@@ -186,8 +203,14 @@ def test_the_solver_reaches_the_same_optimum_at_any_rank(rank, monkeypatch):
     import aflite.algorithm.solvers.preconditioner as pc
 
     x, y = snli_ngrams(n=400, max_features=96)  # d = 192
-    kw = dict(n_partitions=8, train_size=0.5, seed=2, device="cpu", threads=1,
-              model=aflite.LinearEnsemble(tol=1e-6))
+    kw = dict(
+        n_partitions=8,
+        train_size=0.5,
+        seed=2,
+        device="cpu",
+        threads=1,
+        model=aflite.LinearEnsemble(tol=1e-6),
+    )
     monkeypatch.setattr(pc, "RANK", 4096)
     exact = aflite.predictability_scores(x, y, **kw)
     monkeypatch.setattr(pc, "RANK", rank)
@@ -200,8 +223,9 @@ def test_the_solver_reaches_the_same_optimum_at_any_rank(rank, monkeypatch):
 @pytest.mark.slow
 def test_a_resumed_run_on_sparse_features_matches_an_uninterrupted_one():
     x, y = snli_ngrams()
-    kwargs = dict(target_size=300, train_size=0.3, slice_size=100, threshold=0.0, seed=4,
-                  n_partitions=16)
+    kwargs = dict(
+        target_size=300, train_size=0.3, slice_size=100, threshold=0.0, seed=4, n_partitions=16
+    )
     states = []
     full = aflite.filter(x, y, checkpoint=lambda s: states.append(copy.deepcopy(s)), **kwargs)
     assert all(h.solver["products"] == "sparse" for h in full.history)

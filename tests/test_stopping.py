@@ -73,8 +73,14 @@ def test_multinomial_nb_gets_non_negative_counts():
     planted = rng.random(n) < 0.3
     counts[planted, y[planted]] += 5  # a give-away word per class
     res = aflite.filter(
-        counts, y, target_size=0.5, train_size=150, slice_size=30, n_partitions=16,
-        model=MultinomialNB(), seed=0,
+        counts,
+        y,
+        target_size=0.5,
+        train_size=150,
+        slice_size=30,
+        n_partitions=16,
+        model=MultinomialNB(),
+        seed=0,
     )
     # (standardised features would be negative, and MultinomialNB refuses those)
     assert planted[res.removed].sum() / planted.sum() > 0.8  # random removal: 0.5
@@ -101,10 +107,18 @@ def test_integer_threshold_counts_have_no_float_ties():
     correct = np.array([42, 41, 60, 0])
     heldout = np.array([60, 60, 60, 60])
     picked, scores, n_eligible = select_slice(
-        correct, heldout, np.zeros(4, dtype=np.int64), k=4, tau=0.7, strategy="slicing",
-        balance=None, generator=torch.Generator().manual_seed(0), device=torch.device("cpu"),
+        correct,
+        heldout,
+        np.zeros(4, dtype=np.int64),
+        k=4,
+        tau=0.7,
+        strategy="slicing",
+        balance=None,
+        generator=torch.Generator().manual_seed(0),
+        device=torch.device("cpu"),
     )
     assert n_eligible == 2 and sorted(picked.tolist()) == [0, 2]
+
 
 def test_job_defaults_turn_the_chance_stop_on_and_the_api_does_not():
     import inspect
@@ -114,7 +128,9 @@ def test_job_defaults_turn_the_chance_stop_on_and_the_api_does_not():
     job = FilterJob(input="x.jsonl")
     assert job.min_bias == FILTER_DEFAULTS["min_bias"] > 0
     assert (job.threshold, job.train_size, job.slice_size) == (
-        FILTER_DEFAULTS["threshold"], FILTER_DEFAULTS["train_size"], FILTER_DEFAULTS["slice_size"]
+        FILTER_DEFAULTS["threshold"],
+        FILTER_DEFAULTS["train_size"],
+        FILTER_DEFAULTS["slice_size"],
     )
     sig = inspect.signature(aflite.filter).parameters
     assert sig["min_bias"].default is None and sig["threshold"].default == 0.75

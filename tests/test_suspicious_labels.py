@@ -143,4 +143,5 @@ def test_audits_leave_dropped_labels_out_and_scores_say_how_to_fix(snli_rows, tm
     r = run_in_process("score", str(src), "--text-fields", "hypothesis",
                        "--out-dir", str(tmp_path / "s"))  # fmt: skip
     assert r.returncode == 2 and r.stderr.endswith(
-        "fix its rows in the data, or set them aside with aflite filter --drop-labels -\n")
+        "fix its rows in the data, or set them aside with aflite filter --drop-labels -\n"
+    )

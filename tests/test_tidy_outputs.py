@@ -64,7 +64,9 @@ def test_phase_columns_are_integers(run):
     scores = pq.read_table(out / "scores.parquet")
     assert scores.schema.field("phase_removed").type == pa.int64()
     by_split = {}
-    for split, phase in zip(scores.column("split").to_pylist(), scores["phase_removed"].to_pylist()):
+    for split, phase in zip(
+        scores.column("split").to_pylist(), scores["phase_removed"].to_pylist()
+    ):
         by_split.setdefault(split, []).append(phase)
     assert set(by_split["kept"]) == {None}  # nullable, not NaN
     assert sorted(by_split["removed"]) == sorted(result.removed_phase.tolist())

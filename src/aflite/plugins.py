@@ -23,8 +23,13 @@ from __future__ import annotations
 import importlib
 from importlib.metadata import entry_points
 
-__all__ = ["BUILTINS", "BUILTIN_MODEL_NAMES", "ENTRY_POINT_GROUP", "has_plugin_packages",
-           "load_builtins"]
+__all__ = [
+    "BUILTINS",
+    "BUILTIN_MODEL_NAMES",
+    "ENTRY_POINT_GROUP",
+    "has_plugin_packages",
+    "load_builtins",
+]
 
 ENTRY_POINT_GROUP = "aflite.plugins"
 _entry_points_loaded = False

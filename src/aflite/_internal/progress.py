@@ -64,7 +64,10 @@ def progress_bar(label: str, *, enabled: bool = True) -> Iterator[Callable[[int,
     )
 
     bar = Progress(
-        TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        TextColumn(f"[bold]{label}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
         console=progress_console(),
     )
     task = None

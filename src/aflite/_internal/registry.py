@@ -188,8 +188,14 @@ class Registry(Mapping[str, E], Generic[E]):
     def unknown(self, name: Any, *, flag: str | None = None, shown: str | None = None) -> str:
         """The message for a name that is not registered."""
         self._load_builtins()
-        return unknown_message(self.what, name, self.usages(),
-                               list(self._entries) + list(self._aliases), flag=flag, shown=shown)
+        return unknown_message(
+            self.what,
+            name,
+            self.usages(),
+            list(self._entries) + list(self._aliases),
+            flag=flag,
+            shown=shown,
+        )
 
     def names(self) -> list[str]:
         """The registered names, in registration order (aliases left out)."""

@@ -76,7 +76,9 @@ def encode_labels(labels: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError("labels contain NaN")
     if y.dtype == object:
-        bad = next((i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)), None)
+        bad = next(
+            (i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)), None
+        )
         if bad is not None:
             raise ValueError(f"labels: row {bad} is {'None' if y[bad] is None else 'NaN'}")
     try:

@@ -41,8 +41,10 @@ def is_choice_input(features: Any, model: Any) -> bool:
     """Whether a run is multiple choice: 3-D features, or a choice-wise model asked for."""
     from aflite.algorithm.solvers.choice import ChoiceEnsemble
 
-    return np.ndim(features) == 3 or isinstance(model, ChoiceEnsemble) or (
-        isinstance(model, str) and model == "choice"
+    return (
+        np.ndim(features) == 3
+        or isinstance(model, ChoiceEnsemble)
+        or (isinstance(model, str) and model == "choice")
     )
 
 
@@ -54,7 +56,9 @@ def pad_choices(items: Sequence[Any]) -> np.ndarray:
         raise ValueError("pad_choices needs a non-empty list of (n_choices, n_features) arrays")
     dims = {a.shape[1] for a in arrays}
     if len(dims) != 1:
-        raise ValueError(f"every item's choices need the same number of features, got {sorted(dims)}")
+        raise ValueError(
+            f"every item's choices need the same number of features, got {sorted(dims)}"
+        )
     k = max(a.shape[0] for a in arrays)
     out = np.full((len(arrays), k, dims.pop()), np.nan)
     for i, a in enumerate(arrays):
@@ -64,7 +68,9 @@ def pad_choices(items: Sequence[Any]) -> np.ndarray:
 
 def valid_choices(x: np.ndarray) -> np.ndarray:
     """(N, K) bool: True for a real choice, False for a NaN-padded one (checked rows only)."""
-    return ~np.isnan(x[:, :, 0]) if np.issubdtype(x.dtype, np.floating) else np.ones(x.shape[:2], bool)
+    return (
+        ~np.isnan(x[:, :, 0]) if np.issubdtype(x.dtype, np.floating) else np.ones(x.shape[:2], bool)
+    )
 
 
 def check_choices(features: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

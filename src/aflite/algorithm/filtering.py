@@ -56,7 +56,6 @@ from aflite.types import (
 __all__ = ["adversarial_filter", "FilterState", "STRATEGIES", "ConvergenceWarning"]
 
 
-
 def adversarial_filter(
     features: ArrayLike,
     labels: ArrayLike,
@@ -188,12 +187,30 @@ def adversarial_filter(
         backend = make_backend(backend)
     try:
         return _filter(
-            features, labels, target_size=target_size, n_partitions=n_partitions,
-            train_size=train_size, slice_size=slice_size, threshold=threshold,
-            strategy=strategy, min_bias=min_bias, balance=balance, model=model, groups=groups,
-            seed=seed, device=device, progress=progress, score_kept=score_kept,
-            checkpoint=checkpoint, resume=resume, backend=backend, copy=copy,
-            partitions=partitions, threads=threads, protected=protected, ids=ids,
+            features,
+            labels,
+            target_size=target_size,
+            n_partitions=n_partitions,
+            train_size=train_size,
+            slice_size=slice_size,
+            threshold=threshold,
+            strategy=strategy,
+            min_bias=min_bias,
+            balance=balance,
+            model=model,
+            groups=groups,
+            seed=seed,
+            device=device,
+            progress=progress,
+            score_kept=score_kept,
+            checkpoint=checkpoint,
+            resume=resume,
+            backend=backend,
+            copy=copy,
+            partitions=partitions,
+            threads=threads,
+            protected=protected,
+            ids=ids,
         )
     finally:
         if own_backend:
@@ -201,7 +218,11 @@ def adversarial_filter(
 
 
 def resolve_filter_sizes(
-    n_input: int, *, target_size: Any, train_size: Any, slice_size: Any,
+    n_input: int,
+    *,
+    target_size: Any,
+    train_size: Any,
+    slice_size: Any,
     n_classes: int | None = None,
 ) -> tuple[int, int, int]:
     """(target size n, train size t, slice size k) as row counts for the ``n_input`` rows to
@@ -223,8 +244,16 @@ def resolve_filter_sizes(
 
 
 def check_filter_options(
-    n_input: int, *, target_size: Any, train_size: Any, slice_size: Any, threshold: Any,
-    strategy: Any, min_bias: Any, balance: Any, n_classes: int | None = None,
+    n_input: int,
+    *,
+    target_size: Any,
+    train_size: Any,
+    slice_size: Any,
+    threshold: Any,
+    strategy: Any,
+    min_bias: Any,
+    balance: Any,
+    n_classes: int | None = None,
 ) -> tuple[int, int, int, float]:
     """Validate the options of :func:`adversarial_filter` for the ``n_input`` rows to filter
     (of ``n_classes`` classes, see :func:`resolve_filter_sizes`) before any work; returns
@@ -238,7 +267,10 @@ def check_filter_options(
     if balance not in BALANCE:
         raise ValueError(f"balance must be None or 'classes', got {balance!r}")
     n, t, slice_size = resolve_filter_sizes(
-        n_input, target_size=target_size, train_size=train_size, slice_size=slice_size,
+        n_input,
+        target_size=target_size,
+        train_size=train_size,
+        slice_size=slice_size,
         n_classes=n_classes,
     )
     k = 1 if strategy == "greedy" else int(slice_size)
@@ -255,10 +287,33 @@ def _n_classes(labels: Any) -> int | None:
         return None
 
 
-def _filter(features, labels, *, target_size, n_partitions, train_size, slice_size, threshold,
-            strategy, min_bias, balance, model, groups, seed, device, progress, score_kept,
-            checkpoint, resume, backend, copy, partitions, threads,
-            protected=None, ids=None) -> FilterResult:
+def _filter(
+    features,
+    labels,
+    *,
+    target_size,
+    n_partitions,
+    train_size,
+    slice_size,
+    threshold,
+    strategy,
+    min_bias,
+    balance,
+    model,
+    groups,
+    seed,
+    device,
+    progress,
+    score_kept,
+    checkpoint,
+    resume,
+    backend,
+    copy,
+    partitions,
+    threads,
+    protected=None,
+    ids=None,
+) -> FilterResult:
     n_rows = np.asarray(labels).shape[0] if np.ndim(labels) else 0
     if protected is not None:
         protected = np.asarray(protected, dtype=bool)
@@ -267,14 +322,30 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
     # an item holds every choice, so any one item covers the answers' positions
     n_classes = None if is_choice_input(features, model) else _n_classes(labels)
     n, _, k, tau = check_filter_options(
-        n_rows, target_size=target_size, train_size=train_size, slice_size=slice_size,
-        threshold=threshold, strategy=strategy, min_bias=min_bias, balance=balance,
+        n_rows,
+        target_size=target_size,
+        train_size=train_size,
+        slice_size=slice_size,
+        threshold=threshold,
+        strategy=strategy,
+        min_bias=min_bias,
+        balance=balance,
         n_classes=n_classes,
     )
     runner, classes, t = prepare_runner(
-        features, labels, n_partitions=n_partitions, model=model, groups=groups, seed=seed,
-        device=device, train_size=train_size, backend=backend, copy=copy,
-        partitions=partitions, threads=threads, ids=ids,
+        features,
+        labels,
+        n_partitions=n_partitions,
+        model=model,
+        groups=groups,
+        seed=seed,
+        device=device,
+        train_size=train_size,
+        backend=backend,
+        copy=copy,
+        partitions=partitions,
+        threads=threads,
+        ids=ids,
     )
     params = {
         "target_size": n,
@@ -299,7 +370,18 @@ def _filter(features, labels, *, target_size, n_partitions, train_size, slice_si
     if resume is not None:
         ranker.resume(resume)
     return run_phases(
-        ranker, runner.labels, classes, n=n, k=k, t=t, min_bias=min_bias,
-        single_shot=strategy == "single_shot", protected=protected, state=resume,
-        progress=progress, checkpoint=checkpoint, score_kept=score_kept, params=params,
+        ranker,
+        runner.labels,
+        classes,
+        n=n,
+        k=k,
+        t=t,
+        min_bias=min_bias,
+        single_shot=strategy == "single_shot",
+        protected=protected,
+        state=resume,
+        progress=progress,
+        checkpoint=checkpoint,
+        score_kept=score_kept,
+        params=params,
     )

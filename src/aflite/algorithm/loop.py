@@ -104,9 +104,18 @@ def run_phases(
     )
 
 
-def _one_phase(state: FilterState, ranker: Ranker, codes: np.ndarray, classes: np.ndarray, *,
-               n: int, k: int, min_bias: float | None, single_shot: bool,
-               protected: np.ndarray | None) -> bool:
+def _one_phase(
+    state: FilterState,
+    ranker: Ranker,
+    codes: np.ndarray,
+    classes: np.ndarray,
+    *,
+    n: int,
+    k: int,
+    min_bias: float | None,
+    single_shot: bool,
+    protected: np.ndarray | None,
+) -> bool:
     """Run one phase, remove its slice from ``state`` and set the stop reason when it fires.
 
     Returns False when a stop rule fired before any work was done.
@@ -194,9 +203,19 @@ def _chance(ranker: Ranker, codes: np.ndarray, classes: np.ndarray, rows: np.nda
     return float(counts.max() / max(1, counts.sum()))
 
 
-def _stop(state: FilterState, ranker: Ranker, *, n: int, k_eff: int, n_picked: int,
-          at_chance: bool, single_shot: bool, bias: float, chance: float,
-          min_bias: float | None) -> None:
+def _stop(
+    state: FilterState,
+    ranker: Ranker,
+    *,
+    n: int,
+    k_eff: int,
+    n_picked: int,
+    at_chance: bool,
+    single_shot: bool,
+    bias: float,
+    chance: float,
+    min_bias: float | None,
+) -> None:
     """Set the stop reason and message after a phase, if a stop rule fired."""
     kept = plural(len(state.rows), ranker.noun)
     if at_chance:

@@ -246,7 +246,9 @@ def _balanced_incidence(n_blocks: int, n_partitions: int, q: int, generator) -> 
     exchangeable, each is in a given training part with probability q/B."""
     dev = generator.device
     load = torch.zeros(n_blocks, dtype=torch.float64, device=dev)
-    keys = torch.rand((n_partitions, n_blocks), generator=generator, device=dev, dtype=torch.float64)
+    keys = torch.rand(
+        (n_partitions, n_blocks), generator=generator, device=dev, dtype=torch.float64
+    )
     out = torch.zeros((n_blocks, n_partitions), dtype=torch.bool, device=dev)
     for j in range(n_partitions):
         pick = torch.topk(load + keys[j], q, largest=False).indices

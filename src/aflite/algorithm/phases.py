@@ -94,7 +94,8 @@ class PhaseRunner:
         # a model may ask for its own block size (once attached, it knows the stored rows)
         own = getattr(model, "block_rows", None)
         self.block_rows = block_rows or (
-            own(train_size, n_partitions) if own is not None
+            own(train_size, n_partitions)
+            if own is not None
             else default_block_rows(self.store.dim, device)
         )
 
@@ -135,14 +136,25 @@ class PhaseRunner:
         groups = None if groups is None else groups.cpu()
         if self.partitions == "blocks":
             design = block_design(
-                n, self.n_partitions, self.train_size, block_rows=self.block_rows,
-                generator=self.generator, device=cpu, groups=groups, canon=canon,
+                n,
+                self.n_partitions,
+                self.train_size,
+                block_rows=self.block_rows,
+                generator=self.generator,
+                device=cpu,
+                groups=groups,
+                canon=canon,
             ).to(self.device)
             train_active = design.train_mask()
         else:
             train_active = train_masks(
-                n, self.n_partitions, self.train_size, generator=self.generator,
-                device=cpu, groups=groups, canon=canon,
+                n,
+                self.n_partitions,
+                self.train_size,
+                generator=self.generator,
+                device=cpu,
+                groups=groups,
+                canon=canon,
             ).to(self.device)
         if design is not None and getattr(self.model, "supports_blocks", False):
             counts = self.model.score_blocks(design, pos, current)
@@ -150,7 +162,9 @@ class PhaseRunner:
             if n == n_store:
                 train, heldout = train_active, 1.0 - train_active
             else:
-                train = torch.zeros((n_store, self.n_partitions), dtype=torch.float32, device=self.device)
+                train = torch.zeros(
+                    (n_store, self.n_partitions), dtype=torch.float32, device=self.device
+                )
                 train[pos] = train_active
                 heldout = torch.zeros_like(train)
                 heldout[pos] = 1.0 - train_active

@@ -47,7 +47,9 @@ class Reporter:
 
     def __init__(self, progress: Any, *, total: int, done: int) -> None:
         self.callback = progress if callable(progress) else None
-        show = progress if isinstance(progress, bool) else (progress is None and sys.stderr.isatty())
+        show = (
+            progress if isinstance(progress, bool) else (progress is None and sys.stderr.isatty())
+        )
         self.bar = None
         # asked for progress off a terminal (a pipe, a log, nohup): a line a phase, flushed
         # at once, instead of a bar that only shows when it ends
@@ -76,7 +78,8 @@ class Reporter:
                 f"filtering: phase {record.phase}: {record.size_before} rows, bias "
                 f"{record.representation_bias:.3f} (chance {record.chance:.3f}), removed "
                 f"{record.n_removed}; {self.done}/{self.total} ({record.seconds:.1f} s)",
-                file=sys.stderr, flush=True,
+                file=sys.stderr,
+                flush=True,
             )
         if self.bar is not None:
             self.bar.update(

@@ -110,14 +110,26 @@ class EnsembleRanker:
 
         def pick(k: int, budget: int, protected: np.ndarray | None):
             return select_slice(
-                out.correct, out.heldout, labels, k=k, tau=self.threshold,
-                strategy=self.strategy, balance=self.balance, generator=runner.generator,
-                device=runner.generator.device, protected=protected, margin=out.margin,
+                out.correct,
+                out.heldout,
+                labels,
+                k=k,
+                tau=self.threshold,
+                strategy=self.strategy,
+                balance=self.balance,
+                generator=runner.generator,
+                device=runner.generator.device,
+                protected=protected,
+                margin=out.margin,
                 rank=runner.keys[state.rows],
             )
 
-        return RankedPhase(scores=out.scores(), pick=pick, info=out.info,
-                           se=standard_errors(out.correct, out.heldout))
+        return RankedPhase(
+            scores=out.scores(),
+            pick=pick,
+            info=out.info,
+            se=standard_errors(out.correct, out.heldout),
+        )
 
     def chance(self, rows: np.ndarray) -> float | None:
         model = self.runner.model
@@ -192,8 +204,9 @@ class ScoreRanker:
             return np.asarray(self._score(rows), dtype=np.float64)
         return np.asarray(self._score, dtype=np.float64)[rows]
 
-    def _rank(self, rows: np.ndarray, values: np.ndarray, budget: int,
-              protected: np.ndarray | None) -> np.ndarray:
+    def _rank(
+        self, rows: np.ndarray, values: np.ndarray, budget: int, protected: np.ndarray | None
+    ) -> np.ndarray:
         """The ``budget`` easiest of ``rows`` (input positions, scored ``values``), easiest
         first."""
         ease = self.sign * values

@@ -200,7 +200,8 @@ class FilterResult:
             removed=np.r_[dropped, rest[self.removed]].astype(np.int64),
             removed_phase=np.r_[np.full(len(dropped), -1), self.removed_phase].astype(np.int64),
             removed_score=np.r_[np.full(len(dropped), np.nan), self.removed_score],
-            removed_se=None if self.removed_se is None
+            removed_se=None
+            if self.removed_se is None
             else np.r_[np.full(len(dropped), np.nan), self.removed_se],
             n_input=self.n_input + len(dropped),
         )
@@ -244,9 +245,15 @@ class FilterResult:
                     removed_phase=self.removed_phase,
                     removed_score=self.removed_score,
                     kept_scores=self.kept_scores,
-                    **{k: v for k, v in (("removed_se", self.removed_se), ("kept_se", self.kept_se),
-                                         ("kept_phase_score", self.kept_phase_score))
-                       if v is not None},
+                    **{
+                        k: v
+                        for k, v in (
+                            ("removed_se", self.removed_se),
+                            ("kept_se", self.kept_se),
+                            ("kept_phase_score", self.kept_phase_score),
+                        )
+                        if v is not None
+                    },
                 )
         with atomic_path(d / "result.json") as tmp:
             tmp.write_text(json.dumps(meta, indent=2))

@@ -98,6 +98,9 @@ class SparseRows:
                 self.crow, self.col, self.val, size=(self.n_rows, self.dim), check_invariants=False
             ).to_sparse_csc()
             return torch.sparse_csr_tensor(
-                csc.ccol_indices(), csc.row_indices(), csc.values(), size=(self.dim, self.n_rows),
+                csc.ccol_indices(),
+                csc.row_indices(),
+                csc.values(),
+                size=(self.dim, self.n_rows),
                 check_invariants=False,
             )

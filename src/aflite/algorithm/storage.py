@@ -102,7 +102,9 @@ class FeatureStore:
         self.chunk_rows = chunk_rows or (1 << 20 if device.type == "cuda" else 65_536)
         mean, std = feature_moments(x)
         # a constant feature carries no information: scale 0 makes it exactly zero
-        scale = np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), 1.0 / np.where(std > 0, std, 1), 0.0)
+        scale = np.where(
+            std > 1e-12 * np.maximum(1.0, np.abs(mean)), 1.0 / np.where(std > 0, std, 1), 0.0
+        )
         # float64 for folding the mean into weights, float32 on the device for standardising
         self.mean64, self.scale64 = mean, scale
         self.mean32 = torch.as_tensor(mean, dtype=torch.float32, device=device)
@@ -136,7 +138,9 @@ class FeatureStore:
             self.data = self._standardised_copy(x, np.arange(self.n_input))
 
     @classmethod
-    def from_standardised(cls, data: np.ndarray, device: torch.device, chunk_rows: int | None = None) -> FeatureStore:
+    def from_standardised(
+        cls, data: np.ndarray, device: torch.device, chunk_rows: int | None = None
+    ) -> FeatureStore:
         """A store over rows that are already standardised (e.g. shipped to a worker)."""
         self = cls.__new__(cls)
         self.device = device

@@ -182,13 +182,22 @@ def filter_dataset(
     if unknown:
         first = sorted(unknown)[0]
         known = [*_ALGORITHM_OPTIONS, "score_kept", *_named_arguments(filter_dataset)]
-        raise TypeError(f"filter_dataset() got unexpected option(s): {', '.join(sorted(unknown))}"
-                        f"{did_you_mean(first, known)}")
+        raise TypeError(
+            f"filter_dataset() got unexpected option(s): {', '.join(sorted(unknown))}"
+            f"{did_you_mean(first, known)}"
+        )
     given = {k: v for k, v in filter_options.items() if k != "score_kept"}
     filter_options = filter_options | FilterConfig.check_fields(config_preset(preset) | given)
     # the command line's checks of the item options, on this call's arguments
-    if check_item_arguments(label=label, text=text, choices=choices, context=context, blank=blank,
-                            answer_format=answer_format, choice_context=choice_context):
+    if check_item_arguments(
+        label=label,
+        text=text,
+        choices=choices,
+        context=context,
+        blank=blank,
+        answer_format=answer_format,
+        choice_context=choice_context,
+    ):
         refuse_for_items(filter_options, NOT_FOR_ITEMS)
     options = FILTER_DEFAULTS | filter_options
     data_ = read_labelled(
@@ -204,8 +213,9 @@ def filter_dataset(
     if keep_ids is not None or drop_ids is not None or data_.dropped is not None:
         from aflite.io.decisions import resolve_decisions
 
-        decisions = resolve_decisions(data_.ids, keep=keep_ids, drop=drop_ids
-                                      ).with_dropped_labels(data_.dropped, drop_labels)
+        decisions = resolve_decisions(data_.ids, keep=keep_ids, drop=drop_ids).with_dropped_labels(
+            data_.dropped, drop_labels
+        )
     # the sizes are checked on the rows the filter sees: dropped rows leave before it
     rest = np.arange(len(data_)) if decisions is None else np.flatnonzero(~decisions.dropped)
     _check_sizes(data_, rest, options)
@@ -218,8 +228,11 @@ def filter_dataset(
         from aflite.algorithm import check_features
 
         # a scipy.sparse matrix (TF-IDF) as its rows, or refused by name, as aflite.filter does
-        x = check_features(features) if not isinstance(features, np.ndarray) and hasattr(
-            features, "tocsr") else np.asarray(features)
+        x = (
+            check_features(features)
+            if not isinstance(features, np.ndarray) and hasattr(features, "tocsr")
+            else np.asarray(features)
+        )
         if x.ndim != 2 or x.shape[0] != len(data_):
             raise DataError(f"features: expected an ({len(data_)}, d) matrix, got shape {x.shape}")
     from aflite.algorithm import adversarial_filter  # here: torch only once it is needed

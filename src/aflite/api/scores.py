@@ -168,8 +168,17 @@ def score_dataset(
     if not items:  # an item holds every choice: any one item covers them
         _check_train_size(names, options, data_)
     if items:
-        return _score_items(data_, features, choice_context, scorers, seed=seed,
-                            n_folds=n_folds, repeats=repeats, device=device, **options)
+        return _score_items(
+            data_,
+            features,
+            choice_context,
+            scorers,
+            seed=seed,
+            n_folds=n_folds,
+            repeats=repeats,
+            device=device,
+            **options,
+        )
     ids, labels, codes = data_.ids, data_.label_values, data_.label_codes()
     fields = data_.fields.as_dict()
     td = _dynamics(dynamics, ids)

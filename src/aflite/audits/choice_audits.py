@@ -65,9 +65,9 @@ def choice_length(items: Any, *, name: str = "choice length") -> AuditResult:
     answers = np.asarray(items.answers, dtype=np.int64)
     lengths = [np.asarray([len(tokenize(o)) for o in opts]) for opts in items.options]
     right = np.asarray([lens[a] for lens, a in zip(lengths, answers)], dtype=np.float64)
-    wrong = np.concatenate(
-        [np.delete(lens, a) for lens, a in zip(lengths, answers)]
-    ).astype(np.float64)
+    wrong = np.concatenate([np.delete(lens, a) for lens, a in zip(lengths, answers)]).astype(
+        np.float64
+    )
     longest = _pick_accuracy(lengths, answers, np.max)
     shortest = _pick_accuracy(lengths, answers, np.min)
     chance = _chance(items)

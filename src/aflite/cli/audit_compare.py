@@ -64,9 +64,7 @@ def _run_fields(summary: dict[str, Any], options: dict[str, Any]) -> tuple[str, 
     return tuple(str(f) for f in fields) if isinstance(fields, list) else ()
 
 
-def compare_source(
-    compare: str, features: str | None, text_fields: Sequence[str]
-) -> CompareSource:
+def compare_source(compare: str, features: str | None, text_fields: Sequence[str]) -> CompareSource:
     """The file ``--compare`` names and the representation to measure both sets with.
 
     ``compare`` may be any data file, a filter run's folder (its kept rows are read) or a row

@@ -46,7 +46,9 @@ def export_cmd(
         None, metavar="FILE", help="Where to write (default: OUT/export-FORMAT-ROWS.json or .csv)."
     ),
     fields: str | None = typer.Option(
-        None, metavar="A,B", help="Text fields to carry (default: those filtered on, then the "
+        None,
+        metavar="A,B",
+        help="Text fields to carry (default: those filtered on, then the "
         "input's other text columns, such as the premise beside a hypothesis).",
     ),
 ) -> None:
@@ -61,9 +63,13 @@ def export_cmd(
 @app.command("audit")
 @config_options(
     AuditConfig,
-    helps={"audits": "Audits to run (default: all of the data's kind): for labelled rows any of "
-           + ", ".join(audit_names()) + "; for multiple-choice items any of "
-           + ", ".join(audit_names(choices=True)) + "."},
+    helps={
+        "audits": "Audits to run (default: all of the data's kind): for labelled rows any of "
+        + ", ".join(audit_names())
+        + "; for multiple-choice items any of "
+        + ", ".join(audit_names(choices=True))
+        + "."
+    },
 )
 def audit_cmd(
     quiet: bool = typer.Option(False, help="No progress bars (ours, tqdm's and Hugging Face's)."),
@@ -236,7 +242,8 @@ def pmi_query_cmd(
         None, help="Drop n-grams seen fewer times (at least the saved min count)."
     ),
     field: str | None = typer.Option(
-        None, metavar="FIELD",
+        None,
+        metavar="FIELD",
         help="Which saved view: a text field, or all fields together (the default).",
     ),
     ngrams: str = typer.Option(

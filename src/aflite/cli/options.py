@@ -13,27 +13,6 @@ from aflite.config.base import Config, ConfigError, config_fields, deferred_heav
 from aflite.errors import DataError
 
 
-def features_help() -> str:
-    """``--features``: the registered feature kinds."""
-    from aflite.features.registry import features_help as _help
-
-    return _help()
-
-
-def input_help() -> str:
-    """``INPUT``: the registered data formats."""
-    from aflite.io import formats_help
-
-    return formats_help() + "."
-
-
-def format_names() -> list[str]:
-    """The registered data formats, for ``--input-format``."""
-    from aflite.io import FORMATS
-
-    return list(FORMATS)
-
-
 def audit_names(*, choices: bool = False) -> list[str]:
     """The registered audits of labelled rows (or of multiple-choice items, ``choices``), in
     the order they run."""
@@ -52,16 +31,6 @@ def evaluator_names(*, items: bool = False) -> list[str]:
 
 def parse_fields(value: str | None) -> list[str]:
     return [f.strip() for f in value.split(",") if f.strip()] if value else []
-
-
-def parse_size(value: str, name: str) -> int | float:
-    """'5000' -> 5000 rows; '0.3' -> a fraction (an option no config holds)."""
-    from aflite.config.checks import to_size
-
-    try:
-        return to_size(value, name.lstrip("-").replace("-", "_"))
-    except ConfigError as e:
-        raise DataError(e.render(cli=True)) from None
 
 
 # --- options generated from a config ------------------------------------------------------------
@@ -100,8 +69,9 @@ def _typer_param(
         info = typer.Option(default, help=help_)
     else:
         info = typer.Option(default, *decls, metavar=meta["metavar"], help=help_)
-    return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=info,
-                             annotation=annotation)
+    return inspect.Parameter(
+        f.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation
+    )
 
 
 def _explicit(ctx: Any, name: str) -> bool:
@@ -158,8 +128,11 @@ def config_options(
     defaults, helps = defaults or {}, helps or {}
     added = [
         _typer_param(
-            f, hints, defaults.get(f.name, f.metadata["cli_default"]),
-            helps.get(f.name, f.metadata["help"]), f.name in required,
+            f,
+            hints,
+            defaults.get(f.name, f.metadata["cli_default"]),
+            helps.get(f.name, f.metadata["help"]),
+            f.name in required,
         )
         for f in fields
         if f.metadata["entries"] is None
@@ -247,7 +220,9 @@ def config_options(
                         "--help"
                     )
             cmd_defaults = {k: v for k, v in defaults.items() if k not in explicit}
-            config = build_config(cls, cmd_defaults, *layers, from_file, explicit, source=path or "")
+            config = build_config(
+                cls, cmd_defaults, *layers, from_file, explicit, source=path or ""
+            )
             # what the options read as where the user named none: a note of the options given
             # names the file's and the command line's only
             unset = {k: v for layer in (defaults, *layers) for k, v in (layer or {}).items()}

@@ -61,17 +61,32 @@ def _min_counts(value: Any, name: str) -> None:
 class AuditConfig(Config):
     """Options of one audit run (the ``aflite audit`` command line, as a frozen dataclass)."""
 
-    input: str = option(None, "Data file (any format `filter` reads).", metavar="INPUT",
-                        check=c.text, argument=True, required=True)
-    label_field: str = option("label", "Field holding the class label.", metavar="FIELD",
-                              check=c.text)
+    input: str = option(
+        None,
+        "Data file (any format `filter` reads).",
+        metavar="INPUT",
+        check=c.text,
+        argument=True,
+        required=True,
+    )
+    label_field: str = option(
+        "label", "Field holding the class label.", metavar="FIELD", check=c.text
+    )
     text_fields: tuple[str, ...] = option(
-        (), "Comma-separated text fields, e.g. premise,hypothesis.", metavar="FIELDS",
-        coerce=c.to_names, cli_type=str, cli_default=None,
+        (),
+        "Comma-separated text fields, e.g. premise,hypothesis.",
+        metavar="FIELDS",
+        coerce=c.to_names,
+        cli_type=str,
+        cli_default=None,
     )
     drop_labels: tuple[str, ...] = option(
-        (), "Comma-separated class labels whose rows are left out, e.g. '-' for no gold label.",
-        metavar="LABELS", coerce=c.to_names, cli_type=str, cli_default=None,
+        (),
+        "Comma-separated class labels whose rows are left out, e.g. '-' for no gold label.",
+        metavar="LABELS",
+        coerce=c.to_names,
+        cli_type=str,
+        cli_default=None,
     )
     choices_field: str | None = choices_field_option()
     choices_fields: tuple[str, ...] = choices_fields_option()
@@ -79,51 +94,67 @@ class AuditConfig(Config):
     blank: str | None = blank_option()
     answer_format: str | None = answer_format_option()
     field: str | None = option(
-        None, "Field for word audits and the partial-input baseline (default: last text "
-        "field).", metavar="FIELD", check=c.optional_text,
+        None,
+        "Field for word audits and the partial-input baseline (default: last text field).",
+        metavar="FIELD",
+        check=c.optional_text,
     )
     compare: str | None = option(
-        None, "A second file (e.g. kept.jsonl) or a filter run's folder (its kept rows), "
-        "audited the same way and shown side by side.", check=c.optional_text,
+        None,
+        "A second file (e.g. kept.jsonl) or a filter run's folder (its kept rows), "
+        "audited the same way and shown side by side.",
+        check=c.optional_text,
     )
     audits: tuple[str, ...] | None = option(
-        None, "", coerce=lambda v, n: None if v is None else c.to_names(v, n), cli_type=str,
+        None,
+        "",
+        coerce=lambda v, n: None if v is None else c.to_names(v, n),
+        cli_type=str,
         check=lambda v, n: None if v is None else c.all_of(c.registered(_audits))(v, n),
     )
-    min_count: int = option(20, "Minimum texts containing a word (PMI, z).",
-                            check=c.positive_int)
+    min_count: int = option(20, "Minimum texts containing a word (PMI, z).", check=c.positive_int)
     identity_min_count: str = option(
-        "10,100", "Minimum n-gram counts for the identity tables, e.g. 10,100 (saved at the "
-        "lowest).", check=_min_counts,
+        "10,100",
+        "Minimum n-gram counts for the identity tables, e.g. 10,100 (saved at the lowest).",
+        check=_min_counts,
     )
     identity_words: str | None = option(
-        None, "Replacement identity-word list (category<TAB>term per line).",
+        None,
+        "Replacement identity-word list (category<TAB>term per line).",
         check=c.optional_text,
     )
     dedupe_sentences: bool = option(
-        True, "Identity PMI: count a sentence repeated in a field (an SNLI premise) once.",
+        True,
+        "Identity PMI: count a sentence repeated in a field (an SNLI premise) once.",
         check=c.boolean,
     )
-    tokenizer: str = option("regex", "Identity PMI tokenizer: regex | spacy.",
-                            check=c.choice(["regex", "spacy"]))
+    tokenizer: str = option(
+        "regex", "Identity PMI tokenizer: regex | spacy.", check=c.choice(["regex", "spacy"])
+    )
     features: str | None = option(
-        None, "Representation for knn/bias audits (as in `filter`); default: ngrams, or with "
+        None,
+        "Representation for knn/bias audits (as in `filter`); default: ngrams, or with "
         "--compare against a filter run, the representation that run filtered with.",
         check=c.optional_text,
     )
-    json_out: str | None = option(None, "Write all results as JSON here.", flag="--json",
-                                  check=c.optional_text)
-    plot_dir: str | None = option(None, "Write the z-statistics plot(s) here.",
-                                  check=c.optional_text)
+    json_out: str | None = option(
+        None, "Write all results as JSON here.", flag="--json", check=c.optional_text
+    )
+    plot_dir: str | None = option(
+        None, "Write the z-statistics plot(s) here.", check=c.optional_text
+    )
     save_counts: str | None = option(
-        None, "Save identity co-occurrence counts (.npz) for `aflite pmi-query`.",
+        None,
+        "Save identity co-occurrence counts (.npz) for `aflite pmi-query`.",
         check=c.optional_text,
     )
     bias_train_size: Any = option(
-        None, "t of the bias audit: a count, or a fraction of INPUT; with --compare both sets "
+        None,
+        "t of the bias audit: a count, or a fraction of INPUT; with --compare both sets "
         "are measured at this one t (default: min(N/2, max(N/10, 2000)) of INPUT, at most "
         "half the smaller set).",
-        coerce=lambda v, n: None if v is None else c.to_size(v, n), check=_optional_size,
+        coerce=lambda v, n: None if v is None else c.to_size(v, n),
+        check=_optional_size,
         cli_type=str,
     )
     seed: int = option(0, "Random seed.", check=c.seed)
@@ -133,8 +164,11 @@ class AuditConfig(Config):
             raise ConfigError("input", "name the data file to audit")
         items = check_item_fields(self)
         if not self.text_fields and not items:
-            raise ConfigError("text_fields", "name at least one text field (or {choices_field} "
-                              "/ {choices_fields} for multiple-choice items)")
+            raise ConfigError(
+                "text_fields",
+                "name at least one text field (or {choices_field} "
+                "/ {choices_fields} for multiple-choice items)",
+            )
         from aflite.audits.registry import wrong_kind
 
         why = wrong_kind(self.audits, items) if self.audits else None

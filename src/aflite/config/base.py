@@ -223,7 +223,9 @@ class Config:
         out = {}
         for f in config_fields(self):
             v = getattr(self, f.name)
-            out[f.name] = list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, Mapping) else v
+            out[f.name] = (
+                list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, Mapping) else v
+            )
         return out
 
 

@@ -51,9 +51,7 @@ def to_margin(value: Any, name: str) -> Any:
     try:
         return float(value)
     except ValueError:
-        raise ConfigError(
-            name, f"must be a margin such as 0.02, or 'off', got '{value}'"
-        ) from None
+        raise ConfigError(name, f"must be a margin such as 0.02, or 'off', got '{value}'") from None
 
 
 def margin(value: Any, name: str) -> None:
@@ -200,7 +198,7 @@ def flagged(name: str, e: Exception) -> ConfigError:
     from aflite.config.base import flag
 
     prefix = flag(name) + ": "
-    return ConfigError(name, msg[len(prefix):] if msg.startswith(prefix) else msg)
+    return ConfigError(name, msg[len(prefix) :] if msg.startswith(prefix) else msg)
 
 
 def model_family(value: Any, name: str) -> None:

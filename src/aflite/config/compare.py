@@ -140,8 +140,9 @@ class CompareConfig(Config):
         cli_type=list[str],
         cli_default=None,
     )
-    label_field: str = option("label", "Field holding the class label.", metavar="FIELD",
-                              check=c.text)
+    label_field: str = option(
+        "label", "Field holding the class label.", metavar="FIELD", check=c.text
+    )
     text_fields: tuple[str, ...] = option(
         (),
         "Comma-separated text fields, e.g. premise,hypothesis (required, but for "

@@ -86,9 +86,9 @@ def _by(value: Any, name: str) -> None:
 def _help(kind: str) -> str:
     """Help texts that list a registry (read when the help is made)."""
     if kind == "formats":
-        return "Read INPUT as this format instead of going by its name: " + ", ".join(
-            _formats()
-        ) + "."
+        return (
+            "Read INPUT as this format instead of going by its name: " + ", ".join(_formats()) + "."
+        )
     if kind == "audits":
         return (
             "Audits to run before/after for the report, e.g. pmi,partial,ppmi; any of "
@@ -99,7 +99,8 @@ def _help(kind: str) -> str:
         from aflite.scoring import scorer_names
 
         return (
-            "Comma-separated scorers, any of " + ", ".join(scorer_names())
+            "Comma-separated scorers, any of "
+            + ", ".join(scorer_names())
             + " (default: all but partial; partial too with --partial-text-fields)."
         )
     if kind == "input":
@@ -129,13 +130,13 @@ def help_text(value: Any) -> str:
 _SIZE = {"coerce": c.to_size, "check": c.size, "cli_type": str, "metavar": "SIZE"}
 
 
-
 # options of a filtering run that only mean something for rows with a class label
 NOT_FOR_ITEMS = ("warmup_fraction", "by", "balance", "backend")
 
 # options only AFLITE's re-scored phases read: a --by pass ranks by its score once and measures
 # the bias with the linear family on block partitions
 NOT_FOR_BY = ("threshold", "strategy", "model", "partitions")
+
 
 @dataclass(frozen=True)
 class FilterConfig(Config):
@@ -149,27 +150,41 @@ class FilterConfig(Config):
 
     input: str = option(None, LazyHelp("input"), metavar="INPUT", check=c.text, argument=True)
     split: str | None = option(
-        None, "The split to filter, for a Hugging Face DatasetDict folder (e.g. train).",
-        check=c.optional_text, metavar="TEXT",
+        None,
+        "The split to filter, for a Hugging Face DatasetDict folder (e.g. train).",
+        check=c.optional_text,
+        metavar="TEXT",
     )
     input_format: str | None = option(
-        None, LazyHelp("formats"), metavar="FORMAT",
+        None,
+        LazyHelp("formats"),
+        metavar="FORMAT",
         check=lambda v, n: None if v is None else c.registered(_formats)(v, n),
     )
-    label_field: str = option("label", "Field holding the class label.", metavar="FIELD",
-                              check=c.text)
+    label_field: str = option(
+        "label", "Field holding the class label.", metavar="FIELD", check=c.text
+    )
     text_fields: tuple[str, ...] = option(
-        (), "Comma-separated text fields, e.g. premise,hypothesis; default: the only text "
+        (),
+        "Comma-separated text fields, e.g. premise,hypothesis; default: the only text "
         "column besides the label, id and group fields.",
-        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
+        metavar="FIELDS",
+        coerce=c.to_names,
+        cli_type=str,
+        cli_default=None,
     )
     id_field: str | None = option(
-        None, "Field with unique row ids (checked for duplicates); default: a column named id, "
-        "if any; 'none' numbers the rows.", metavar="FIELD", check=c.optional_text,
+        None,
+        "Field with unique row ids (checked for duplicates); default: a column named id, "
+        "if any; 'none' numbers the rows.",
+        metavar="FIELD",
+        check=c.optional_text,
     )
     group_field: str | None = option(
-        None, "Rows sharing this field never straddle a split (e.g. premise).",
-        metavar="FIELD", check=c.optional_text,
+        None,
+        "Rows sharing this field never straddle a split (e.g. premise).",
+        metavar="FIELD",
+        check=c.optional_text,
     )
     choices_field: str | None = choices_field_option()
     choices_fields: tuple[str, ...] = choices_fields_option()
@@ -179,109 +194,177 @@ class FilterConfig(Config):
     choice_context: str = choice_context_option()
     features: str = option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=_features)
     model: str = option(
-        "auto", "Model family the partitions train: ridge (exact least squares), linear "
+        "auto",
+        "Model family the partitions train: ridge (exact least squares), linear "
         "(batched logistic regression), auto (ridge where a training part has at most as many "
         "rows as there are features, else linear), or one added with aflite.register_model.",
-        metavar="NAME", check=_model, algorithm=True, heavy=True,
+        metavar="NAME",
+        check=_model,
+        algorithm=True,
+        heavy=True,
     )
-    target_size: Any = option(0.5, "n: rows to keep (count or fraction).", algorithm=True,
-                              **_SIZE)
+    target_size: Any = option(0.5, "n: rows to keep (count or fraction).", algorithm=True, **_SIZE)
     n_partitions: Any = option(
-        "auto", "m: random partitions per phase (auto: 512 with the exact family ridge, whose "
+        "auto",
+        "m: random partitions per phase (auto: 512 with the exact family ridge, whose "
         "partitions are cheap, 64 with logistic regression).",
-        metavar="M|auto", coerce=c.to_auto_int, check=c.positive_int_or_auto, cli_type=str,
+        metavar="M|auto",
+        coerce=c.to_auto_int,
+        check=c.positive_int_or_auto,
+        cli_type=str,
         algorithm=True,
     )
-    train_size: Any = option(0.1, "t: training rows per partition (count or fraction).",
-                             algorithm=True, **_SIZE)
-    slice_size: Any = option(0.05, "k: rows removed per phase at most (count or fraction).",
-                             algorithm=True, **_SIZE)
+    train_size: Any = option(
+        0.1, "t: training rows per partition (count or fraction).", algorithm=True, **_SIZE
+    )
+    slice_size: Any = option(
+        0.05, "k: rows removed per phase at most (count or fraction).", algorithm=True, **_SIZE
+    )
     threshold: float = option(
-        0.6, "tau: minimum predictability for removal (the paper: 0.75).", metavar="TAU",
-        check=c.unit, algorithm=True,
+        0.6,
+        "tau: minimum predictability for removal (the paper: 0.75).",
+        metavar="TAU",
+        check=c.unit,
+        algorithm=True,
     )
     min_bias: float | None = option(
-        0.02, "Stop when the representation bias is within this margin of chance; 'off' for "
+        0.02,
+        "Stop when the representation bias is within this margin of chance; 'off' for "
         "Algorithm 1 as published.",
-        metavar="MARGIN|off", coerce=c.to_margin, check=c.margin, cli_type=str, algorithm=True,
+        metavar="MARGIN|off",
+        coerce=c.to_margin,
+        check=c.margin,
+        cli_type=str,
+        algorithm=True,
     )
     balance: Balance = option(
-        None, "none | classes: remove from every class in proportion to its size.",
-        metavar="none|classes", coerce=c.to_none("none"), cli_type=str, cli_default="none",
+        None,
+        "none | classes: remove from every class in proportion to its size.",
+        metavar="none|classes",
+        coerce=c.to_none("none"),
+        cli_type=str,
+        cli_default="none",
         check=lambda v, n: None if v in (None, "classes") else _bad_balance(v, n),
         algorithm=True,
     )
-    strategy: Strategy = option("slicing", "slicing | greedy | sampling | single_shot.",
-                                metavar="NAME", check=c.choice(_strategies), cli_type=str,
-                                algorithm=True)
+    strategy: Strategy = option(
+        "slicing",
+        "slicing | greedy | sampling | single_shot.",
+        metavar="NAME",
+        check=c.choice(_strategies),
+        cli_type=str,
+        algorithm=True,
+    )
     by: str | None = option(
-        None, "Instead of AFLITE's phases, score every row once by one per-example score (e.g. "
+        None,
+        "Instead of AFLITE's phases, score every row once by one per-example score (e.g. "
         "pvi, datamap:confidence; see aflite score) and remove the easiest rows in slices of "
         "--slice-size, down to --target-size or, with --min-bias, to chance; --n-partitions "
         "and --train-size set the bias measured between slices, --balance applies; "
         "--threshold, --strategy, --model and --partitions do not apply (given, they are "
         "ignored with a note).",
-        metavar="SCORER[:COLUMN]", check=_by,
+        metavar="SCORER[:COLUMN]",
+        check=_by,
     )
     warmup_fraction: float | None = option(
-        None, "Train a warm-up model on this fraction; it gives Phi for the rest.",
-        metavar="FRACTION", check=c.open_unit,
+        None,
+        "Train a warm-up model on this fraction; it gives Phi for the rest.",
+        metavar="FRACTION",
+        check=c.open_unit,
     )
     warmup_finetune: bool = option(
-        False, "With a sentence-transformers model: fine-tune the encoder itself in warm-up.",
+        False,
+        "With a sentence-transformers model: fine-tune the encoder itself in warm-up.",
         check=c.boolean,
     )
-    out_dir: str = option("aflite-out", "Output folder.", metavar="DIR", check=c.text,
-                          result=False)
+    out_dir: str = option("aflite-out", "Output folder.", metavar="DIR", check=c.text, result=False)
     partitions: str = option(
-        "blocks", "blocks: rows dealt into blocks, each classifier trains on whole blocks "
+        "blocks",
+        "blocks: rows dealt into blocks, each classifier trains on whole blocks "
         "(fast); uniform: independent uniform training parts (Algorithm 1's wording).",
-        metavar="blocks|uniform", check=c.choice(["blocks", "uniform"]), algorithm=True,
+        metavar="blocks|uniform",
+        check=c.choice(["blocks", "uniform"]),
+        algorithm=True,
     )
     seed: int = option(0, "Random seed.", metavar="N", check=c.seed)
-    device: str = option("auto", "auto | cpu | cuda.", metavar="DEVICE", check=c.device,
-                         result=False)
-    threads: int | None = option(
-        None, "Worker threads (default: AFLITE_THREADS, else the cores this process may run "
-        "on); the result does not depend on it.",
-        metavar="N", check=c.optional_positive_int, result=False, algorithm=True,
+    device: str = option(
+        "auto", "auto | cpu | cuda.", metavar="DEVICE", check=c.device, result=False
     )
-    resume: bool = option(False, "Continue an interrupted run from its last checkpoint.",
-                          check=c.boolean, result=False)
+    threads: int | None = option(
+        None,
+        "Worker threads (default: AFLITE_THREADS, else the cores this process may run "
+        "on); the result does not depend on it.",
+        metavar="N",
+        check=c.optional_positive_int,
+        result=False,
+        algorithm=True,
+    )
+    resume: bool = option(
+        False,
+        "Continue an interrupted run from its last checkpoint.",
+        check=c.boolean,
+        result=False,
+    )
     overwrite: bool = option(
-        False, "Replace the outputs of an earlier run in --out-dir (other files stay).",
-        check=c.boolean, result=False,
+        False,
+        "Replace the outputs of an earlier run in --out-dir (other files stay).",
+        check=c.boolean,
+        result=False,
     )
     cache_dir: str | None = option(
-        None, "Embedding cache folder (default ~/.cache/aflite).", metavar="DIR",
-        check=c.optional_text, result=False,
+        None,
+        "Embedding cache folder (default ~/.cache/aflite).",
+        metavar="DIR",
+        check=c.optional_text,
+        result=False,
     )
     report: bool = option(True, "Write report.html.", check=c.boolean, result=False)
     audits: tuple[str, ...] = option(
-        (), LazyHelp("audits"), metavar="NAMES", coerce=c.to_names, cli_type=str,
-        cli_default=None, check=c.all_of(c.registered(_audits)),
+        (),
+        LazyHelp("audits"),
+        metavar="NAMES",
+        coerce=c.to_names,
+        cli_type=str,
+        cli_default=None,
+        check=c.all_of(c.registered(_audits)),
     )
     backend: str | None = option(
-        None, "local | ray (partitions and embeddings on Ray).", metavar="local|ray",
-        coerce=c.to_none("local"), cli_type=str, cli_default="local",
-        check=lambda v, n: None if v in (None, "ray") else _bad_backend(v, n), result=False,
+        None,
+        "local | ray (partitions and embeddings on Ray).",
+        metavar="local|ray",
+        coerce=c.to_none("local"),
+        cli_type=str,
+        cli_default="local",
+        check=lambda v, n: None if v in (None, "ray") else _bad_backend(v, n),
+        result=False,
     )
     ray_address: str | None = option(
-        None, "Ray cluster address (e.g. auto, ray://head:10001); default: a local instance.",
-        metavar="ADDRESS", check=c.optional_text, result=False,
+        None,
+        "Ray cluster address (e.g. auto, ray://head:10001); default: a local instance.",
+        metavar="ADDRESS",
+        check=c.optional_text,
+        result=False,
     )
     keep_ids: str | None = option(
-        None, "A reviewer's decisions: row ids (one a line) the filter must never remove.",
-        metavar="FILE", check=c.optional_text,
+        None,
+        "A reviewer's decisions: row ids (one a line) the filter must never remove.",
+        metavar="FILE",
+        check=c.optional_text,
     )
     drop_ids: str | None = option(
-        None, "A reviewer's decisions: row ids (one a line) removed before filtering.",
-        metavar="FILE", check=c.optional_text,
+        None,
+        "A reviewer's decisions: row ids (one a line) removed before filtering.",
+        metavar="FILE",
+        check=c.optional_text,
     )
     drop_labels: tuple[str, ...] = option(
-        (), "Comma-separated class labels whose rows are removed before filtering (marked "
+        (),
+        "Comma-separated class labels whose rows are removed before filtering (marked "
         "dropped), e.g. '-' for no gold label.",
-        metavar="LABELS", coerce=c.to_names, cli_type=str, cli_default=None,
+        metavar="LABELS",
+        coerce=c.to_names,
+        cli_type=str,
+        cli_default=None,
     )
 
     def check_together(self) -> None:

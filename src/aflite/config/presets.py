@@ -40,9 +40,7 @@ PRESET_OPTIONS = (
     "balance", "strategy", "partitions", "model",
 )  # fmt: skip
 
-_practical = {
-    f.name: f.default for f in config_fields(FilterConfig) if f.name in PRESET_OPTIONS
-}
+_practical = {f.name: f.default for f in config_fields(FilterConfig) if f.name in PRESET_OPTIONS}
 
 PRESETS: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType({
     "paper": MappingProxyType(_practical | {

@@ -36,8 +36,11 @@ def scorer_options() -> dict[str, tuple[Any, str]]:
         for k, v in s.options.items():
             readers.setdefault(k, (v, []))[1].append(s.name)
     return {
-        k: (v, f"{_WHAT.get(k, 'An option')} (read by {', '.join(names)}).  [default: "
-            f"{v if not isinstance(v, float) else format(v, '.4g')}]")
+        k: (
+            v,
+            f"{_WHAT.get(k, 'An option')} (read by {', '.join(names)}).  [default: "
+            f"{v if not isinstance(v, float) else format(v, '.4g')}]",
+        )
         for k, (v, names) in readers.items()
     }
 
@@ -45,15 +48,13 @@ def scorer_options() -> dict[str, tuple[Any, str]]:
 # what the built-in scorers' options mean; a plug-in's options are named by their scorers
 _WHAT = {
     "n_partitions": "m: random partitions of the predictability score",
-    "train_size": "t: training rows per partition of the predictability score (count or "
-    "fraction)",
+    "train_size": "t: training rows per partition of the predictability score (count or fraction)",
     "epochs": "Epochs of the training dynamics",
     "batch_size": "Mini-batch of the training dynamics' models (auto: a 32nd of the training "
     "rows, within [8, 128])",
     "lr": "Adam step of the training dynamics' models (auto: 0.05 / sqrt(d))",
     "l2": "L2 penalty of the training dynamics' models",
-    "ambiguous_share": "Data map: the share of rows with the highest variability called "
-    "ambiguous",
+    "ambiguous_share": "Data map: the share of rows with the highest variability called ambiguous",
     "ambiguous_min": "Data map: the least variability an ambiguous row has",
     "easy_confidence": "Data map: the least confidence of an easy row",
     "C": "Inverse L2 strength of the PVI and partial-input models (auto: chosen by "
@@ -119,13 +120,22 @@ class ScoreConfig(Config):
 
     input: str = option(None, LazyHelp("input"), metavar="INPUT", check=c.text, argument=True)
     scorers: tuple[str, ...] | None = option(
-        None, LazyHelp("scorers"), metavar="NAMES", coerce=_scorers, cli_type=str,
+        None,
+        LazyHelp("scorers"),
+        metavar="NAMES",
+        coerce=_scorers,
+        cli_type=str,
     )
-    label_field: str = option("label", "Field holding the class label.", metavar="FIELD",
-                              check=c.text)
+    label_field: str = option(
+        "label", "Field holding the class label.", metavar="FIELD", check=c.text
+    )
     text_fields: tuple[str, ...] = option(
-        (), "Comma-separated text fields, e.g. premise,hypothesis.", metavar="FIELDS",
-        coerce=c.to_names, cli_type=str, cli_default=None,
+        (),
+        "Comma-separated text fields, e.g. premise,hypothesis.",
+        metavar="FIELDS",
+        coerce=c.to_names,
+        cli_type=str,
+        cli_default=None,
     )
     choices_field: str | None = choices_field_option()
     choices_fields: tuple[str, ...] = choices_fields_option()
@@ -134,55 +144,74 @@ class ScoreConfig(Config):
     answer_format: str | None = answer_format_option()
     choice_context: str = choice_context_option()
     partial_text_fields: tuple[str, ...] = option(
-        (), "Text fields of a partial input (e.g. hypothesis) for partial and pvi_partial.",
-        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
+        (),
+        "Text fields of a partial input (e.g. hypothesis) for partial and pvi_partial.",
+        metavar="FIELDS",
+        coerce=c.to_names,
+        cli_type=str,
+        cli_default=None,
     )
     id_field: str | None = option(
-        None, "Field with unique row ids (default: a field named id).", metavar="FIELD",
+        None,
+        "Field with unique row ids (default: a field named id).",
+        metavar="FIELD",
         check=c.optional_text,
     )
     group_field: str | None = option(
-        None, "Rows sharing this field never straddle a fold (e.g. premise).", metavar="FIELD",
+        None,
+        "Rows sharing this field never straddle a fold (e.g. premise).",
+        metavar="FIELD",
         check=c.optional_text,
     )
     features: str = option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=c.text)
     dynamics: str | None = option(
-        None, "Training dynamics logged elsewhere (allenai/cartography's "
+        None,
+        "Training dynamics logged elsewhere (allenai/cartography's "
         "dynamics_epoch_N.jsonl, matched by id) instead of recording them.",
-        metavar="DIR", check=c.optional_text,
+        metavar="DIR",
+        check=c.optional_text,
     )
     probs: str | None = option(
-        None, "Out-of-fold class probabilities of your own model, by id (a column per class "
+        None,
+        "Out-of-fold class probabilities of your own model, by id (a column per class "
         "label, or one list column in sorted label order), for pvi instead of aflite's model.",
-        metavar="FILE", check=c.optional_text,
+        metavar="FILE",
+        check=c.optional_text,
     )
     partial_probs: str | None = option(
-        None, "The same from your own partial-input model (e.g. hypothesis-only), for partial "
-        "and pvi_partial.", metavar="FILE", check=c.optional_text,
+        None,
+        "The same from your own partial-input model (e.g. hypothesis-only), for partial "
+        "and pvi_partial.",
+        metavar="FILE",
+        check=c.optional_text,
     )
     n_folds: int = option(5, _FOLDS, metavar="K", check=_folds)
-    repeats: int = option(1, "Cross-fits with fresh folds, averaged.", metavar="R",
-                          check=c.positive_int)
+    repeats: int = option(
+        1, "Cross-fits with fresh folds, averaged.", metavar="R", check=c.positive_int
+    )
     split: str | None = option(
-        None, "The split to score, for a Hugging Face DatasetDict folder (e.g. train).",
-        metavar="TEXT", check=c.optional_text,
+        None,
+        "The split to score, for a Hugging Face DatasetDict folder (e.g. train).",
+        metavar="TEXT",
+        check=c.optional_text,
     )
     out_dir: str = option("aflite-scores", "Output folder.", metavar="DIR", check=c.text)
     seed: int = option(0, "Random seed.", metavar="N", check=c.seed)
     device: str = option("auto", "auto | cpu | cuda.", metavar="DEVICE", check=c.device)
     cache_dir: str | None = option(
-        None, "Embedding cache folder (default ~/.cache/aflite).", metavar="DIR",
+        None,
+        "Embedding cache folder (default ~/.cache/aflite).",
+        metavar="DIR",
         check=c.optional_text,
     )
     overwrite: bool = option(
-        False, "Replace the outputs of an earlier run in --out-dir (other files stay).",
+        False,
+        "Replace the outputs of an earlier run in --out-dir (other files stay).",
         check=c.boolean,
     )
     report: bool = option(True, "Write report.html.", check=c.boolean)
     # the scorers' own options: each is a command-line option of its own (see scorer_options)
-    options: Mapping[str, Any] = option(
-        None, "", coerce=_options, entries=scorer_options
-    )
+    options: Mapping[str, Any] = option(None, "", coerce=_options, entries=scorer_options)
 
     def check_together(self) -> None:
         if self.input is None:

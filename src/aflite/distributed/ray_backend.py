@@ -56,7 +56,9 @@ class _ShardWorker:
         tr = torch.as_tensor(train, device=dev)
         cur = torch.as_tensor(current, device=dev)
         ens, _ = fit_ensemble(self.store, self.y, tr, self.n_classes, model, current=cur)
-        correct, held = heldout_counts(self.store, self.y, ens, torch.as_tensor(heldout, device=dev))
+        correct, held = heldout_counts(
+            self.store, self.y, ens, torch.as_tensor(heldout, device=dev)
+        )
         return correct.cpu().numpy(), held.cpu().numpy(), ens.report.to_dict()
 
 
@@ -127,10 +129,12 @@ class RayModel:
         if not self.backend._actors:
             self.backend._start()
         ref = ray.put(store.standardised().detach().cpu().numpy())
-        ray.get([
-            a.attach.remote(ref, y.cpu().numpy(), n_classes, store.chunk_rows)
-            for a in self.backend._actors
-        ])
+        ray.get(
+            [
+                a.attach.remote(ref, y.cpu().numpy(), n_classes, store.chunk_rows)
+                for a in self.backend._actors
+            ]
+        )
 
     def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor):
         from aflite.algorithm.models import PhaseCounts

@@ -79,14 +79,22 @@ def run_compare(
     for run_seed in range(seed, seed + int(seeds)):
         common = dict(device=device, progress=progress, seed=run_seed)
         res = aflite.filter(
-            prep.phi_train, prep.y_train, groups=prep.groups_train, ids=prep.ids_train,
-            **prep.options, **common,
+            prep.phi_train,
+            prep.y_train,
+            groups=prep.groups_train,
+            ids=prep.ids_train,
+            **prep.options,
+            **common,
         )
         rng = np.random.default_rng(run_seed)
         random_idx = np.sort(rng.choice(n, len(res.kept), replace=False))
         dev_res = aflite.filter(
-            prep.phi_dev, prep.y_dev, groups=prep.groups_dev, ids=prep.ids_dev,
-            **prep.dev_options, **common,
+            prep.phi_dev,
+            prep.y_dev,
+            groups=prep.groups_dev,
+            ids=prep.ids_dev,
+            **prep.dev_options,
+            **common,
         )
         sets = dict(prep.fixed)
         sets["dev (filtered)"] = prep.filtered_dev(dev_res.kept)
@@ -124,8 +132,10 @@ def run_compare(
                 "filter_summary": res.summary(),
                 # the notes and warnings aflite filter prints after the same filter of D
                 "filter_notes": outcome_lines(
-                    res, warning_facts(res, prep.y_train, items=prep.items),
-                    fields_note=prep.fields_note, items=prep.items,
+                    res,
+                    warning_facts(res, prep.y_train, items=prep.items),
+                    fields_note=prep.fields_note,
+                    items=prep.items,
                 ),
                 "bias": bias,
             }

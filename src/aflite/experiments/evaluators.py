@@ -33,6 +33,7 @@ __all__ = [
     "register_evaluator",
 ]
 
+
 @dataclass(frozen=True)
 class Evaluator(Entry):
     """A registered evaluator class (``target``); ``takes_argument``: named ``KIND:ARG``
@@ -232,4 +233,3 @@ def evaluate(
             "predictions cannot go through --label-map"
         )
     return float(evaluator.score(data, phi))
-

@@ -138,7 +138,9 @@ class CompareResult:
         if self.items:
             # beside the accuracies: the best guess from answer positions alone
             chance = self.majority
-            out.append(["chance", "answer position", ""] + [_cell(chance[e]) for e in self.eval_sets])
+            out.append(
+                ["chance", "answer position", ""] + [_cell(chance[e]) for e in self.eval_sets]
+            )
         return header, out
 
     @property

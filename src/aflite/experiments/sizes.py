@@ -42,8 +42,10 @@ def check_sizes(
             value, fraction = options["train_size"], dev_options["train_size"]
             given = f"{show(fraction)} of {n_dev} rows of dev"
             if fraction != value:
-                given = f"{show(value)} of {n_train} rows, in proportion {fraction:.3g} of the " \
+                given = (
+                    f"{show(value)} of {n_train} rows, in proportion {fraction:.3g} of the "
                     f"{n_dev} rows of dev,"
+                )
             check_train_covers_classes(value, t, classes[1], n_dev, given=given)
     except SizeError as e:
         raise ConfigError(e.field, e.why) from None

@@ -92,9 +92,7 @@ def _looks_like_path(name: str) -> bool:
     """Read as a path, never as a hub id: as sentence-transformers does, a name with more
     than one ``/`` (or a backslash on Windows); also one starting ``/``, ``.`` or ``~``."""
     return (
-        name.startswith(("/", ".", "~"))
-        or name.count("/") > 1
-        or (os.sep == "\\" and "\\" in name)
+        name.startswith(("/", ".", "~")) or name.count("/") > 1 or (os.sep == "\\" and "\\" in name)
     )
 
 

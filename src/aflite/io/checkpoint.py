@@ -84,9 +84,14 @@ class Checkpoint:
                 removed_se=np.asarray(state.removed_se, dtype=np.float64),
                 generator_state=state.generator_state,
                 **({} if state.last_scores is None else {"last_scores": state.last_scores}),
-                **({} if state.survived_score is None else {
-                    "survived_score": state.survived_score, "survived_se": state.survived_se,
-                }),
+                **(
+                    {}
+                    if state.survived_score is None
+                    else {
+                        "survived_score": state.survived_score,
+                        "survived_se": state.survived_se,
+                    }
+                ),
             )
         doc = self.directory / f"state-{phase}.json"
         with atomic_path(doc) as tmp:
@@ -192,7 +197,9 @@ def _check_manifest(where: Path, files: dict[Any, Any], phase: Any) -> None:
             f"{where}: damaged checkpoint manifest (phase {phase!r} is not a phase number); "
             "run without --resume to start over"
         )
-    allowed = {FEATURES} | (set() if phase is None else {f"state-{phase}.npz", f"state-{phase}.json"})
+    allowed = {FEATURES} | (
+        set() if phase is None else {f"state-{phase}.npz", f"state-{phase}.json"}
+    )
     for name, digest in files.items():
         if name not in allowed or not isinstance(digest, str):
             raise DataError(

@@ -18,7 +18,14 @@ import numpy as np
 
 from aflite.errors import DataError
 
-__all__ = ["PLACEHOLDERS", "check_classes", "check_dropped_labels", "continuous", "drop_mask", "tiny_warning"]
+__all__ = [
+    "PLACEHOLDERS",
+    "check_classes",
+    "check_dropped_labels",
+    "continuous",
+    "drop_mask",
+    "tiny_warning",
+]
 
 # labels data sets use for "no label": SNLI/MultiNLI write "-" where annotators disagreed
 PLACEHOLDERS = frozenset(
@@ -69,8 +76,10 @@ def check_classes(
     dropped = set(drop)
     looked = np.flatnonzero(~np.isin(text, list(dropped))) if dropped else np.arange(len(text))
     strings = [str(text[i]) for i in looked]
-    if strings and all(_is_number(s) for s in strings) and any(
-        not float(s).is_integer() for s in strings
+    if (
+        strings
+        and all(_is_number(s) for s in strings)
+        and any(not float(s).is_integer() for s in strings)
     ):
         i = next(int(j) for j, s in zip(looked, strings) if not float(s).is_integer())
         raise continuous(where(i), field, text[i])
@@ -92,7 +101,8 @@ def check_classes(
             f"{where(int(odd[0]))}: field '{field}' is {values[odd[0]]!r}, {kind} among "
             f"{'text' if common == 'str' else 'number'} labels ({len(odd)} "
             f"{'row' if len(odd) == 1 else 'rows'}: {_rows(where, odd, source)}); "
-            + ("fix them or " if drop is not None else "") + hint.format(label=label)
+            + ("fix them or " if drop is not None else "")
+            + hint.format(label=label)
         )
 
 
@@ -110,8 +120,10 @@ def check_dropped_labels(data: Any, drop: Sequence[str] | str) -> None:
     have = set(data.labels.tolist()) if data.labels is not None else set()
     unknown = [d for d in drop if d not in have]
     if unknown:
-        raise DataError(f"--drop-labels: no row of {data.where} is labelled '{unknown[0]}' "
-                        f"(field '{data.fields.label}' holds {', '.join(sorted(have)[:10])})")
+        raise DataError(
+            f"--drop-labels: no row of {data.where} is labelled '{unknown[0]}' "
+            f"(field '{data.fields.label}' holds {', '.join(sorted(have)[:10])})"
+        )
 
 
 def tiny_classes(text: np.ndarray) -> list[tuple[str, int]]:
@@ -137,4 +149,3 @@ def tiny_warning(text: np.ndarray, field: str, source: str) -> str | None:
         f"{source}: field '{field}' has classes of a few rows beside large ones: {named}; "
         "if they are mistakes, drop them with --drop-labels (drop_labels=)"
     )
-

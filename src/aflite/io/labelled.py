@@ -79,8 +79,11 @@ class LabelledFields:
         if not parts:
             return ""
         # name the options of what was picked only: the others were given
-        flags = [f for f, kind in (("--text-fields", "text"), ("--id-field", "id"))
-                 if kind in self.picked]
+        flags = [
+            f
+            for f, kind in (("--text-fields", "text"), ("--id-field", "id"))
+            if kind in self.picked
+        ]
         return "picked " + " and ".join(parts) + "; name others with " + " / ".join(flags)
 
 
@@ -229,9 +232,7 @@ def _pick_text(table: Table, skip: set[str]) -> list[str]:
     )
 
 
-def _labels(
-    table: Table, field: str, drop: Sequence[str] | None
-) -> tuple[np.ndarray, np.ndarray]:
+def _labels(table: Table, field: str, drop: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:
     values = table.column(field)
     for i, v in enumerate(values):
         if v == "":  # a CSV cell left blank: what a JSON null or a missing key is

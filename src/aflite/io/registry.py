@@ -49,6 +49,7 @@ class FormatSpec(Entry):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "suffixes", tuple(s.lower() for s in self.suffixes))
+
     def claims(self, path: str) -> bool:
         """Whether ``detect`` recognises ``path`` (a detector that cannot look is a no)."""
         if self.detect is None:

@@ -102,8 +102,11 @@ def _finished_outcome(job: FilterJob, inputs: LabelledData, summary: dict) -> Jo
     differs = first_difference(job_key(job), options)
     if differs is not None:
         name, here, there = differs
-        what = f"of another input ({there})" if name == "input" else \
-            f"with {flag(name)} {_shown(there)}, not {_shown(here)}"
+        what = (
+            f"of another input ({there})"
+            if name == "input"
+            else f"with {flag(name)} {_shown(there)}, not {_shown(here)}"
+        )
         raise DataError(
             f"{job.out_dir}: holds a finished run {what}, nothing to resume; pass --overwrite "
             "to replace it"

@@ -185,12 +185,19 @@ def outcome_text(
     )
     audits = [f"audit ({a.get('tag', '')}): {a['summary']}" for a in report.audits or []
               if a.get("summary")]  # fmt: skip
-    by = " and ".join(f for f, given in (("--drop-ids", job.drop_ids is not None),
-                                          ("--drop-labels", bool(job.drop_labels))) if given)
+    by = " and ".join(
+        f
+        for f, given in (
+            ("--drop-ids", job.drop_ids is not None),
+            ("--drop-labels", bool(job.drop_labels)),
+        )
+        if given
+    )
     text = (
         f"{result.summary(dropped_by=by or '--drop-ids')}\n{kept_set_line(summary)}\n"
         + "".join(f"{line}\n" for line in audits)
-        + f"warm-up rows: {n_warmup}\noutputs in {out}/: " + ", ".join(shown)
+        + f"warm-up rows: {n_warmup}\noutputs in {out}/: "
+        + ", ".join(shown)
     )
     lines = outcome_lines(result, summary, report, fields_note=inputs.fields.note(),
                           items=inputs.choices)  # fmt: skip

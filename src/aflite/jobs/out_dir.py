@@ -12,7 +12,12 @@ from pathlib import Path
 from aflite.errors import DataError
 
 __all__ = [
-    "check_out_dir", "finished_run", "previous_run", "remove_previous_run", "STAGING", "publish"
+    "check_out_dir",
+    "finished_run",
+    "previous_run",
+    "remove_previous_run",
+    "STAGING",
+    "publish",
 ]
 
 # a run writes its outputs here first and moves them into the folder last (see publish)

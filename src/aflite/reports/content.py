@@ -142,7 +142,10 @@ def report_data(
             bias_with_control(
                 x if per_choice is None else per_choice,
                 labels if per_choice is None else labels.astype(int),
-                result, control, groups=rest_groups, seed=seed,
+                result,
+                control,
+                groups=rest_groups,
+                seed=seed,
             )  # fmt: skip
         )
     return data

@@ -265,8 +265,9 @@ def render_report(out_dir: str | Path) -> str:
     if summary.get("kept_fingerprint"):
         overlap = summary.get("expected_seed_overlap")
         settled = (
-            "" if overlap is None else
-            f" Another seed is expected to remove {esc(_fmt(overlap))} of the same {nouns} "
+            ""
+            if overlap is None
+            else f" Another seed is expected to remove {esc(_fmt(overlap))} of the same {nouns} "
             "(Jaccard index), as far as the scores' own uncertainty decides it; how one "
             f"phase's removals move the next phase's scores lowers it further. Each {noun}'s "
             "standard error and distance to its phase's cut are in scores.parquet."
@@ -302,8 +303,16 @@ def render_report(out_dir: str | Path) -> str:
     parts += _parameters_html(summary, noun)
     parts.append(
         table_html(
-            ["phase", "size before", "removed", "at or above tau", "bias", "cut", "in contest",
-             "seconds"],
+            [
+                "phase",
+                "size before",
+                "removed",
+                "at or above tau",
+                "bias",
+                "cut",
+                "in contest",
+                "seconds",
+            ],
             [
                 [
                     h["phase"],

@@ -104,7 +104,11 @@ def oof_probabilities(
 
 
 def oof_choice_probabilities(
-    x: np.ndarray, y: np.ndarray, folds: np.ndarray, *, C: float | str = "auto",
+    x: np.ndarray,
+    y: np.ndarray,
+    folds: np.ndarray,
+    *,
+    C: float | str = "auto",
     device: Any = "cpu",
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """(R, N, K) out-of-fold probabilities of each item's choices under the choice-wise

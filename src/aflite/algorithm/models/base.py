@@ -58,16 +58,18 @@ class Model(Protocol):
     ``min_bias`` is measured against (default: the majority-class rate).
     """
 
-    def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
-        ...
+    def attach(
+        self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int
+    ) -> None: ...
 
-    def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
+    def score(
+        self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor
+    ) -> PhaseCounts:
         """``train``/``heldout``: (N_store, P) 0/1 float masks; ``current``: (N_store,) 0/1
         mask of the rows in the current set."""
         ...
 
-    def describe(self) -> str:
-        ...
+    def describe(self) -> str: ...
 
 
 @dataclass(frozen=True)

@@ -60,12 +60,16 @@ class ChoiceModel:
         """Chance level of the items ``rows`` (input positions) with answers ``labels``."""
         return choice_chance(labels, self._valid[rows].sum(axis=1))
 
-    def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
+    def score(
+        self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor
+    ) -> PhaseCounts:
         fit = fit_choices(self.store, self.y, self.neg, self.model, train=train)
         correct, held = choice_heldout_counts(self.store, self.y, self.neg, fit, heldout=heldout)
         return PhaseCounts(correct, held, fit.report.to_dict())
 
-    def score_blocks(self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
+    def score_blocks(
+        self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
+    ) -> PhaseCounts:
         """One phase on block partitions of the items."""
         # a task of TASK_ROWS rows of d features stays in cache: here a row is an item's K choices
         rows = (1 << 18 if self.store.device.type == "cuda" else TASK_ROWS) // self.k
@@ -85,14 +89,17 @@ def choice_model(model: Any, backend: Any = None) -> ChoiceModel:
     from aflite.algorithm.solvers import LinearEnsemble
 
     if backend is not None:
-        raise ValueError("multiple-choice features run on the local choice-wise model only (no backend)")
+        raise ValueError(
+            "multiple-choice features run on the local choice-wise model only (no backend)"
+        )
     if isinstance(model, str) and model in ("choice", "linear", "auto"):
         return ChoiceModel(ChoiceEnsemble())
     if isinstance(model, ChoiceEnsemble):
         return ChoiceModel(model)
     if isinstance(model, LinearEnsemble):
-        return ChoiceModel(ChoiceEnsemble(C=model.C, tol=model.tol, max_iter=model.max_iter,
-                                           history=model.history))
+        return ChoiceModel(
+            ChoiceEnsemble(C=model.C, tol=model.tol, max_iter=model.max_iter, history=model.history)
+        )
     raise ValueError(
         f"features of shape (n_items, n_choices, n_features) are scored by the choice-wise "
         f"linear model: use model='choice' or a ChoiceEnsemble, not {model!r}"

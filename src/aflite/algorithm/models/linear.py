@@ -37,16 +37,28 @@ class LinearModel:
     def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
         self.store, self.y, self.n_classes = store, y, n_classes
 
-    def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
-        ens, _ = fit_ensemble(self.store, self.y, train, self.n_classes, self.model, current=current)
+    def score(
+        self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor
+    ) -> PhaseCounts:
+        ens, _ = fit_ensemble(
+            self.store, self.y, train, self.n_classes, self.model, current=current
+        )
         correct, held = heldout_counts(self.store, self.y, ens, heldout)
         return PhaseCounts(correct, held, ens.report.to_dict())
 
-    def score_blocks(self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
+    def score_blocks(
+        self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
+    ) -> PhaseCounts:
         """One phase on block partitions (see :mod:`aflite.algorithm.solvers.blocks`)."""
         t = int(design.train_mask().sum(dim=0).max())
-        if use_gathered_rows(self.store.n_stored, t, self.store.dim, self.n_classes,
-                             design.n_partitions, self.store.device):
+        if use_gathered_rows(
+            self.store.n_stored,
+            t,
+            self.store.dim,
+            self.n_classes,
+            design.n_partitions,
+            self.store.device,
+        ):
             # many classes and small t/n: each part's own rows gathered beat the block pass
             # (20 classes, t = 10%: 0.8 s against 1.7 s); the design is the same
             return self.score(*_masks(design, positions, self.store.n_stored), current)

@@ -56,9 +56,15 @@ class RidgeModel:
         # must be the same on every machine (the sparse form takes any design)
         store = self.store
         form = choose_form(
-            RidgeEnsemble(self.model.alpha, "auto" if self.model.form == "sparse" else self.model.form),
-            n=store.n_stored, d=store.dim, t=train_size, p=n_partitions,
-            dual_ok=kernel_fits(store.n_stored), sparse_ok=False,
+            RidgeEnsemble(
+                self.model.alpha, "auto" if self.model.form == "sparse" else self.model.form
+            ),
+            n=store.n_stored,
+            d=store.dim,
+            t=train_size,
+            p=n_partitions,
+            dual_ok=kernel_fits(store.n_stored),
+            sparse_ok=False,
         )
         q = MIN_BLOCKS_PER_PART if form == "primal" else FINE_BLOCKS
         return max(1, -(-train_size // q))
@@ -67,15 +73,26 @@ class RidgeModel:
         # the kernel cache follows the store's rows by itself (cut down on compaction)
         self.store, self.y, self.n_classes = store, y, n_classes
 
-    def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
+    def score(
+        self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor
+    ) -> PhaseCounts:
         order, weight = _parts_of_mask(train)
-        fit, counts = fit_ridge(self.store, self.y, Parts(order, weight), self.n_classes,
-                                self.model, kernel=self.kernel,
-                                held_of=lambda s, e: heldout[s:e] > 0)
-        return PhaseCounts(counts.correct.float(), counts.held.float(), fit.info,
-                           margin=counts.margin)
+        fit, counts = fit_ridge(
+            self.store,
+            self.y,
+            Parts(order, weight),
+            self.n_classes,
+            self.model,
+            kernel=self.kernel,
+            held_of=lambda s, e: heldout[s:e] > 0,
+        )
+        return PhaseCounts(
+            counts.correct.float(), counts.held.float(), fit.info, margin=counts.margin
+        )
 
-    def score_blocks(self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
+    def score_blocks(
+        self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
+    ) -> PhaseCounts:
         order, weight = _parts_of_mask(design.train_mask(torch.bool), positions)
         bounds = design.bounds.tolist()
         block_pos = [positions[design.order[a:b]] for a, b in zip(bounds[:-1], bounds[1:])]
@@ -88,10 +105,18 @@ class RidgeModel:
             b = block[s:e]
             return (b >= 0)[:, None] & ~trains[b.clamp(min=0)]
 
-        fit, counts = fit_ridge(self.store, self.y, parts, self.n_classes, self.model,
-                                kernel=self.kernel, held_of=held_of)
-        return PhaseCounts(counts.correct.float(), counts.held.float(), fit.info,
-                           margin=counts.margin)
+        fit, counts = fit_ridge(
+            self.store,
+            self.y,
+            parts,
+            self.n_classes,
+            self.model,
+            kernel=self.kernel,
+            held_of=held_of,
+        )
+        return PhaseCounts(
+            counts.correct.float(), counts.held.float(), fit.info, margin=counts.margin
+        )
 
     def describe(self) -> str:
         return repr(self.model)

@@ -62,7 +62,9 @@ class SklearnModel:
     def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
         self.store, self.raw, self.y = store, raw, y
 
-    def score(self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor) -> PhaseCounts:
+    def score(
+        self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor
+    ) -> PhaseCounts:
         from sklearn.base import clone
 
         pos = torch.nonzero(current > 0).squeeze(1)

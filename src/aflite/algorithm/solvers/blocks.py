@@ -150,7 +150,9 @@ class BlockPlan:
             gram += g
         return gram, float(rows)
 
-    def heldout_counts(self, theta: torch.Tensor, neg: torch.Tensor, keep=None) -> tuple[torch.Tensor, torch.Tensor]:
+    def heldout_counts(
+        self, theta: torch.Tensor, neg: torch.Tensor, keep=None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Per stored row: correct predictions by the classifiers that held its block out, and
         how many did. ``theta`` (d+1, P, C). Rows outside the phase get zeros. ``keep``: a
         function masking a (..., P) held-out mask (the classifiers whose predictions count)."""
@@ -160,7 +162,11 @@ class BlockPlan:
         def run(task: BlockTask):
             x = self.rows_ones(task)
             g, n, _ = x.shape
-            pred = torch.addmm(neg.reshape(p * c), x.reshape(g * n, d1), w).view(g, n, p, c).argmax(dim=3)
+            pred = (
+                torch.addmm(neg.reshape(p * c), x.reshape(g * n, d1), w)
+                .view(g, n, p, c)
+                .argmax(dim=3)
+            )
             held = task.held if keep is None else keep(task.held)
             hits = ((pred == task.y[:, :, None]).to(torch.float32) * held[:, None, :]).sum(dim=2)
             return task.pos, task.w > 0, hits, held.sum(dim=1)
@@ -199,8 +205,10 @@ def plan_blocks(
     if task_rows is None:
         # a GPU wants few, large batched products; a CPU core wants its task in cache
         task_rows = (
-            1 << 18 if dev.type == "cuda"
-            else TASK_ROWS if sparse
+            1 << 18
+            if dev.type == "cuda"
+            else TASK_ROWS
+            if sparse
             else max(1, TASK_BYTES // (4 * (store.dim + 1)))
         )
     sizes = design.bounds[1:] - design.bounds[:-1]
@@ -209,13 +217,16 @@ def plan_blocks(
     # classes present in each training part: class counts per block, summed over its blocks
     block_of = torch.repeat_interleave(torch.arange(design.n_blocks, device=dev), sizes)
     counts = torch.zeros((design.n_blocks, n_classes), dtype=torch.float32, device=dev)
-    counts.index_put_((block_of, labels), torch.ones_like(labels, dtype=torch.float32), accumulate=True)
+    counts.index_put_(
+        (block_of, labels), torch.ones_like(labels, dtype=torch.float32), accumulate=True
+    )
     part_counts = inc.to(torch.float32).T @ counts
     neg = torch.where(part_counts > 0, 0.0, NEG)
     part_sizes = part_counts.sum(dim=1)
 
     keep = (
-        not sparse and store.data is not None
+        not sparse
+        and store.data is not None
         and store.n_stored * store.dim * 4 <= MATERIALISE_BYTES
     )
     sizes_l = sizes.tolist()
@@ -229,8 +240,11 @@ def plan_blocks(
     while i < len(order):
         j = i + 1
         # the last block of a task is its widest (blocks of one member count sorted by size)
-        while (j < len(order) and n_members[order[j]] == n_members[order[i]]
-               and (j - i + 1) * sizes_l[order[j]] <= task_rows):
+        while (
+            j < len(order)
+            and n_members[order[j]] == n_members[order[i]]
+            and (j - i + 1) * sizes_l[order[j]] <= task_rows
+        ):
             j += 1
         blocks = order[i:j]
         b = max(sizes_l[k] for k in blocks)

@@ -124,8 +124,14 @@ class _Problem:
     """The passes of one phase: over a block plan's tasks, or over all stored items with an
     (N_store, P) training mask."""
 
-    def __init__(self, store: FeatureStore, y: torch.Tensor, neg: torch.Tensor, k: int,
-                 plan: BlockPlan | None) -> None:
+    def __init__(
+        self,
+        store: FeatureStore,
+        y: torch.Tensor,
+        neg: torch.Tensor,
+        k: int,
+        plan: BlockPlan | None,
+    ) -> None:
         self.store, self.y, self.neg, self.k, self.plan = store, y, neg, k, plan
         self.d = store.dim // k
         if plan is not None:
@@ -135,8 +141,13 @@ class _Problem:
         x = self.plan.rows(task)
         return x.view(*x.shape[:2], self.k, self.d)
 
-    def objective(self, theta: torch.Tensor, slot: torch.Tensor | None, train: torch.Tensor | None,
-                  reg_c: float):
+    def objective(
+        self,
+        theta: torch.Tensor,
+        slot: torch.Tensor | None,
+        train: torch.Tensor | None,
+        reg_c: float,
+    ):
         """Loss (p,) float64 and gradient (p, d) of the models whose weights are the rows of
         ``theta``. Blocks: ``slot`` (P+1,) maps a model id to its row (p for a dropped row).
         Mask: ``train`` (N_store, p) is the live models' training mask."""
@@ -149,8 +160,9 @@ class _Problem:
             def run(item):
                 task, neg = item
                 idx = slot[task.members]
-                part_loss, part_grad = _pass(self.rows(task), task.y, neg, task.w[:, :, None],
-                                             ext[idx].transpose(1, 2))
+                part_loss, part_grad = _pass(
+                    self.rows(task), task.y, neg, task.w[:, :, None], ext[idx].transpose(1, 2)
+                )
                 return idx.reshape(-1), part_loss.reshape(-1), part_grad.reshape(-1, d)
 
             for idx, part_loss, part_grad in workers().map(run, self.tasks):
@@ -182,15 +194,22 @@ class _Problem:
                 chosen.append((self.rows(task), neg, task.w))
                 items += int(task.w.sum())
         else:
-            chosen = [(self.store.read(s, e).view(1, e - s, self.k, self.d), self.neg[None, s:e],
-                       torch.ones((1, e - s), device=self.store.device))
-                      for s, e in self.store.ranges(_RANGE_ROWS)[:1]]
+            chosen = [
+                (
+                    self.store.read(s, e).view(1, e - s, self.k, self.d),
+                    self.neg[None, s:e],
+                    torch.ones((1, e - s), device=self.store.device),
+                )
+                for s, e in self.store.ranges(_RANGE_ROWS)[:1]
+            ]
             items = sum(int(c[2].sum()) for c in chosen)
 
         def run(item):
             x, neg, w = item
             real = (neg == 0).to(x.dtype) * w[:, :, None]  # (G, n, K)
-            mean = (x * real[..., None]).sum(dim=2, keepdim=True) / real.sum(2).clamp_min(1)[..., None, None]
+            mean = (x * real[..., None]).sum(dim=2, keepdim=True) / real.sum(2).clamp_min(1)[
+                ..., None, None
+            ]
             z = ((x - mean) * real[..., None]).reshape(-1, self.d)
             return (z.T @ z).double()
 
@@ -240,8 +259,15 @@ def fit_choices(
     b = Batch(p, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0,)))
     if train is not None and plan is None:
         b.set(train=train)
-    minimize(b, torch.zeros((p, d), dtype=torch.float32, device=dev), objective, precond,
-             tol=model.tol, max_iter=model.max_iter, history=model.history)
+    minimize(
+        b,
+        torch.zeros((p, d), dtype=torch.float32, device=dev),
+        objective,
+        precond,
+        tol=model.tol,
+        max_iter=model.max_iter,
+        history=model.history,
+    )
     out = b.outcome(flops[0])
     n_pred = store.n_stored if plan is None else float(sum(int(tk.w.sum()) for tk in plan.tasks))
     report = SolveReport(
@@ -270,8 +296,9 @@ def _draws(keys: torch.Tensor, p: int) -> torch.Tensor:
     return h ^ (h >> 16)
 
 
-def _hits(x: torch.Tensor, y: torch.Tensor, neg: torch.Tensor, w: torch.Tensor,
-          keys: torch.Tensor) -> torch.Tensor:
+def _hits(
+    x: torch.Tensor, y: torch.Tensor, neg: torch.Tensor, w: torch.Tensor, keys: torch.Tensor
+) -> torch.Tensor:
     """(n, P) 1 where a model picks the right choice: no other real choice scores above it,
     and of the t choices tied for the top the draw for (item, model) falls on it (1/t).
     ``x`` (n, K, d), ``keys`` (n,) the items' input positions. Margins are products of
@@ -287,8 +314,13 @@ def _hits(x: torch.Tensor, y: torch.Tensor, neg: torch.Tensor, w: torch.Tensor,
 
 
 def choice_heldout_counts(
-    store: FeatureStore, y: torch.Tensor, neg: torch.Tensor, fit: ChoiceFit, *,
-    heldout: torch.Tensor | None = None, plan: BlockPlan | None = None,
+    store: FeatureStore,
+    y: torch.Tensor,
+    neg: torch.Tensor,
+    fit: ChoiceFit,
+    *,
+    heldout: torch.Tensor | None = None,
+    plan: BlockPlan | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per stored item: right choices picked out by the models that held it out, and how
     many did (``heldout`` (N_store, P) or the held-out blocks of ``plan``)."""
@@ -300,6 +332,7 @@ def choice_heldout_counts(
     correct = torch.zeros(store.n_stored, dtype=torch.float32, device=dev)
     held = torch.zeros(store.n_stored, dtype=torch.float32, device=dev)
     if plan is not None:
+
         def run(task):
             x = plan.rows(task)
             g, n, _ = x.shape

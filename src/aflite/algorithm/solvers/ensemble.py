@@ -70,10 +70,18 @@ class LinearEnsemble:
             raise ValueError(f"LinearEnsemble: C must be a positive number, got {self.C!r}")
         if not (isinstance(self.tol, (int, float)) and 0 < self.tol < 1):
             raise ValueError(f"LinearEnsemble: tol must be in (0, 1), got {self.tol!r}")
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, int) or self.max_iter < 1:
-            raise ValueError(f"LinearEnsemble: max_iter must be a positive int, got {self.max_iter!r}")
+        if (
+            isinstance(self.max_iter, bool)
+            or not isinstance(self.max_iter, int)
+            or self.max_iter < 1
+        ):
+            raise ValueError(
+                f"LinearEnsemble: max_iter must be a positive int, got {self.max_iter!r}"
+            )
         if isinstance(self.history, bool) or not isinstance(self.history, int) or self.history < 1:
-            raise ValueError(f"LinearEnsemble: history must be a positive int, got {self.history!r}")
+            raise ValueError(
+                f"LinearEnsemble: history must be a positive int, got {self.history!r}"
+            )
         if self.solver not in ("auto", "primal", "span"):
             raise ValueError(
                 f"LinearEnsemble: solver must be 'auto', 'primal' or 'span', got {self.solver!r}"
@@ -130,8 +138,14 @@ def choose_solver(model: LinearEnsemble, train_size: int, dim: int, n_partitions
     return "span" if 4 * train_size <= dim and fits else "primal"
 
 
-def use_gathered_rows(n_stored: int, train_size: int, dim: int, n_classes: int, n_partitions: int,
-                      device: torch.device) -> bool:
+def use_gathered_rows(
+    n_stored: int,
+    train_size: int,
+    dim: int,
+    n_classes: int,
+    n_partitions: int,
+    device: torch.device,
+) -> bool:
     """Whether the primal solver should work on each part's gathered training rows rather
     than on every stored row.
 
@@ -204,8 +218,10 @@ def fit_ensemble(
     """
     if plan is not None:
         p, sizes, neg = plan.n_partitions, plan.part_sizes, plan.neg
-        if train is None and (model.solver == "span" or choose_solver(
-                model, int(round(float(sizes.mean()))), store.dim, p) == "span"):
+        if train is None and (
+            model.solver == "span"
+            or choose_solver(model, int(round(float(sizes.mean()))), store.dim, p) == "span"
+        ):
             train = plan_mask(plan, store)
     else:
         p = train.shape[1]
@@ -217,8 +233,15 @@ def fit_ensemble(
     if solver == "span":
         order, weight = _parts(train, t_max)
         coef, intercept, out = solve_span(
-            store, y, order, weight, neg, reg_c=reg_c, tol=model.tol * SPAN_TOL_FACTOR,
-            max_iter=model.max_iter, history=model.history,
+            store,
+            y,
+            order,
+            weight,
+            neg,
+            reg_c=reg_c,
+            tol=model.tol * SPAN_TOL_FACTOR,
+            max_iter=model.max_iter,
+            history=model.history,
         )
         theta = _weights_from_span(store, order, weight, coef, intercept)
         binv = None
@@ -234,19 +257,33 @@ def fit_ensemble(
             binv = boehning_preconditioner(gram, 0.5 * reg_c * t / used, t)
             flops += plan.gram_flops(used) + binv.build_flops
         elif binv is None:
-            cur = current if current is not None else torch.ones(store.n_stored, device=store.device)
+            cur = (
+                current if current is not None else torch.ones(store.n_stored, device=store.device)
+            )
             binv = boehning_inverse(store, cur, t, reg_c)
             flops += 2.0 * float(cur.sum()) * store.dim**2 + binv.build_flops
         gather = plan is None and use_gathered_rows(
-            store.n_stored, t_max, store.dim, n_classes, p, store.device)
+            store.n_stored, t_max, store.dim, n_classes, p, store.device
+        )
         products = (
-            ("sparse" if plan.sparse else "blocks") if plan is not None
-            else "gathered" if gather else "dense"
+            ("sparse" if plan.sparse else "blocks")
+            if plan is not None
+            else "gathered"
+            if gather
+            else "dense"
         )
         theta, out = solve_primal(
-            store, y, train, neg, binv=binv, reg_c=reg_c, tol=model.tol,
-            max_iter=model.max_iter, history=model.history,
-            gathered=_parts(train, t_max) if gather else None, plan=plan,
+            store,
+            y,
+            train,
+            neg,
+            binv=binv,
+            reg_c=reg_c,
+            tol=model.tol,
+            max_iter=model.max_iter,
+            history=model.history,
+            gathered=_parts(train, t_max) if gather else None,
+            plan=plan,
         )
     n_pred = store.n_stored if plan is None else float(sum(int(tk.w.sum()) for tk in plan.tasks))
     tol = model.tol * (SPAN_TOL_FACTOR if solver == "span" else 1.0)
@@ -267,7 +304,9 @@ def fit_ensemble(
 
 def plan_mask(plan: BlockPlan, store: FeatureStore) -> torch.Tensor:
     """(N_store, P) training mask of a block plan."""
-    mask = torch.zeros((store.n_stored, plan.n_partitions), dtype=torch.float32, device=store.device)
+    mask = torch.zeros(
+        (store.n_stored, plan.n_partitions), dtype=torch.float32, device=store.device
+    )
     for task in plan.tasks:
         real = task.w > 0
         inc = 1.0 - task.held

@@ -50,7 +50,9 @@ class History:
         ok = sy > 1e-10 * sy.abs().amax().clamp_min(1e-30)
         self.s.append(s)
         self.y.append(y)
-        self.rho.append(torch.where(ok, 1.0 / torch.where(ok, sy, torch.ones_like(sy)), torch.zeros_like(sy)))
+        self.rho.append(
+            torch.where(ok, 1.0 / torch.where(ok, sy, torch.ones_like(sy)), torch.zeros_like(sy))
+        )
         if by is not None:
             self.by.append(by)
         if len(self.s) > self.size:
@@ -82,7 +84,6 @@ def armijo_ok(
 ) -> torch.Tensor:
     """Sufficient decrease per partition; ``slope`` is <g, d> (negative along a descent d)."""
     return torch.isfinite(loss_new) & (loss_new <= loss + ARMIJO * step * slope)
-
 
 
 @dataclass
@@ -219,10 +220,17 @@ def minimize(
     loss, g = objective(b.v, theta)
     (pg,) = precond(g)
     gnorm0 = _dot(g, g).sqrt()
-    b.set(theta=theta, g=g, pg=pg, pq=pg, loss=loss, gnorm0=gnorm0,
-          step=torch.ones(p_all, dtype=torch.float64, device=dev),
-          flat=torch.zeros(p_all, dtype=torch.int64, device=dev),
-          gamma=torch.ones(p_all, device=dev))
+    b.set(
+        theta=theta,
+        g=g,
+        pg=pg,
+        pq=pg,
+        loss=loss,
+        gnorm0=gnorm0,
+        step=torch.ones(p_all, dtype=torch.float64, device=dev),
+        flat=torch.zeros(p_all, dtype=torch.int64, device=dev),
+        gamma=torch.ones(p_all, device=dev),
+    )
     hist = History(history)
     alphas: list[torch.Tensor] = []
     # a problem whose gradient is zero at the start (a training part with one class) is solved
@@ -254,9 +262,13 @@ def minimize(
         by_new = (pg - v["pg"]).index_fill_(0, rejected, 0.0)
         hist.push((s_new,), (y_new,), sy, (by_new,))
         flat = stuck_count(v["flat"], ok, v["loss"], loss_t)
-        b.set(theta=trial.index_copy_(0, rejected, v["theta"].index_select(0, rejected)), g=g,
-              loss=torch.where(ok, loss_t, v["loss"]), flat=flat,
-              step=torch.where(ok, torch.ones_like(v["step"]), v["step"] * 0.5))
+        b.set(
+            theta=trial.index_copy_(0, rejected, v["theta"].index_select(0, rejected)),
+            g=g,
+            loss=torch.where(ok, loss_t, v["loss"]),
+            flat=flat,
+            step=torch.where(ok, torch.ones_like(v["step"]), v["step"] * 0.5),
+        )
 
         # first loop for the next step, on q and on B^-1 q together
         q = g.clone()

@@ -9,7 +9,9 @@ import torch
 __all__ = ["gold_margin"]
 
 
-def gold_margin(logits: torch.Tensor, labels: torch.Tensor, clip: float) -> tuple[torch.Tensor, torch.Tensor]:
+def gold_margin(
+    logits: torch.Tensor, labels: torch.Tensor, clip: float
+) -> tuple[torch.Tensor, torch.Tensor]:
     """For logits (..., C) and labels (...): whether the argmax is the label (the first of
     equal values, as scikit-learn's ``predict``), and the label's margin, its decision value
     less the best other class's, clipped to +-``clip`` (a class the model was never shown

@@ -78,7 +78,9 @@ def boehning_preconditioner(gram: torch.Tensor, scale: float, train_size: float)
         return Preconditioner(inverse=_exact_inverse(b), build_flops=n**3)
     gen = torch.Generator(device=b.device).manual_seed(0)
     q = min(n, RANK + _OVERSAMPLE)
-    basis = torch.linalg.qr(b @ torch.randn((n, q), generator=gen, dtype=b.dtype, device=b.device)).Q
+    basis = torch.linalg.qr(
+        b @ torch.randn((n, q), generator=gen, dtype=b.dtype, device=b.device)
+    ).Q
     for _ in range(_POWER_STEPS):
         basis = torch.linalg.qr(b @ basis).Q
     theta, w = torch.linalg.eigh(basis.T @ b @ basis)

@@ -117,7 +117,9 @@ def _objective_gathered(xg, yg, wg, neg, reg_c, theta):
     picked = torch.gather(logp, 2, yg[:, :, None]).squeeze(2)
     loss = -(picked * wg).sum(dim=1, dtype=torch.float64)
     resid = logp.exp_()
-    resid.scatter_add_(2, yg[:, :, None], picked.new_full((1, 1, 1), -1.0).expand(p, yg.shape[1], 1))
+    resid.scatter_add_(
+        2, yg[:, :, None], picked.new_full((1, 1, 1), -1.0).expand(p, yg.shape[1], 1)
+    )
     resid.mul_(wg[:, :, None])
     grad = theta.new_empty(theta.shape)  # contiguous, whatever the strides of theta
     torch.bmm(xg.transpose(1, 2), resid, out=grad[:, :d])

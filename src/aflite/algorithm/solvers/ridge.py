@@ -47,7 +47,13 @@ from aflite.algorithm.solvers.ridge_sparse import TOL, SparseDual
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = [
-    "Parts", "RidgeEnsemble", "RidgeFit", "choose_form", "fit_ridge", "one_hot_pm", "sparse_ok",
+    "Parts",
+    "RidgeEnsemble",
+    "RidgeFit",
+    "choose_form",
+    "fit_ridge",
+    "one_hot_pm",
+    "sparse_ok",
 ]
 
 Form = Literal["auto", "primal", "dual", "sparse"]
@@ -112,8 +118,16 @@ def sparse_ok(store: FeatureStore) -> bool:
     return store.sparse is not None and store.raw_float32
 
 
-def choose_form(settings: RidgeEnsemble, *, n: int, d: int, t: int, p: int, dual_ok: bool,
-                sparse_ok: bool = False) -> str:
+def choose_form(
+    settings: RidgeEnsemble,
+    *,
+    n: int,
+    d: int,
+    t: int,
+    p: int,
+    dual_ok: bool,
+    sparse_ok: bool = False,
+) -> str:
     """``sparse`` where the store keeps raw sparse rows (conjugate gradients on them,
     :mod:`aflite.algorithm.solvers.ridge_sparse`); else ``dual`` where a part's t x t system
     is cheaper than the d x d one, counting what each builds per phase (primal: every current
@@ -173,8 +187,15 @@ def fit_ridge(
     present.scatter_add_(1, y[parts.order], (w > 0).to(torch.int64))
     neg = torch.where(present > 0, 0.0, NEG)
     n_current = _n_current(parts, store)
-    form = choose_form(settings, n=n_current, d=d, t=t, p=p, dual_ok=kernel_fits(store.n_stored),
-                       sparse_ok=sparse_ok(store))
+    form = choose_form(
+        settings,
+        n=n_current,
+        d=d,
+        t=t,
+        p=p,
+        dual_ok=kernel_fits(store.n_stored),
+        sparse_ok=sparse_ok(store),
+    )
     alpha = settings.alpha * sizes  # (P,)
     theta = torch.zeros((d + 1, p, n_classes), dtype=torch.float64, device=dev)
     steps, fallbacks = 0, 0
@@ -190,17 +211,24 @@ def fit_ridge(
         """Weights (d+1, g, C) of the parts ``j``, each part's bound on their error and its
         mean row, refined at most ``steps`` times."""
         if form == "dual":
-            return _dual_parts(store, k_all, targets, parts.order[j], w[j], alpha[j], sizes[j],
-                               n_classes, steps)
+            return _dual_parts(
+                store, k_all, targets, parts.order[j], w[j], alpha[j], sizes[j], n_classes, steps
+            )
         per = max(1, SOLVE_BYTES // (8 * 4 * (d + n_classes) ** 2))
-        out = list(workers().map(
-            lambda idx: (idx, *primal_solve(sums.of(j[idx]), alpha[j[idx]], steps)),
-            _index_groups(len(j), per, dev),
-        ))
+        out = list(
+            workers().map(
+                lambda idx: (idx, *primal_solve(sums.of(j[idx]), alpha[j[idx]], steps)),
+                _index_groups(len(j), per, dev),
+            )
+        )
         theta_j = torch.cat([_theta(coef, intercept) for _, coef, intercept, _ in out], dim=1)
         infos = [info for *_, info in out]
-        return (theta_j, torch.cat([i["bound"] for i in infos]),
-                torch.cat([i["means"] for i in infos]), _merged(infos))
+        return (
+            theta_j,
+            torch.cat([i["bound"] for i in infos]),
+            torch.cat([i["means"] for i in infos]),
+            _merged(infos),
+        )
 
     # one refinement first: nearly every part's predictions are then certified exact; the
     # parts with a prediction too close to call are refined to the float64 floor
@@ -241,7 +269,14 @@ def _fit_sparse(store, stored, y, targets, parts, w, alpha, neg, held_of, settin
         j = torch.arange(idx.start, idx.stop, device=dev)
         system = SparseDual(store, targets, parts.order[j], w[j], alpha[j], *e_val_zero)
         capped = ~system.solve(CERTIFY_TOL)
-        return j, _theta(*system.weights()), system.error_bounds(), system.means(), capped, system.steps
+        return (
+            j,
+            _theta(*system.weights()),
+            system.error_bounds(),
+            system.means(),
+            capped,
+            system.steps,
+        )
 
     theta = torch.empty((store.dim + 1, p, targets.shape[1]), dtype=torch.float64, device=dev)
     bounds = torch.empty(p, dtype=torch.float64, device=dev)
@@ -254,16 +289,23 @@ def _fit_sparse(store, stored, y, targets, parts, w, alpha, neg, held_of, settin
     unsure = torch.nonzero(counts.uncertain | capped).squeeze(1)
     tail_steps, still_capped = 0, 0
     if len(unsure):
-        tail = SparseDual(store, targets, parts.order[unsure], w[unsure], alpha[unsure],
-                          *e_val_zero)
+        tail = SparseDual(
+            store, targets, parts.order[unsure], w[unsure], alpha[unsure], *e_val_zero
+        )
         still_capped = int((~tail.solve(TOL)).sum())
         tail_steps = tail.steps
         theta[:, unsure] = _theta(*tail.weights())
         # counted again whole: a count patched part by part could round another way
         counts = heldout_stats(stored, y, theta, neg, held_of)
-    info = {"solver": "ridge-sparse", "form": "sparse", "alpha": settings.alpha,
-            "cg_steps": steps, "tail_parts": int(len(unsure)), "tail_steps": tail_steps,
-            "capped": still_capped}
+    info = {
+        "solver": "ridge-sparse",
+        "form": "sparse",
+        "alpha": settings.alpha,
+        "cg_steps": steps,
+        "tail_parts": int(len(unsure)),
+        "tail_steps": tail_steps,
+        "capped": still_capped,
+    }
     return RidgeFit(theta, neg, info), counts
 
 
@@ -313,8 +355,10 @@ def _index_groups(n: int, per: int, dev: torch.device) -> list[torch.Tensor]:
 
 
 def _merged(infos: list[dict]) -> dict:
-    return {"steps": max(i["steps"] for i in infos),
-            "fallbacks": sum(i["fallbacks"] for i in infos)}
+    return {
+        "steps": max(i["steps"] for i in infos),
+        "fallbacks": sum(i["fallbacks"] for i in infos),
+    }
 
 
 def _n_current(parts: Parts, store: FeatureStore) -> int:

@@ -100,8 +100,9 @@ class PrimalSums:
 
         for _ in workers().map(block, range(nb)):
             pass
-        sizes = torch.tensor([float(len(b)) for b in parts.block_pos], dtype=torch.float64,
-                             device=dev)
+        sizes = torch.tensor(
+            [float(len(b)) for b in parts.block_pos], dtype=torch.float64, device=dev
+        )
         return full, sums, sizes
 
     def of(self, j: torch.Tensor) -> _Sums:
@@ -113,8 +114,13 @@ class PrimalSums:
             nb, dc, _ = full.shape
             per_part = (inc.T @ full.view(nb, dc * dc)).view(len(j), dc, dc)
             part_sums = inc.T @ sums
-            return _Sums(per_part[:, :d, :d], part_sums[:, :d], per_part[:, :d, d:],
-                         part_sums[:, d:], inc.T @ sizes)
+            return _Sums(
+                per_part[:, :d, :d],
+                part_sums[:, :d],
+                per_part[:, :d, d:],
+                part_sums[:, d:],
+                inc.T @ sizes,
+            )
         w = self.parts.weight[j].to(torch.float64)
         order = self.parts.order[j]
         out = []
@@ -144,7 +150,9 @@ def primal_solve(sums: _Sums, alpha: torch.Tensor, steps: int = REFINE_STEPS):
     return coef, intercept, info
 
 
-def solve_spd(m: torch.Tensor, rhs: torch.Tensor, steps: int = REFINE_STEPS) -> tuple[torch.Tensor, dict]:
+def solve_spd(
+    m: torch.Tensor, rhs: torch.Tensor, steps: int = REFINE_STEPS
+) -> tuple[torch.Tensor, dict]:
     """Solve the float64 symmetric positive definite systems ``m x = rhs`` (batched): a
     float32 Cholesky factor, then iterative refinement with float64 residuals until the
     correction stops shrinking (at most ``steps``); systems whose float32 factor fails or

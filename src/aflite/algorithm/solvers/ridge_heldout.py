@@ -42,8 +42,9 @@ class Rows:
         a, b = int(sp.crow[s]), int(sp.crow[e])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
-            part = torch.sparse_csr_tensor(sp.crow[s : e + 1] - a, sp.col[a:b], e_val[a:b],
-                                           size=(e - s, self.store.dim))
+            part = torch.sparse_csr_tensor(
+                sp.crow[s : e + 1] - a, sp.col[a:b], e_val[a:b], size=(e - s, self.store.dim)
+            )
             return (zero @ table)[None, :] + part @ table
 
     def sq_norms(self, s: int, e: int) -> torch.Tensor:
@@ -53,8 +54,9 @@ class Rows:
         zero, e_val = self.sparse
         sp = self.store.sparse
         a, b = int(sp.crow[s]), int(sp.crow[e])
-        rows = torch.repeat_interleave(torch.arange(e - s, device=zero.device),
-                                       sp.crow[s + 1 : e + 1] - sp.crow[s:e])
+        rows = torch.repeat_interleave(
+            torch.arange(e - s, device=zero.device), sp.crow[s + 1 : e + 1] - sp.crow[s:e]
+        )
         per = e_val[a:b] * (2 * zero[sp.col[a:b]] + e_val[a:b])  # ||c+e||^2 - ||c||^2
         out = torch.full((e - s,), float(zero @ zero), dtype=torch.float64, device=zero.device)
         return out.index_add_(0, rows, per)
@@ -69,12 +71,14 @@ class HeldOut:
         self.correct, self.held, self.margin, self.uncertain = correct, held, margin, uncertain
 
     def __add__(self, other: HeldOut) -> HeldOut:
-        return HeldOut(self.correct + other.correct, self.held + other.held,
-                       self.margin + other.margin)
+        return HeldOut(
+            self.correct + other.correct, self.held + other.held, self.margin + other.margin
+        )
 
     def __sub__(self, other: HeldOut) -> HeldOut:
-        return HeldOut(self.correct - other.correct, self.held - other.held,
-                       self.margin - other.margin)
+        return HeldOut(
+            self.correct - other.correct, self.held - other.held, self.margin - other.margin
+        )
 
 
 def heldout_stats(

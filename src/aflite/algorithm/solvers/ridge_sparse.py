@@ -52,8 +52,16 @@ class SparseDual:
     runs the live parts to a tolerance, :meth:`subset` keeps some parts (with their state)
     to run further on their own."""
 
-    def __init__(self, store: FeatureStore, targets: torch.Tensor, order: torch.Tensor,
-                 w: torch.Tensor, alpha: torch.Tensor, e_val: torch.Tensor, zero: torch.Tensor):
+    def __init__(
+        self,
+        store: FeatureStore,
+        targets: torch.Tensor,
+        order: torch.Tensor,
+        w: torch.Tensor,
+        alpha: torch.Tensor,
+        e_val: torch.Tensor,
+        zero: torch.Tensor,
+    ):
         sp = store.sparse
         dev = targets.device
         p, tm = order.shape

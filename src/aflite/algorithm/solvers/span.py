@@ -138,17 +138,36 @@ def solve_span(
 
     a = torch.zeros((p_all, c, t), dtype=DTYPE, device=dev)
     b0 = torch.zeros((p_all, c), dtype=DTYPE, device=dev)
-    state = {"k": k, "minv": minv, "onehot": onehot, "weight": weight, "neg": neg.to(DTYPE),
-             "tp": weight.sum(dim=1).clamp_min(1.0)}
+    state = {
+        "k": k,
+        "minv": minv,
+        "onehot": onehot,
+        "weight": weight,
+        "neg": neg.to(DTYPE),
+        "tp": weight.sum(dim=1).clamp_min(1.0),
+    }
     loss, g_a, g_b = evaluate(state, a, a, b0)
     (mq,) = prod(minv, g_a)
     kmq, kg = prod(k, mq, g_a)
     gnorm0 = (_kdot(g_a, kg) + (g_b * g_b).sum(dim=1)).clamp_min(0).sqrt()
 
     bt = Batch(p_all, dev, pdim={}, outputs=("a", "b"), hist_dims=((0, 0, 0), (0, 0)))
-    bt.set(**state, a=a, ka=torch.zeros_like(a), b=b0, loss=loss, g_a=g_a, g_b=g_b, kg=kg,
-           q_b=g_b, mq=mq, kmq=kmq, gnorm0=gnorm0, gamma=torch.ones(p_all, dtype=DTYPE, device=dev),
-           flat=torch.zeros(p_all, dtype=torch.int64, device=dev))
+    bt.set(
+        **state,
+        a=a,
+        ka=torch.zeros_like(a),
+        b=b0,
+        loss=loss,
+        g_a=g_a,
+        g_b=g_b,
+        kg=kg,
+        q_b=g_b,
+        mq=mq,
+        kmq=kmq,
+        gnorm0=gnorm0,
+        gamma=torch.ones(p_all, dtype=DTYPE, device=dev),
+        flat=torch.zeros(p_all, dtype=torch.int64, device=dev),
+    )
     hist = History(history)
     alphas: list[torch.Tensor] = []
     alphas = bt.retire(gnorm0 <= 0, 0, torch.zeros_like(gnorm0), hist, alphas)
@@ -161,7 +180,9 @@ def solve_span(
         gam = v["gamma"][:, None, None]
         r_a, r_ka = gam * v["mq"], gam * v["kmq"]
         r_b = v["gamma"][:, None] * v["q_b"] / (cb * v["tp"][:, None])
-        for (s_a, s_ka, s_b), (y_a, y_b), rho_k, a_k in zip(hist.s, hist.y, hist.rho, reversed(alphas)):
+        for (s_a, s_ka, s_b), (y_a, y_b), rho_k, a_k in zip(
+            hist.s, hist.y, hist.rho, reversed(alphas)
+        ):
             w = (a_k - rho_k * (_kdot(y_a, r_ka) + (y_b * r_b).sum(dim=1)))[:, None, None]
             r_a, r_ka, r_b = r_a + w * s_a, r_ka + w * s_ka, r_b + w[:, :, 0] * s_b
         slope = -(_kdot(v["g_a"], r_ka) + (v["g_b"] * r_b).sum(dim=1))
@@ -204,8 +225,20 @@ def solve_span(
         yby = _kdot(kg - v["kg"], my) + (y_vec[1] ** 2).sum(dim=1) / (cb * v["tp"])
         gamma = torch.where(moved & (yby > 0) & (sy > 0), sy / yby.clamp_min(1e-30), v["gamma"])
         gnorm = (_kdot(ga_new, kg) + (gb_new * gb_new).sum(dim=1)).clamp_min(0).sqrt()
-        bt.set(a=a_new, ka=ka_new, b=b_new, loss=loss_new, g_a=ga_new, g_b=gb_new, kg=kg,
-               q_b=q_b, mq=mq, kmq=kmq, gamma=gamma.clamp(1e-3, 1e3), flat=flat)
+        bt.set(
+            a=a_new,
+            ka=ka_new,
+            b=b_new,
+            loss=loss_new,
+            g_a=ga_new,
+            g_b=gb_new,
+            kg=kg,
+            q_b=q_b,
+            mq=mq,
+            kmq=kmq,
+            gamma=gamma.clamp(1e-3, 1e3),
+            flat=flat,
+        )
         rel = gnorm / v["gnorm0"].clamp_min(1e-30)
         stalled = bt.live & (v["flat"] >= STALL_STEPS)
         done = (rel <= tol) | stalled if it < max_iter else torch.ones_like(bt.live)

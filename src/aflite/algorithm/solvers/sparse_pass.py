@@ -36,7 +36,9 @@ def use_sparse_pass(store: FeatureStore, n_partitions: int, members: float) -> b
     if store.sparse is None:
         return False
     per_row = store.sparse.nnz / max(1, store.n_stored)
-    return (per_row + SPARSE_ROW_COST) * (n_partitions + 1) <= SPARSE_SHARE * members * (store.dim + 1)
+    return (per_row + SPARSE_ROW_COST) * (n_partitions + 1) <= SPARSE_SHARE * members * (
+        store.dim + 1
+    )
 
 
 def sparse_pass(plan: Any, theta: torch.Tensor, slot: torch.Tensor, neg: torch.Tensor):
@@ -113,7 +115,9 @@ def sparse_gram(store: FeatureStore, tasks: list[BlockTask]) -> torch.Tensor:
 
     def run(task: BlockTask):
         sp, w = task.sparse, task.w.reshape(-1)
-        row = torch.repeat_interleave(torch.arange(sp.n_rows, device=w.device), sp.crow[1:] - sp.crow[:-1])
+        row = torch.repeat_interleave(
+            torch.arange(sp.n_rows, device=w.device), sp.crow[1:] - sp.crow[:-1]
+        )
         xw = torch.zeros((sp.n_rows, d), dtype=torch.float32, device=w.device)
         xw[row, sp.col] = sp.val * w[row]  # padding rows (weight 0) drop out
         return (task.sparse_t @ xw).double(), xw.sum(dim=0).double(), float(w.sum())

@@ -94,8 +94,9 @@ class DelimitedTable(RowsTable):
         names = self.fieldnames + [k for k in extra if k not in self.fieldnames]
         target = Path(target)
         with atomic_path(target) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=names, delimiter=self.delimiter,
-                               lineterminator=self.line_ending)
+            w = csv.DictWriter(
+                fh, fieldnames=names, delimiter=self.delimiter, lineterminator=self.line_ending
+            )
             w.writeheader()
             w.writerows(self.rows_with(idx, extra))
         return target
