@@ -50,7 +50,9 @@ def test_a_blank_label_is_empty_in_every_format(tmp_path):
     csv = tmp_path / "in.csv"
     csv.write_text("text,label\na b,x\nc d,\ne f,y\n")
     jsonl = tmp_path / "in.jsonl"
-    jsonl.write_text('{"text": "a b", "label": "x"}\n{"text": "c d", "label": ""}\n{"text": "e f", "label": "y"}\n')
+    jsonl.write_text(
+        '{"text": "a b", "label": "x"}\n{"text": "c d", "label": ""}\n{"text": "e f", "label": "y"}\n'
+    )
     for path, at in ((csv, f"{csv}:3"), (jsonl, f"{jsonl}:2")):
         expected = f"{at}: field 'label' is empty"
         r = run_in_process("filter", str(path), "--out-dir", str(tmp_path / "out"), "--quiet")
@@ -87,8 +89,8 @@ def test_audit_sentences_stay_on_one_line_in_a_file(small, tmp_path):
 def test_the_readme_names_the_columns_each_row_file_carries(tmp_path):
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    outputs = " ".join(readme[readme.index("Outputs in `--out-dir`:"):].split()[:60])
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    outputs = " ".join(readme[readme.index("Outputs in `--out-dir`:") :].split()[:60])
     assert "`kept.*` and `warmup.*` (the input's rows, untouched" in outputs
     assert "`removed.*` (the input's rows plus `aflite_score`" in outputs
     assert "and `aflite_phase`" in outputs
@@ -106,8 +108,9 @@ def test_the_readme_names_the_columns_each_row_file_carries(tmp_path):
 
 def test_off_a_terminal_progress_is_a_line_a_phase_and_audits_are_summed_up(small, tmp_path):
     out = tmp_path / "out"
-    r = run_in_process("filter", str(small), *SMALL_RUN, "--audits", "pmi,partial",
-                       "--out-dir", str(out))
+    r = run_in_process(
+        "filter", str(small), *SMALL_RUN, "--audits", "pmi,partial", "--out-dir", str(out)
+    )
     assert r.returncode == 0, r.stderr
     phases = [line for line in r.stderr.splitlines() if line.startswith("filtering: phase ")]
     assert phases and phases[0].startswith("filtering: phase 0: 120 rows, bias ")
@@ -118,7 +121,15 @@ def test_off_a_terminal_progress_is_a_line_a_phase_and_audits_are_summed_up(smal
 
 
 def test_the_picked_fields_note_names_only_the_options_of_what_was_picked(small, tmp_path):
-    r = run_in_process("filter", str(small), *SMALL_RUN, "--text-fields", "text",
-                       "--out-dir", str(tmp_path / "a"), "--quiet")
+    r = run_in_process(
+        "filter",
+        str(small),
+        *SMALL_RUN,
+        "--text-fields",
+        "text",
+        "--out-dir",
+        str(tmp_path / "a"),
+        "--quiet",
+    )
     assert r.returncode == 0, r.stderr
     assert "picked id field id (a column named id); name others with --id-field\n" in r.stderr

@@ -1,6 +1,7 @@
-"""The README offers only what the product accepts: every documented feature spec parses,
+"""The documentation offers only what the product accepts: every documented feature spec parses,
 every ``aflite ...`` command line in its code blocks parses (flags, types, choices), the
-``filter`` lines pass the job's option checks, and every ``--flag`` it names exists."""
+``filter`` lines pass the job's option checks, and every ``--flag`` it names exists (the README
+and the pages under docs/)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,10 @@ pytestmark = pytest.mark.usefixtures("placeholder_inputs")
 
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-TEXT = README.read_text(encoding="utf-8")
+# the README and every page of the documentation
+TEXT = "\n\n".join(
+    p.read_text(encoding="utf-8") for p in [README, *sorted((README.parent / "docs").glob("*.md"))]
+)
 ROOT = typer.main.get_command(app)
 
 
