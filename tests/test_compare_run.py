@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import aflite
 from aflite.config import FilterConfig
 from aflite.defaults import FILTER_DEFAULTS as D
+from aflite.experiments import compare_run
 from aflite.experiments.compare_run import PreparedCompare, run_compare
 from aflite.experiments.results import FILTERED, FULL, RANDOM
 from aflite.experiments.sets import LabelledTexts
@@ -34,8 +34,8 @@ def run():
         filtered.append((phi, y, kw, res))
         return res
 
-    real_filter = aflite.filter
-    mp.setattr(aflite, "filter", spy)
+    real_filter = compare_run.adversarial_filter
+    mp.setattr(compare_run, "adversarial_filter", spy)
     phi_tr, y_tr = _planted(120, 1)
     phi_dv, y_dv = _planted(60, 2)
     dev = LabelledTexts({"t": [str(i) for i in range(60)]}, y_dv)

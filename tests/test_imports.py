@@ -35,7 +35,10 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
+        # ``import aflite`` inside aflite is the package's face, an edge like any other;
+        # ``from aflite import jobs`` names a submodule, which is the edge
+        plain = isinstance(node, ast.Import)
+        if plain:
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -51,7 +54,7 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
         for t in targets:
             while t and t not in known:
                 t = t.rpartition(".")[0]
-            if t and t != name and not name.startswith(t + "."):
+            if t and t != name and (plain or not name.startswith(t + ".")):
                 found.add(t)
     return found
 
@@ -121,11 +124,19 @@ def test_the_graph_sees_imports_inside_functions_and_type_checking(graph):
     assert "aflite.audits.run" in graph["aflite.audits.before_after"]
 
 
-def test_the_graph_counts_a_name_read_from_the_own_package(graph):
-    # aflite.cli.app reads __version__ from aflite's __init__: an edge to it, where importing
-    # a submodule of one's own package is not
-    assert "aflite" in graph["aflite.cli.app"]
+def test_the_graph_counts_an_import_of_the_package_itself(graph, tmp_path):
+    # importing a submodule of one's own package is no edge to the package; importing the
+    # package's face, or a name from it, is
     assert "aflite.config" not in graph["aflite.config.filter"]
+    for line in ("import aflite\n", "from aflite import __version__\n"):
+        (tmp_path / "x.py").write_text(line)
+        assert _imports("aflite.jobs.x", tmp_path / "x.py", {"aflite", "aflite.jobs"}) == {"aflite"}
+
+
+def test_nothing_inside_imports_the_packages_face(graph):
+    # ``import aflite`` from inside reaches every layer (the face gathers the API, which
+    # gathers the audits, ...): code inside imports the module that owns a name
+    assert sorted(m for m, targets in graph.items() if "aflite" in targets) == []
 
 
 def test_no_import_circles_but_the_known_ones(graph):

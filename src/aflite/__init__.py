@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 
 from aflite._internal.lazy import lazy_exports
 from aflite._internal.registry import set_builtins_loader
+from aflite._internal.version import VERSION
 from aflite.plugins import load_builtins
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 _DATA_API = [
     "DatasetFilterResult",

@@ -144,8 +144,7 @@ def representation_bias_audit(
     when sets are compared); when it leaves no row held out, the result says so instead of
     giving a number.
     """
-    import aflite
-    from aflite.algorithm import resolve_size
+    from aflite.algorithm import predictability_scores, resolve_size
 
     y = np.asarray(labels)
     maj = majority_rate(y)
@@ -160,9 +159,7 @@ def representation_bias_audit(
             [],
             {"train_size": t, "n_rows": len(y)},
         )
-    ps = aflite.predictability_scores(
-        features, labels, n_partitions=n_partitions, train_size=t, seed=seed
-    )
+    ps = predictability_scores(features, labels, n_partitions=n_partitions, train_size=t, seed=seed)
     valid = ps.scores[~np.isnan(ps.scores)]
     return AuditResult(
         name,

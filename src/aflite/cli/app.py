@@ -26,9 +26,9 @@ app.add_typer(experiment_app, name="experiment")
 
 def _print_version(value: bool) -> None:
     if value:
-        from aflite import __version__
+        from aflite._internal.version import VERSION
 
-        typer.echo(f"aflite {__version__}")
+        typer.echo(f"aflite {VERSION}")
         raise typer.Exit()
 
 

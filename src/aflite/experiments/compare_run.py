@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-import aflite
 from aflite._internal.labels import label_counts
+from aflite.algorithm import adversarial_filter
 from aflite.audits.before_after import bias_with_control
 from aflite.experiments.results import FILTERED, FULL, RANDOM, CompareResult
 from aflite.reports.warnings import outcome_lines, warning_facts
@@ -78,7 +78,7 @@ def run_compare(
     runs = []
     for run_seed in range(seed, seed + int(seeds)):
         common = dict(device=device, progress=progress, seed=run_seed)
-        res = aflite.filter(
+        res = adversarial_filter(
             prep.phi_train,
             prep.y_train,
             groups=prep.groups_train,
@@ -88,7 +88,7 @@ def run_compare(
         )
         rng = np.random.default_rng(run_seed)
         random_idx = np.sort(rng.choice(n, len(res.kept), replace=False))
-        dev_res = aflite.filter(
+        dev_res = adversarial_filter(
             prep.phi_dev,
             prep.y_dev,
             groups=prep.groups_dev,

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-import aflite
+from aflite.algorithm import adversarial_filter
 
 __all__ = ["SyntheticLevel", "make_biased_circles", "run_synthetic", "SEPARATIONS"]
 
@@ -106,7 +106,7 @@ def run_synthetic(
         x, y, biased, flipped = make_biased_circles(
             n, sep, flip_share=flip_share if i == 0 else 0.0, seed=seed + i
         )
-        res = aflite.filter(
+        res = adversarial_filter(
             x,
             y,
             target_size=target_fraction,

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-import aflite
 from aflite._internal.labels import label_counts
+from aflite._internal.version import VERSION
 from aflite.algorithm import FilterResult
 from aflite.algorithm.result import kept_fingerprint
 from aflite.io.decisions import Decisions
@@ -234,7 +234,7 @@ def versions() -> dict[str, str]:
     import torch
 
     return {
-        "aflite": aflite.__version__,
+        "aflite": VERSION,
         "python": platform.python_version(),
         "numpy": np.__version__,
         "torch": torch.__version__,
