@@ -163,7 +163,7 @@ def test_audit_compare_against_a_run_uses_its_representation(snli, tmp_path):
         f"note: the run in {out} filtered with ngrams:svd=16; the bias figures measure "
         "--features ngrams instead, so they differ from the run's"
     )
-    from aflite.cli.audit_compare import run_train_size
+    from aflite.jobs.audit_sources import run_train_size
 
     t = json.loads((out / "summary.json").read_text())["parameters"]["train_size"]
     assert run_train_size(str(out)) == run_train_size(str(out / "kept.jsonl")) == t == 60
