@@ -11,6 +11,7 @@ import pytest
 from conftest import run_in_process
 
 import aflite
+import aflite.algorithm._validation
 from aflite.data import bundled_snli
 from aflite.errors import DataError, LabelWarning
 from aflite.io import read_labelled
@@ -36,8 +37,9 @@ def test_a_placeholder_label_is_an_error_naming_the_line_and_the_option(snli_row
     r = run_in_process("filter", str(src), *OPTS, "--out-dir", str(tmp_path / "out"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert r.stderr == (
-        f"aflite: error: {src}:8: field 'label' is '-', a placeholder, not a class (1 row: "
-        "line 8); drop its rows with --drop-labels - (drop_labels=['-'])\n"
+        f"aflite: error: {src}:8: field 'label' has a class that looks like a mistake: '-' (a "
+        "placeholder, 1 row: line 8); fix it, or drop its rows with --drop-labels - "
+        "(drop_labels=['-'])\n"
     )
     assert not (tmp_path / "out").exists()  # nothing written
 
@@ -49,8 +51,9 @@ def test_a_number_among_text_labels_names_its_rows(snli_rows, tmp_path):
     with pytest.raises(DataError) as e:
         aflite.filter_dataset(rows, label="label", text="hypothesis")
     assert str(e.value) == (
-        "data: row 11: field 'label' is 1, a number among text labels (4 rows: row 11, row 21, "
-        "row 31 and 1 more); fix them or drop its rows with --drop-labels 1 (drop_labels=['1'])"
+        "data: row 11: field 'label' has a class that looks like a mistake: '1' (a number among "
+        "text labels, 4 rows: row 11, row 21, row 31 and 1 more); fix it, or drop its rows with "
+        "--drop-labels 1 (drop_labels=['1'])"
     )
 
 
@@ -96,7 +99,7 @@ def test_unknown_dropped_label_and_items_are_refused(snli_rows, tmp_path):
                        "--drop-labels", "neutrl")  # fmt: skip
     assert r.returncode == 2 and r.stderr == (
         f"aflite: error: --drop-labels: no row of {src} is labelled 'neutrl' (field 'label' "
-        "holds contradiction, entailment, neutral)\n"
+        "holds contradiction, entailment, neutral); did you mean 'neutral'?\n"
     )
     items = [{"q": f"q{i}", "c": ["a", "b"], "answer": i % 2} for i in range(10)]
     with pytest.raises(DataError, match="--drop-labels: applies to class labels"):
@@ -111,9 +114,10 @@ def test_a_tiny_class_is_named_in_a_note_until_dropped(snli_rows, tmp_path):
     assert r.returncode == 0, r.stderr
     assert (
         f"aflite: note: {src}: field 'label' has classes of a few rows beside large ones: "
-        "'contradicton' (2 rows); if they are mistakes, drop them with --drop-labels"
+        "'contradicton' (2 rows, did you mean 'contradiction'?); if they are mistakes, drop them "
+        "with --drop-labels contradicton (drop_labels=)"
     ) in r.stderr
-    with pytest.warns(LabelWarning, match="'contradicton' \\(2 rows\\)"):
+    with pytest.warns(LabelWarning, match="'contradicton' \\(2 rows, did you mean"):
         aflite.filter_dataset(rows, label="label", text="hypothesis", target_size=400,
                               n_partitions=16)  # fmt: skip
     r = run_in_process("filter", str(src), *OPTS, "--out-dir", str(tmp_path / "b"),
@@ -143,5 +147,61 @@ def test_audits_leave_dropped_labels_out_and_scores_say_how_to_fix(snli_rows, tm
     r = run_in_process("score", str(src), "--text-fields", "hypothesis",
                        "--out-dir", str(tmp_path / "s"))  # fmt: skip
     assert r.returncode == 2 and r.stderr.endswith(
-        "fix its rows in the data, or set them aside with aflite filter --drop-labels -\n"
+        "fix it in the data, or set it aside with aflite filter --drop-labels -\n"
     )
+
+
+def test_a_long_group_value_costs_its_own_length_not_every_rows(tmp_path):
+    import tracemalloc
+
+    rows = [{"id": i, "t": f"w{i % 7}", "g": f"p{i // 4}", "y": i % 2} for i in range(200)]
+    rows[3]["g"] = "x" * 1_000_000
+    tracemalloc.start()
+    data = read_labelled(rows, label="y", text="t", group="g")
+    aflite.algorithm._validation.encode_groups(list(data.groups), len(rows))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # fixed-width text: 200 rows x 1,000,000 characters x 4 bytes = 800 MB
+    assert peak < 50_000_000 and len(data.groups[3]) == 1_000_000
+
+
+def test_every_suspicious_class_is_named_at_once_with_one_value_to_drop_them(snli_rows):
+    rows = [dict(r) for r in snli_rows]
+    rows[7]["label"], rows[9]["label"], rows[12]["label"] = "-", "n/a", " "
+    for i in (10, 20):
+        rows[i]["label"] = 1
+    with pytest.raises(DataError) as e:
+        read_labelled(rows, label="label", text="hypothesis", drop_labels=())
+    msg = str(e.value)
+    assert msg.startswith("data: row 8: field 'label' has classes that look like a mistake: ")
+    for part in ("'-' (a placeholder, 1 row: row 8)", "'n/a' (a placeholder, 1 row: row 10)",
+                 "' ' (a placeholder, 1 row: row 13)",
+                 "'1' (a number among text labels, 2 rows: row 11, row 21)"):  # fmt: skip
+        assert part in msg, msg
+    # one value, quoted for a shell where it needs to be, drops them all
+    assert msg.endswith("--drop-labels '-,n/a, ,1' (drop_labels=['-', 'n/a', ' ', '1'])")
+    # what is given already stays in the value the message offers
+    with pytest.raises(DataError) as e:
+        read_labelled(rows, label="label", text="hypothesis", drop_labels=["-"])
+    assert "--drop-labels '-,n/a, ,1'" in str(e.value) and "'-' (a placeholder" not in str(e.value)
+    read_labelled(rows, label="label", text="hypothesis", drop_labels=["-", "n/a", " ", "1"])
+
+
+def test_drop_labels_in_python_takes_numbers_and_names_its_own_option(snli_rows):
+    codes = {"entailment": 0, "neutral": 1, "contradiction": 2}
+    rows = [dict(r, label=codes[r["label"]]) for r in snli_rows]
+    opts = dict(label="label", text="hypothesis", target_size=0.8, n_partitions=16)
+    for drop in (2, [2], ["2"], "2"):
+        out = aflite.filter_dataset(rows, **opts, drop_labels=drop)
+        assert (out.scores["review"] == "drop").sum() == sum(r["label"] == 2 for r in rows)
+    with pytest.raises(DataError, match=r"^drop_labels: no row of data is labelled '3' "):
+        aflite.filter_dataset(rows, **opts, drop_labels=3)
+
+
+def test_an_audit_says_what_it_left_out(snli_rows, tmp_path):
+    rows = [dict(r) for r in snli_rows]
+    rows[7]["label"] = "-"
+    src = _write(tmp_path / "in.jsonl", rows)
+    r = run_in_process("audit", str(src), "--text-fields", "hypothesis", "--audits", "pmi",
+                       "--drop-labels", "-")  # fmt: skip
+    assert r.returncode == 0 and f"note: {src}: 1 row left out by --drop-labels" in r.stderr

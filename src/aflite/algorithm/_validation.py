@@ -95,7 +95,8 @@ def encode_groups(groups: Any, n_rows: int) -> np.ndarray | None:
     """Group codes 0..k-1, one per row (None for no groups)."""
     if groups is None:
         return None
-    g = np.asarray(groups)
+    # a list of texts as objects: fixed-width text would make every row as wide as the longest
+    g = groups if isinstance(groups, np.ndarray) else np.asarray(groups, dtype=object)
     if g.ndim != 1 or len(g) != n_rows:
         raise ValueError(f"groups must be 1-D with one id per row ({n_rows}), got shape {g.shape}")
     _, codes = np.unique(g, return_inverse=True)

@@ -18,7 +18,7 @@ from aflite.config.filter import NOT_FOR_ITEMS
 from aflite.defaults import FILTER_DEFAULTS
 from aflite.errors import DataError, LabelWarning
 from aflite.io.dropped import without_dropped
-from aflite.io.label_check import check_dropped_labels
+from aflite.io.label_check import check_dropped_labels, drop_names
 from aflite.io.labelled import NO_ID, LabelledData, read_labelled
 
 __all__ = [
@@ -134,7 +134,7 @@ def filter_dataset(
     progress: bool | None = False,
     keep_ids: Any = None,
     drop_ids: Any = None,
-    drop_labels: str | list[str] = (),
+    drop_labels: str | int | list[str | int] = (),
     preset: str | None = None,
     choices: str | list[str] | None = None,
     context: str | list[str] | None = None,
@@ -205,7 +205,7 @@ def filter_dataset(
         need_text=needs_text(features), choices=choices, context=context, blank=blank,
         answer_format=answer_format, drop_labels=drop_labels,
     )  # fmt: skip
-    check_dropped_labels(data_, drop_labels)
+    check_dropped_labels(data_, drop_labels, option="drop_labels")
     tiny = data_.tiny_classes_note()
     if tiny is not None:
         warnings.warn(tiny, LabelWarning, stacklevel=2)
@@ -214,7 +214,7 @@ def filter_dataset(
         from aflite.io.decisions import resolve_decisions
 
         decisions = resolve_decisions(data_.ids, keep=keep_ids, drop=drop_ids).with_dropped_labels(
-            data_.dropped, drop_labels
+            data_.dropped, drop_names(drop_labels)
         )
     # the sizes are checked on the rows the filter sees: dropped rows leave before it
     rest = np.arange(len(data_)) if decisions is None else np.flatnonzero(~decisions.dropped)
@@ -358,7 +358,7 @@ def audit(
     context: str | list[str] | None = None,
     blank: str | None = None,
     answer_format: str | None = None,
-    drop_labels: str | list[str] = (),
+    drop_labels: str | int | list[str | int] = (),
     **options: Any,
 ) -> list[Any]:
     """Run the bias audits (word-label PMI, z-statistics, partial input, Max-PPMI, KNN,
@@ -378,7 +378,10 @@ def audit(
     data_ = read_labelled(data, label=label, text=text, id=NO_ID, split=split, choices=choices,
                           context=context, blank=blank, answer_format=answer_format,
                           drop_labels=None if choices is not None else drop_labels)  # fmt: skip
-    check_dropped_labels(data_, drop_labels if choices is None else ())
+    check_dropped_labels(data_, drop_labels if choices is None else (), option="drop_labels")
+    tiny = data_.tiny_classes_note()
+    if tiny is not None:
+        warnings.warn(tiny, LabelWarning, stacklevel=2)
     data_ = without_dropped(data_)
     return run_audits(data_.texts, data_.label_codes(), audits=audits, seed=seed,
                       choices=data_.choices, **options)  # fmt: skip

@@ -3,19 +3,21 @@ for "no gold label"), a number among text labels (``1`` beside "entailment"), a 
 target read as classes, and a class of a few rows beside large ones.
 
 A placeholder or a stray type would become a class of its own and be filtered as one, with no
-word said; each is a one-line :class:`~aflite.errors.DataError` naming the rows and the option
-that drops them (``--drop-labels`` / ``drop_labels=``). A tiny class may be real (a rare
-label), so it is a warning, not an error.
+word said; together they are one :class:`~aflite.errors.DataError` naming each class, its
+rows and the one ``--drop-labels`` value (``drop_labels=``) that sets them all aside. A tiny
+class may be real (a rare label), so it is a note, not an error.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from aflite._internal.text import did_you_mean
 from aflite.errors import DataError
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "check_dropped_labels",
     "continuous",
     "drop_mask",
+    "drop_names",
     "tiny_warning",
 ]
 
@@ -31,11 +34,31 @@ __all__ = [
 PLACEHOLDERS = frozenset(
     {"-", "--", "?", "n/a", "na", "none", "null", "nan", "unknown", "no label", "no_label"}
 )
-DROP_HINT = "drop its rows with --drop-labels {label} (drop_labels=[{label!r}])"
-# where an entry point has nowhere to set rows aside (scores, comparisons: row-aligned inputs)
-FIX_HINT = "fix its rows in the data, or set them aside with aflite filter --drop-labels {label}"
 _TINY_SHARE = 0.05  # of the largest class's rows
 _TINY_ROWS = 10
+
+
+def drop_names(drop: Any) -> list[str] | None:
+    """Labels to drop as text, compared as the labels are: ``"-,1"``, ``["-", 1]`` or ``2``;
+    None stays None (the caller cannot set rows aside)."""
+    if drop is None:
+        return None
+    if isinstance(drop, str):
+        return [d.strip() for d in drop.split(",") if d.strip()]
+    if isinstance(drop, (int, np.integer)) and not isinstance(drop, bool):
+        return [str(drop)]
+    return [str(d) for d in drop]
+
+
+def _hint(labels: list[str], n_found: int, cli: bool) -> str:
+    """How to set ``labels`` aside, with the one value that names them all."""
+    value = shlex.quote(",".join(labels))
+    them, their = ("it", "its") if n_found == 1 else ("them", "their")
+    if not cli:
+        return (
+            f"fix {them} in the data, or set {them} aside with aflite filter --drop-labels {value}"
+        )
+    return f"fix {them}, or drop {their} rows with --drop-labels {value} (drop_labels={labels!r})"
 
 
 def _rows(where: Callable[[int], str], rows: np.ndarray, source: str) -> str:
@@ -67,14 +90,12 @@ def check_classes(
     source: str,
     drop: Sequence[str] | None = (),
 ) -> None:
-    """Raise a one-line DataError for a class that looks like a mistake and is not in ``drop``
-    (labels as text): a placeholder, a value of another type than most labels, or, where every
-    label is a number and some have a fraction, a continuous target. ``drop`` None: the caller
-    cannot set rows aside, and the message says how to fix the data instead."""
-    hint = FIX_HINT if drop is None else DROP_HINT
-    drop = drop or ()
-    dropped = set(drop)
-    looked = np.flatnonzero(~np.isin(text, list(dropped))) if dropped else np.arange(len(text))
+    """Raise one DataError naming every class that looks like a mistake and is not in
+    ``drop`` (labels as text): placeholders and values of another type than most labels; or,
+    where every label is a number and some have a fraction, a continuous target. ``drop``
+    None: the caller cannot set rows aside, and the message says how to fix the data."""
+    given = list(drop or ())
+    looked = np.flatnonzero(~np.isin(text, given)) if given else np.arange(len(text))
     strings = [str(text[i]) for i in looked]
     if (
         strings
@@ -83,27 +104,30 @@ def check_classes(
     ):
         i = next(int(j) for j, s in zip(looked, strings) if not float(s).is_integer())
         raise continuous(where(i), field, text[i])
+    found: dict[str, tuple[str, np.ndarray]] = {}  # label -> (what it is, its rows)
     for label in dict.fromkeys(strings):
         if label.strip().lower() in PLACEHOLDERS or not label.strip():
-            rows = np.flatnonzero(text == label)
-            raise DataError(
-                f"{where(int(rows[0]))}: field '{field}' is '{label}', a placeholder, not a "
-                f"class ({len(rows)} {'row' if len(rows) == 1 else 'rows'}: "
-                f"{_rows(where, rows, source)}); {hint.format(label=label)}"
-            )
+            found[label] = ("a placeholder", np.flatnonzero(text == label))
     types = Counter(type(values[i]).__name__ for i in looked)
     if len(types) > 1:
         common = types.most_common(1)[0][0]
-        odd = np.asarray([i for i in looked if type(values[i]).__name__ != common])
-        label = str(text[odd[0]])
-        kind = "a number" if common == "str" else "text"
-        raise DataError(
-            f"{where(int(odd[0]))}: field '{field}' is {values[odd[0]]!r}, {kind} among "
-            f"{'text' if common == 'str' else 'number'} labels ({len(odd)} "
-            f"{'row' if len(odd) == 1 else 'rows'}: {_rows(where, odd, source)}); "
-            + ("fix them or " if drop is not None else "")
-            + hint.format(label=label)
-        )
+        kind = "a number among text labels" if common == "str" else "text among number labels"
+        odd = [int(i) for i in looked if type(values[i]).__name__ != common]
+        for label in dict.fromkeys(str(text[i]) for i in odd):
+            found.setdefault(label, (kind, np.asarray([i for i in odd if text[i] == label])))
+    if not found:
+        return
+    first = min(int(rows[0]) for _, rows in found.values())
+    named = "; ".join(
+        f"{label!r} ({what}, {len(rows)} {'row' if len(rows) == 1 else 'rows'}: "
+        f"{_rows(where, rows, source)})"
+        for label, (what, rows) in found.items()
+    )
+    noun = "a class that looks" if len(found) == 1 else "classes that look"
+    raise DataError(
+        f"{where(first)}: field '{field}' has {noun} like a mistake: {named}; "
+        + _hint(given + list(found), len(found), cli=drop is not None)
+    )
 
 
 def continuous(where: str, field: str, value: object) -> DataError:
@@ -113,25 +137,16 @@ def continuous(where: str, field: str, value: object) -> DataError:
     )
 
 
-def check_dropped_labels(data: Any, drop: Sequence[str] | str) -> None:
+def check_dropped_labels(data: Any, drop: Any, *, option: str = "--drop-labels") -> None:
     """A label named to drop that no row of ``data`` (the input, not a filtered set that has
     lost those rows) has is a typo: a one-line DataError naming the labels there are."""
-    drop = [d.strip() for d in drop.split(",") if d.strip()] if isinstance(drop, str) else drop
-    have = set(data.labels.tolist()) if data.labels is not None else set()
-    unknown = [d for d in drop if d not in have]
-    if unknown:
-        raise DataError(
-            f"--drop-labels: no row of {data.where} is labelled '{unknown[0]}' "
-            f"(field '{data.fields.label}' holds {', '.join(sorted(have)[:10])})"
-        )
-
-
-def tiny_classes(text: np.ndarray) -> list[tuple[str, int]]:
-    """Classes of a few rows beside large ones (fewer than 10 rows and under 5% of the
-    largest class): a typo'd label more often than a real class."""
-    counts = Counter(text.tolist())
-    top = max(counts.values(), default=0)
-    return [(c, n) for c, n in counts.items() if n < _TINY_ROWS and n < _TINY_SHARE * top]
+    have = sorted(set(data.labels.tolist())) if data.labels is not None else []
+    for d in drop_names(drop) or []:
+        if d not in have:
+            raise DataError(
+                f"{option}: no row of {data.where} is labelled '{d}' (field "
+                f"'{data.fields.label}' holds {', '.join(have[:10])}){did_you_mean(d, have)}"
+            )
 
 
 def drop_mask(text: np.ndarray, drop: Sequence[str]) -> np.ndarray | None:
@@ -140,12 +155,21 @@ def drop_mask(text: np.ndarray, drop: Sequence[str]) -> np.ndarray | None:
 
 
 def tiny_warning(text: np.ndarray, field: str, source: str) -> str | None:
-    """One warning line naming the tiny classes, or None."""
-    tiny = tiny_classes(text)
+    """One line naming the classes of a few rows beside large ones (fewer than 10 rows and
+    under 5% of the largest class: a typo'd label more often than a real class), the class
+    each is closest to, and the value that drops them; None when there are none."""
+    counts = Counter(text.tolist())
+    top = max(counts.values(), default=0)
+    tiny = [(c, n) for c, n in counts.items() if n < _TINY_ROWS and n < _TINY_SHARE * top]
     if not tiny:
         return None
-    named = ", ".join(f"'{c}' ({n} {'row' if n == 1 else 'rows'})" for c, n in tiny[:5])
+    large = [c for c in counts if c not in dict(tiny)]
+    named = ", ".join(
+        f"'{c}' ({n} {'row' if n == 1 else 'rows'}{did_you_mean(c, large).replace(';', ',')})"
+        for c, n in tiny[:5]
+    )
+    value = shlex.quote(",".join(c for c, _ in tiny))
     return (
         f"{source}: field '{field}' has classes of a few rows beside large ones: {named}; "
-        "if they are mistakes, drop them with --drop-labels (drop_labels=)"
+        f"if they are mistakes, drop them with --drop-labels {value} (drop_labels=)"
     )

@@ -71,7 +71,7 @@ def run_audit_job(
             )  # fmt: skip
         return phi
 
-    read = _reader(config, items, fields, rep_fields if measures else fields)
+    read = _reader(config, items, fields, rep_fields if measures else fields, note)
     sets = [read(config.input, given=True)] + ([read(compare)] if compare else [])
     bias_t = None
     if "bias" in names:
@@ -126,7 +126,11 @@ def run_audit_job(
 
 
 def _reader(
-    config: AuditConfig, items: Any, fields: list[str], rep_fields: list[str]
+    config: AuditConfig,
+    items: Any,
+    fields: list[str],
+    rep_fields: list[str],
+    note: Callable[[str], None],
 ) -> Callable[..., LabelledData]:
     """Reads a set as the audits need it: the word audits' fields and the representation's,
     rows of dropped labels left out (checked against the input only: a filtered set may have
@@ -154,6 +158,12 @@ def _reader(
             ) from None
         if given:
             check_dropped_labels(data, config.drop_labels)
+            tiny = data.tiny_classes_note()
+            if tiny is not None:
+                note(f"note: {tiny}")
+        if data.dropped is not None and data.dropped.any():
+            n = int(data.dropped.sum())
+            note(f"note: {path}: {n} {'row' if n == 1 else 'rows'} left out by --drop-labels")
         return without_dropped(data)
 
     return read
