@@ -16,7 +16,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import aflite
 from aflite.algorithm.result import kept_fingerprint
-from aflite.algorithm.solvers import kernel, ridge_heldout
+from aflite.algorithm.solvers import kernel, reduce, ridge_heldout
 
 # Operators whose CUDA kernels add in an order that changes from run to run (their floating
 # results move in the last bits), from torch.use_deterministic_algorithms' documentation.
@@ -25,6 +25,9 @@ ACCUMULATING = {
     "scatter_reduce_", "index_reduce", "index_reduce_", "histc", "cumsum", "cumsum_",
     "embedding_dense_backward", "_embedding_bag_backward",
 }  # fmt: skip
+# ... of which these add at an index: the order matters only where two adds meet
+INDEXED = {"index_add", "index_add_", "scatter_add", "scatter_add_", "scatter_reduce",
+           "scatter_reduce_", "index_reduce", "index_reduce_"}  # fmt: skip
 # ... and those that write in an unspecified order: nondeterministic when two writes meet
 WRITING = {"index_put", "index_put_", "_index_put_impl_", "scatter", "scatter_", "index_copy",
            "index_copy_"}  # fmt: skip
@@ -45,7 +48,9 @@ class NondeterministicOps(TorchDispatchMode):
         out = args[0] if args and isinstance(args[0], torch.Tensor) else None
         floating = out is not None and (out.is_floating_point() or out.is_complex())
         if name in ACCUMULATING and floating:
-            self.found.append(name)
+            # an add into targets that never meet has one order: only repeats are recorded
+            if name not in INDEXED or _targets_repeat(name, args):
+                self.found.append(name)
         elif name == "bincount" and (
             len(args) > 1 and args[1] is not None or kwargs.get("weights") is not None
         ):
@@ -75,7 +80,7 @@ def _targets_repeat(name: str, args: tuple) -> bool:
         dim, index = args[1], args[2]
         flat = index.movedim(dim, 0).reshape(index.shape[dim], -1)
         return any(len(torch.unique(c)) < len(c) for c in flat.T)
-    if "index_copy" in name:
+    if "index_copy" in name or "index_add" in name or "index_reduce" in name:
         return len(torch.unique(args[2])) < len(args[2])
     return False
 
@@ -113,8 +118,55 @@ def test_a_phase_on_the_forms_cuda_runs_uses_no_operator_nondeterministic_there(
             ids=[f"r{i}" for i in range(300)],
             progress=False,
             seed=1,
+            threads=1,  # a dispatch mode sees its own thread only
         )
     assert seen.found == []
+
+
+@pytest.mark.parametrize("family", ["logistic", "choice"])
+@pytest.mark.parametrize("partitions", ["blocks", "uniform"])
+def test_the_iterative_families_use_no_operator_nondeterministic_on_cuda(
+    family, partitions, monkeypatch
+):
+    # the sums a CUDA run makes, checked here on the CPU
+    monkeypatch.setattr(reduce, "ORDERED_EVERYWHERE", True)
+    if family == "choice":
+        rng = np.random.default_rng(0)
+        y = rng.integers(0, 4, 300)
+        x = rng.normal(size=(300, 4, 8)).astype(np.float32)
+        x[np.arange(150), y[:150], 0] += 2.0
+        model = "linear"
+    else:
+        x, y = _dense()
+        model = aflite.LinearEnsemble()
+    with NondeterministicOps() as seen:
+        res = aflite.filter(
+            x,
+            y,
+            target_size=200,
+            train_size=60,
+            slice_size=20,
+            n_partitions=8,
+            partitions=partitions,
+            model=model,
+            ids=[f"r{i}" for i in range(300)],
+            progress=False,
+            seed=1,
+            threads=1,  # a dispatch mode sees its own thread only
+        )
+    assert seen.found == []
+    assert res.history[0].solver["solver"] == ("choice" if family == "choice" else "primal")
+
+
+def test_the_ordered_sums_equal_index_add(monkeypatch):
+    rng = np.random.default_rng(0)
+    idx = torch.as_tensor(rng.integers(0, 5, 40))
+    for src in (torch.randn(40, dtype=torch.float64), torch.randn(40, 3, 7)):
+        want = torch.zeros(5, *src.shape[1:], dtype=src.dtype).index_add_(0, idx, src)
+        monkeypatch.setattr(reduce, "ORDERED_EVERYWHERE", True)
+        got = reduce.add_rows(torch.zeros_like(want), idx, src)
+        monkeypatch.setattr(reduce, "ORDERED_EVERYWHERE", False)
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
 
 
 def test_the_recorder_catches_what_it_is_for():
@@ -125,7 +177,9 @@ def test_the_recorder_catches_what_it_is_for():
             0, torch.tensor([0, 0]), torch.ones(2, dtype=torch.int64)
         )
         torch.zeros(3)[torch.tensor([0, 2])] = torch.tensor([1.0, 2.0])
-    assert seen.found == ["index_add_", "index_put_ with repeated targets"]
+        torch.zeros(2, 3).scatter_add_(1, torch.tensor([[0, 2], [1, 1]]), torch.ones(2, 2))
+        torch.zeros(2, 3).scatter_add_(1, torch.tensor([[0, 2], [1, 0]]), torch.ones(2, 2))
+    assert seen.found == ["index_add_", "index_put_ with repeated targets", "scatter_add_"]
 
 
 @pytest.mark.parametrize("make", [_dense, _sparse])

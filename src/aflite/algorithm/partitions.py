@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import torch
 
+from aflite._internal.transfer import to_device
+
 __all__ = ["BlockDesign", "block_design", "default_block_rows", "grouped_inclusion", "train_masks"]
 
 _EPS = 1e-9
@@ -175,7 +177,11 @@ class BlockDesign:
 
     def to(self, device: torch.device) -> BlockDesign:
         """The design on ``device``."""
-        return BlockDesign(self.order.to(device), self.bounds.to(device), self.incidence.to(device))
+        return BlockDesign(
+            to_device(self.order, device),
+            to_device(self.bounds, device),
+            to_device(self.incidence, device),
+        )
 
     def train_mask(self, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         """(n, P) mask with 1 where the row trains that classifier."""

@@ -11,6 +11,7 @@ import torch
 
 from aflite._internal.numerics import own_numerics
 from aflite._internal.threads import compute_threads
+from aflite._internal.transfer import to_device, to_host
 from aflite.algorithm.models import Model
 from aflite.algorithm.partitions import block_design, default_block_rows, train_masks
 from aflite.algorithm.storage import FeatureStore
@@ -25,9 +26,15 @@ class PhaseOutput:
 
     correct: np.ndarray
     heldout: np.ndarray
-    train: np.ndarray
+    train_on_device: torch.Tensor
     info: dict[str, Any] = field(default_factory=dict)
     margin: np.ndarray | None = None
+
+    @property
+    def train(self) -> np.ndarray:
+        """The training mask (rows x P) on the host. The filter never reads it: a phase
+        brings back O(rows) values, not the rows x P mask (150 MB at SNLI scale)."""
+        return to_host(self.train_on_device).astype(bool)
 
     def scores(self) -> np.ndarray:
         """Fraction of held-out predictions that were correct; NaN where never held out."""
@@ -86,8 +93,9 @@ class PhaseRunner:
             self.store = FeatureStore(
                 x, device, chunk_rows=chunk_rows, in_place=in_place, sparse_rows=sparse
             )
-        self.y = torch.as_tensor(y, device=device)
-        self.groups = None if groups is None else torch.as_tensor(groups, device=device)
+        self.y = to_device(np.asarray(y), device)
+        # groups only shape the partitions, which are drawn on the CPU: they stay on the host
+        self.groups = None if groups is None else np.asarray(groups)
         self.n_input = x.shape[0]
         self.labels = np.asarray(y, dtype=np.int64)
         model.attach(self.store, x, self.y, n_classes)
@@ -108,10 +116,8 @@ class PhaseRunner:
 
     def compact_to(self, rows: np.ndarray) -> None:
         """Keep only ``rows`` (sorted input positions) in storage."""
-        pos = torch.as_tensor(self.store.compact_to(rows), device=self.device)
+        pos = to_device(self.store.compact_to(rows), self.device)
         self.y = self.y[pos]
-        if self.groups is not None:
-            self.groups = self.groups[pos]
         self.model.attach(self.store, self.raw, self.y, self.n_classes)
 
     def run(self, rows: np.ndarray) -> PhaseOutput:
@@ -121,10 +127,7 @@ class PhaseRunner:
 
     def _run(self, rows: np.ndarray) -> PhaseOutput:
         n = len(rows)
-        pos = torch.as_tensor(self.store.positions(rows), device=self.device)
-        groups = None
-        if self.groups is not None:
-            groups = torch.unique(self.groups[pos], return_inverse=True)[1]
+        pos = to_device(self.store.positions(rows), self.device)
         n_store = self.store.n_stored
         current = torch.zeros(n_store, dtype=torch.float32, device=self.device)
         current[pos] = 1.0
@@ -133,7 +136,9 @@ class PhaseRunner:
         # streams are not the CPU's, and the rows a seed removes must not depend on the device
         cpu = torch.device("cpu")
         canon = torch.as_tensor(np.argsort(self.keys[rows], kind="stable"))
-        groups = None if groups is None else groups.cpu()
+        groups = None
+        if self.groups is not None:
+            groups = torch.from_numpy(np.unique(self.groups[rows], return_inverse=True)[1])
         if self.partitions == "blocks":
             design = block_design(
                 n,
@@ -145,7 +150,7 @@ class PhaseRunner:
                 groups=groups,
                 canon=canon,
             ).to(self.device)
-            train_active = design.train_mask()
+            train_active = design.train_mask()  # made on the device from the design
         else:
             train_active = train_masks(
                 n,
@@ -155,7 +160,9 @@ class PhaseRunner:
                 device=cpu,
                 groups=groups,
                 canon=canon,
-            ).to(self.device)
+            )
+            # a byte a mask entry on the way (not four)
+            train_active = to_device(train_active.bool(), self.device).to(torch.float32)
         if design is not None and getattr(self.model, "supports_blocks", False):
             counts = self.model.score_blocks(design, pos, current)
         else:
@@ -172,11 +179,11 @@ class PhaseRunner:
         correct, held = counts.correct[pos], counts.heldout[pos]
         info = dict(counts.info)
         info["partitions"] = self.partitions
-        margin = None if counts.margin is None else counts.margin[pos].double().cpu().numpy()
+        margin = None if counts.margin is None else to_host(counts.margin[pos].double())
         return PhaseOutput(
-            correct=correct.cpu().numpy().astype(np.int64),
-            heldout=held.cpu().numpy().astype(np.int64),
-            train=train_active.cpu().numpy().astype(bool),
+            correct=to_host(correct).astype(np.int64),
+            heldout=to_host(held).astype(np.int64),
+            train_on_device=train_active,
             info=info,
             margin=margin,
         )

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 import numpy as np
 import torch
 
+from aflite._internal.transfer import to_device, to_host
 from aflite.algorithm.sparse_rows import SparseRows
 
 __all__ = ["FeatureStore", "feature_moments", "standardise"]
@@ -171,9 +172,8 @@ class FeatureStore:
     def _standardise(self, block: np.ndarray) -> torch.Tensor:
         # subtract in the input's precision (float64 input centres exactly), then cast
         if block.dtype == np.float64:
-            out = torch.from_numpy(((block - self.mean64) * self.scale64).astype(np.float32))
-            return out.to(self.device)
-        t = torch.from_numpy(np.ascontiguousarray(block, dtype=np.float32)).to(self.device)
+            return to_device(((block - self.mean64) * self.scale64).astype(np.float32), self.device)
+        t = to_device(np.asarray(block, dtype=np.float32), self.device)
         return (t - self.mean32) * self.scale32
 
     def _standardised_copy(self, x: np.ndarray, rows: np.ndarray) -> torch.Tensor:
@@ -211,7 +211,7 @@ class FeatureStore:
         """Standardised rows at the given store positions (any shape of index tensor)."""
         if self.data is not None:
             return self.data[positions]
-        flat = positions.reshape(-1).cpu().numpy()
+        flat = to_host(positions.reshape(-1))
         rows = self._standardise(np.asarray(self._raw[self.rows[flat]]))
         return rows.reshape(*positions.shape, self.dim)
 
@@ -230,7 +230,7 @@ class FeatureStore:
         """Keep only ``rows`` (sorted input positions); returns their old store positions."""
         pos = self.positions(rows)
         if self.data is not None:
-            pos_t = torch.as_tensor(pos, device=self.device)
+            pos_t = to_device(pos, self.device)
             # pos is sorted and pos[i] >= i: copying front to back never overwrites a row
             # still to be read, so compaction needs no second buffer
             for s in range(0, len(pos), self.chunk_rows):
@@ -241,6 +241,6 @@ class FeatureStore:
             self.data = self._standardised_copy(self._raw, np.asarray(rows))
             self._raw = None
         if self.sparse is not None:
-            self.sparse = self.sparse.take(torch.as_tensor(pos, device=self.device))
+            self.sparse = self.sparse.take(to_device(pos, self.device))
         self.rows = np.asarray(rows, dtype=np.int64).copy()
         return pos

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from aflite._internal.transfer import to_host
 from aflite.algorithm.models.base import PhaseCounts, register_model
 from aflite.algorithm.partitions import MIN_BLOCKS_PER_PART, BlockDesign
 from aflite.algorithm.solvers.kernel import KernelCache, kernel_fits
@@ -94,7 +95,7 @@ class RidgeModel:
         self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
     ) -> PhaseCounts:
         order, weight = _parts_of_mask(design.train_mask(torch.bool), positions)
-        bounds = design.bounds.tolist()
+        bounds = to_host(design.bounds).tolist()
         block_pos = [positions[design.order[a:b]] for a, b in zip(bounds[:-1], bounds[1:])]
         parts = Parts(order, weight, block_pos, design.incidence)
         block = torch.full((self.store.n_stored,), -1, dtype=torch.int64, device=positions.device)

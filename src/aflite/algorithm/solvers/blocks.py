@@ -24,7 +24,9 @@ from dataclasses import dataclass
 import torch
 
 from aflite._internal.threads import workers
+from aflite._internal.transfer import to_host
 from aflite.algorithm.partitions import BlockDesign
+from aflite.algorithm.solvers.reduce import add_rows
 from aflite.algorithm.solvers.sparse_pass import sparse_gram, sparse_pass, use_sparse_pass
 from aflite.algorithm.solvers.tasks import BlockTask, loss_residual
 from aflite.algorithm.storage import FeatureStore
@@ -112,8 +114,8 @@ class BlockPlan:
             loss = torch.zeros(p + 1, dtype=torch.float64, device=theta.device)
             grad = torch.zeros((p + 1, width), dtype=theta.dtype, device=theta.device)
             for idx, part_loss, part_grad in workers().map(run, self.tasks):
-                loss.index_add_(0, idx, part_loss)
-                grad.index_add_(0, idx, part_grad)
+                add_rows(loss, idx, part_loss)
+                add_rows(grad, idx, part_grad)
         loss, grad = loss[:p], grad[:p]
         grad.mul_(reg_c)
         feat = theta.view(p, c, d1)[:, :, : d1 - 1]
@@ -216,11 +218,10 @@ def plan_blocks(
     labels = y[rows_pos]
     # classes present in each training part: class counts per block, summed over its blocks
     block_of = torch.repeat_interleave(torch.arange(design.n_blocks, device=dev), sizes)
-    counts = torch.zeros((design.n_blocks, n_classes), dtype=torch.float32, device=dev)
-    counts.index_put_(
-        (block_of, labels), torch.ones_like(labels, dtype=torch.float32), accumulate=True
-    )
-    part_counts = inc.to(torch.float32).T @ counts
+    # integer counts: exact in any order of the adds (a GPU's atomics too)
+    counts = torch.zeros((design.n_blocks, n_classes), dtype=torch.int64, device=dev)
+    counts.index_put_((block_of, labels), torch.ones_like(labels), accumulate=True)
+    part_counts = inc.to(torch.float32).T @ counts.to(torch.float32)
     neg = torch.where(part_counts > 0, 0.0, NEG)
     part_sizes = part_counts.sum(dim=1)
 
@@ -229,9 +230,9 @@ def plan_blocks(
         and store.data is not None
         and store.n_stored * store.dim * 4 <= MATERIALISE_BYTES
     )
-    sizes_l = sizes.tolist()
-    starts = design.bounds.tolist()
-    n_members = inc.sum(dim=1).tolist()
+    sizes_l = to_host(sizes).tolist()
+    starts = to_host(design.bounds).tolist()
+    n_members = to_host(inc.sum(dim=1)).tolist()
     # blocks with as many classifiers together, then by size: a task is padded to its most
     # classifiers and its widest block, so mixing 6- and 7-classifier blocks wasted a 7th
     order = sorted(range(len(sizes_l)), key=lambda k: (n_members[k], sizes_l[k]))

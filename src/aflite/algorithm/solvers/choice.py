@@ -33,6 +33,7 @@ from aflite.algorithm.solvers.blocks import BlockPlan
 from aflite.algorithm.solvers.ensemble import SolveReport, shortest_float
 from aflite.algorithm.solvers.lbfgs import Batch, minimize
 from aflite.algorithm.solvers.preconditioner import boehning_preconditioner
+from aflite.algorithm.solvers.reduce import add_rows
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["ChoiceEnsemble", "ChoiceFit", "fit_choices", "choice_heldout_counts"]
@@ -166,8 +167,8 @@ class _Problem:
                 return idx.reshape(-1), part_loss.reshape(-1), part_grad.reshape(-1, d)
 
             for idx, part_loss, part_grad in workers().map(run, self.tasks):
-                loss.index_add_(0, idx, part_loss)
-                grad.index_add_(0, idx, part_grad)
+                add_rows(loss, idx, part_loss)
+                add_rows(grad, idx, part_grad)
         else:
             w = theta.T[None]
 

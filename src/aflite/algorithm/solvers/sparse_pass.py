@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from aflite._internal.threads import workers
+from aflite.algorithm.solvers.reduce import add_rows
 from aflite.algorithm.solvers.tasks import BlockTask, loss_residual
 from aflite.algorithm.storage import FeatureStore
 
@@ -87,7 +88,7 @@ def sparse_pass(plan: Any, theta: torch.Tensor, slot: torch.Tensor, neg: torch.T
     xr = torch.zeros((d, (p + 1) * c), dtype=theta.dtype, device=theta.device)
     rsum = torch.zeros((p + 1) * c, dtype=theta.dtype, device=theta.device)
     for idx, part_loss, part_xr, part_rsum in workers().map(run, plan.tasks):
-        loss.index_add_(0, idx, part_loss)
+        add_rows(loss, idx, part_loss)
         xr += part_xr
         rsum += part_rsum
     grad = torch.empty((p + 1, c, d1), dtype=theta.dtype, device=theta.device)
