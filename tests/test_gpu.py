@@ -109,8 +109,10 @@ def test_two_cuda_runs_of_the_logistic_family_give_the_same_bits():
     np.testing.assert_array_equal(a.n_heldout, b.n_heldout)
 
 
-# measured on one H100 (PyTorch 2.11): the most host synchronisations a phase of this run made
-SYNCS_PER_PHASE = 10_000
+# An L-BFGS step synchronises only where a decision needs the host (its line search and its
+# stop); a phase adds a fixed few (the design, the counts). Bounds by design, per iteration.
+SYNCS_PER_ITERATION = 8
+SYNCS_PER_PHASE = 60
 
 
 def test_a_phase_synchronises_with_the_host_a_stated_number_of_times():
@@ -147,4 +149,5 @@ def test_a_phase_synchronises_with_the_host_a_stated_number_of_times():
         f"calls; iterations {[h.solver.get('iterations') for h in res.history]}"
     )
     assert moves.down_bytes / phases <= 24 * 40_000
-    assert syncs / phases <= SYNCS_PER_PHASE
+    iterations = sum(h.solver["iterations"] for h in res.history)
+    assert syncs <= SYNCS_PER_ITERATION * iterations + SYNCS_PER_PHASE * phases
