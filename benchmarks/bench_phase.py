@@ -201,11 +201,14 @@ def ridge_loop(xs, y, mask, alpha):
     return correct, time.perf_counter() - start
 
 
-def ridge_floor(form, n, d, c, m, t):
+def ridge_floor(form, n, d, c, m, t, steps=0):
     """FLOP a phase of the exact family cannot avoid: the Gram matrices (primal: every
     current row's once) or the kernel (dual: once a run, counted here), one factorisation
-    per part, and the held-out predictions."""
+    per part, and the held-out predictions; cg: its passes over each part's rows (the steps
+    it took, the first sums and the bound's residual) and the predictions."""
     predict = 2.0 * m * (n - t) * d * c
+    if form == "cg":
+        return (steps + 2) * 4.0 * t * d * c * m + predict
     if form == "primal":
         return 2.0 * n * d * d + m * d**3 / 3 + predict
     return 2.0 * n * n * d + m * t**3 / 3 + predict
@@ -235,7 +238,7 @@ def run_ridge(x, y, m, t, ridge_m, threads, peak, *, logistic_secs, loop_secs):
         flush=True,
     )
     if form != "sparse":
-        floor = ridge_floor(form, n, d, c, m, t) / peak
+        floor = ridge_floor(form, n, d, c, m, t, ps.info.get("cg_steps", 0)) / peak
         print(
             f"  ridge useful-work floor {floor:.2f} s at {peak / 1e9:.0f} GFLOP/s: reached "
             f"{floor / secs:.0%} of it",
@@ -244,12 +247,13 @@ def run_ridge(x, y, m, t, ridge_m, threads, peak, *, logistic_secs, loop_secs):
     if not ridge_m:
         return secs
     start = time.perf_counter()
-    aflite.predictability_scores(
+    big_ps = aflite.predictability_scores(
         x, y, n_partitions=ridge_m, train_size=t, seed=0, device="cpu", model=model, threads=threads
     )
     big = time.perf_counter() - start
     print(
-        f"  ridge m={ridge_m}: {big:.2f} s = {big / logistic_secs:.2f}x the logistic phase at "
+        f"  ridge ({big_ps.info['form']}) m={ridge_m}: {big:.2f} s = "
+        f"{big / logistic_secs:.2f}x the logistic phase at "
         f"m={m} ({logistic_secs:.2f} s)",
         flush=True,
     )

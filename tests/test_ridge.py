@@ -11,7 +11,7 @@ from sklearn.linear_model import RidgeClassifier
 import aflite
 from aflite.algorithm.models.ridge import _parts_of_mask
 from aflite.algorithm.solvers.kernel import KernelCache
-from aflite.algorithm.solvers.ridge import Parts, RidgeEnsemble, fit_ridge
+from aflite.algorithm.solvers.ridge import Parts, RidgeEnsemble, choose_form, fit_ridge
 from aflite.algorithm.solvers.ridge_direct import solve_spd
 from aflite.algorithm.storage import FeatureStore, standardise
 
@@ -58,7 +58,7 @@ def _reference(xs, y, mask, alpha, n_classes):
     return out
 
 
-@pytest.mark.parametrize("form", ["primal", "dual", "sparse"])
+@pytest.mark.parametrize("form", ["primal", "cg", "dual", "sparse"])
 @pytest.mark.parametrize("n_classes", [2, 3, 20])
 def test_every_form_equals_scikit_learns_ridge_classifier_on_the_same_parts(form, n_classes):
     n = 400 if n_classes == 20 else 240
@@ -95,8 +95,9 @@ def test_every_form_equals_scikit_learns_ridge_classifier_on_the_same_parts(form
         assert bool((fit.neg[5, 0] < -1e29) & (fit.neg[5, 1:] == 0).all())
 
 
+@pytest.mark.parametrize("form", ["auto", "cg"])
 @pytest.mark.parametrize("partitions", ["blocks", "uniform"])
-def test_held_out_counts_equal_a_loop_of_scikit_learn_fits(partitions):
+def test_held_out_counts_equal_a_loop_of_scikit_learn_fits(partitions, form):
     x, y = _data(n=300, d=20)
     groups = np.arange(300) // 3
     ps = aflite.predictability_scores(
@@ -104,11 +105,12 @@ def test_held_out_counts_equal_a_loop_of_scikit_learn_fits(partitions):
         y,
         n_partitions=12,
         train_size=80,
-        model="ridge",
+        model=RidgeEnsemble(form=form),
         groups=groups,
         partitions=partitions,
         seed=3,
     )
+    assert form == "auto" or ps.info["solver"] == "ridge-cg"
     mask = ps.train_mask
     xs = standardise(x).astype(np.float64)
     correct = np.zeros(300)
@@ -124,11 +126,11 @@ def test_held_out_counts_equal_a_loop_of_scikit_learn_fits(partitions):
         ).all()
 
 
-def test_the_three_forms_give_the_same_counts_on_sparse_features():
-    # uniform parts: under blocks the primal form deals larger blocks than the others
+def test_every_form_gives_the_same_counts_on_sparse_features():
+    # uniform parts: under blocks the primal forms deal larger blocks than the others
     x, y = _data(n=500, d=120, sparse=True)
     counts = []
-    for form in ("primal", "dual", "sparse"):
+    for form in ("primal", "cg", "dual", "sparse"):
         ps = aflite.predictability_scores(
             x,
             y,
@@ -140,8 +142,8 @@ def test_the_three_forms_give_the_same_counts_on_sparse_features():
         )
         assert ps.info["form"] == form
         counts.append(ps.n_correct)
-    np.testing.assert_array_equal(counts[0], counts[1])
-    np.testing.assert_array_equal(counts[0], counts[2])
+    for other in counts[1:]:
+        np.testing.assert_array_equal(counts[0], other)
 
 
 def test_scores_do_not_depend_on_threads_storage_order_or_precision_settings():
@@ -234,3 +236,38 @@ def test_the_primal_form_without_room_for_the_block_sums_gives_the_same_counts(m
     monkeypatch.setattr(ridge_direct, "BLOCK_BYTES", 0)  # each part's own rows instead
     rows = aflite.predictability_scores(x, y, **kw)
     np.testing.assert_array_equal(blocks.n_correct, rows.n_correct)
+
+
+@pytest.mark.parametrize("first_stop", [1e-7, 1e-2])
+def test_the_two_primal_solvers_give_the_same_counts_under_blocks(first_stop, monkeypatch):
+    """Conjugate gradients on the blocks (and on the gathered rows of the parts they could
+    not certify at first: most of them after a loose first stop) against the direct solve,
+    on the same design."""
+    from aflite.algorithm.solvers import ridge_cg
+
+    x, y = _data(n=3000, d=40)
+    kw = dict(n_partitions=16, train_size=600, seed=2)
+    direct = aflite.predictability_scores(x, y, model=RidgeEnsemble(form="primal"), **kw)
+    monkeypatch.setattr(ridge_cg, "CERTIFY_TOL", first_stop)
+    cg = aflite.predictability_scores(x, y, model=RidgeEnsemble(form="cg"), **kw)
+    assert (cg.info["tail_parts"] > 8) == (first_stop > 1e-3)
+    np.testing.assert_array_equal(direct.train_mask, cg.train_mask)
+    np.testing.assert_array_equal(direct.n_correct, cg.n_correct)
+    assert cg.info["form"] == "cg" and cg.info["cg_steps"] > 0
+
+
+def test_auto_takes_cg_for_few_classes_and_the_direct_solve_for_many():
+    three = dict(n=20_000, d=1024, t=2000, p=64, dual_ok=False, n_classes=3)
+    assert choose_form(RidgeEnsemble(), **three) == "cg"
+    twenty = dict(n=20_000, d=1024, t=2000, p=64, dual_ok=False, n_classes=20)
+    assert choose_form(RidgeEnsemble(), **twenty) == "primal"
+    # at m=1,024 the direct solve re-reads the block Grams (110 s against 36 s on one core)
+    assert choose_form(RidgeEnsemble(), **dict(three, p=1024)) == "cg"
+
+
+def test_cg_counts_do_not_depend_on_the_thread_count():
+    x, y = _data(n=2000, d=40)
+    kw = dict(n_partitions=16, train_size=400, seed=1, model=RidgeEnsemble(form="cg"))
+    one = aflite.predictability_scores(x, y, threads=1, **kw)
+    two = aflite.predictability_scores(x, y, threads=2, **kw)
+    np.testing.assert_array_equal(one.n_correct, two.n_correct)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from aflite._internal.transfer import to_host
 from aflite.algorithm.models.base import PhaseCounts, register_model
 from aflite.algorithm.partitions import MIN_BLOCKS_PER_PART, BlockDesign
 from aflite.algorithm.solvers.kernel import KernelCache, kernel_fits
@@ -50,8 +49,8 @@ class RidgeModel:
         """Rows per block. The dual and sparse forms solve each part on its own rows, so the
         blocks can be small: a part is ``FINE_BLOCKS`` blocks, and the phase's design is
         close to independent parts, balanced (every block in the same number of parts).
-        The primal form sums its blocks' Gram matrices, so it takes few, large blocks
-        (``MIN_BLOCKS_PER_PART`` a part)."""
+        The primal form sums its blocks' Gram matrices (``cg``: multiplies each block by its
+        parts' weights), so it takes few, large blocks (``MIN_BLOCKS_PER_PART`` a part)."""
         # from the shapes only, never from the device, the features' dtype or whether the
         # store keeps raw sparse rows: the design decides which rows train which part, so it
         # must be the same on every machine (the sparse form takes any design)
@@ -66,8 +65,10 @@ class RidgeModel:
             p=n_partitions,
             dual_ok=kernel_fits(store.n_stored),
             sparse_ok=False,
+            n_classes=self.n_classes,
         )
-        q = MIN_BLOCKS_PER_PART if form == "primal" else FINE_BLOCKS
+        # the two primal solvers take the same design: they give the same answer
+        q = MIN_BLOCKS_PER_PART if form in ("primal", "cg") else FINE_BLOCKS
         return max(1, -(-train_size // q))
 
     def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
@@ -95,9 +96,7 @@ class RidgeModel:
         self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
     ) -> PhaseCounts:
         order, weight = _parts_of_mask(design.train_mask(torch.bool), positions)
-        bounds = to_host(design.bounds).tolist()
-        block_pos = [positions[design.order[a:b]] for a, b in zip(bounds[:-1], bounds[1:])]
-        parts = Parts(order, weight, block_pos, design.incidence)
+        parts = Parts(order, weight, design, positions)
         block = torch.full((self.store.n_stored,), -1, dtype=torch.int64, device=positions.device)
         block[positions] = design.block_of_rows()
         trains = design.incidence

@@ -34,7 +34,9 @@ from typing import Literal
 import torch
 
 from aflite._internal.threads import workers
+from aflite.algorithm.partitions import MIN_BLOCKS_PER_PART, BlockDesign
 from aflite.algorithm.solvers.kernel import KernelCache, kernel_fits
+from aflite.algorithm.solvers.ridge_cg import fit_primal
 from aflite.algorithm.solvers.ridge_direct import (
     REFINE_STEPS,
     PrimalSums,
@@ -43,7 +45,7 @@ from aflite.algorithm.solvers.ridge_direct import (
     xt_times,
 )
 from aflite.algorithm.solvers.ridge_heldout import HeldOut, Rows, heldout_stats
-from aflite.algorithm.solvers.ridge_sparse import TOL, SparseDual
+from aflite.algorithm.solvers.ridge_sparse import CERTIFY_TOL, TOL, SparseDual
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = [
@@ -56,12 +58,10 @@ __all__ = [
     "sparse_ok",
 ]
 
-Form = Literal["auto", "primal", "dual", "sparse"]
+Form = Literal["auto", "primal", "cg", "dual", "sparse"]
+CG_PASSES = 16  # passes of the cg form in a phase (N=20,000 d=1,024 t=2,000: 12 steps + 4)
 NEG = -1e30
 SOLVE_BYTES = 256 << 20  # float64 systems solved together (a group of classifiers)
-# the sparse form's conjugate gradients first stop here, where nearly every held-out
-# prediction is certified (bundled SNLI slice: every count was final after 25 of 46 steps)
-CERTIFY_TOL = 1e-7
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,9 @@ class RidgeEnsemble:
         with converged logistic regression on the bundled SNLI slice (hypothesis n-grams,
         premise+hypothesis n-grams, MiniLM pairs) and on planted data.
     form:
-        ``"primal"`` (a d x d system per part), ``"dual"`` (a t x t system per part on the
-        kernel of the stored rows) or ``"auto"`` (the cheaper; both give the same solution).
+        ``"primal"`` (a d x d system per part), ``"cg"`` (the same systems by conjugate
+        gradients, never formed), ``"dual"`` (a t x t system per part on the kernel of the
+        stored rows) or ``"auto"`` (the cheapest; all give the same solution).
     """
 
     alpha: float = 1.0
@@ -89,9 +90,9 @@ class RidgeEnsemble:
         a = self.alpha
         if isinstance(a, bool) or not (isinstance(a, (int, float)) and math.isfinite(a) and a > 0):
             raise ValueError(f"RidgeEnsemble: alpha must be a positive number, got {a!r}")
-        if self.form not in ("auto", "primal", "dual", "sparse"):
+        if self.form not in ("auto", "primal", "cg", "dual", "sparse"):
             raise ValueError(
-                "RidgeEnsemble: form must be 'auto', 'primal', 'dual' or 'sparse', got "
+                "RidgeEnsemble: form must be 'auto', 'primal', 'cg', 'dual' or 'sparse', got "
                 f"{self.form!r}"
             )
 
@@ -127,35 +128,47 @@ def choose_form(
     p: int,
     dual_ok: bool,
     sparse_ok: bool = False,
+    n_classes: int = 2,
 ) -> str:
     """``sparse`` where the store keeps raw sparse rows (conjugate gradients on them,
-    :mod:`aflite.algorithm.solvers.ridge_sparse`); else ``dual`` where a part's t x t system
-    is cheaper than the d x d one, counting what each builds per phase (primal: every current
-    row's Gram once; dual: the gathers of each part's kernel), and the kernel of the stored
-    rows fits in ``KERNEL_BYTES``; else ``primal``."""
+    :mod:`aflite.algorithm.solvers.ridge_sparse`); else the cheapest of ``dual`` (a t x t
+    system per part; only where the kernel of the stored rows fits in ``KERNEL_BYTES``),
+    ``primal`` (a d x d system per part, from every current row's Gram once) and ``cg`` (the
+    primal systems by preconditioned conjugate gradients, :mod:`~.ridge_cg`: a pass over the
+    parts' rows per step, for each class), counting the floating-point work of each."""
     if settings.form == "sparse" and not sparse_ok:
         raise ValueError("RidgeEnsemble(form='sparse') needs mostly-zero float32 features on a CPU")
     if settings.form != "auto":
         return settings.form
     if sparse_ok:
         return "sparse"
-    d1 = d + 1
-    primal = p * d1**3 / 3 + 2.0 * n * d1 * d1
-    dual = p * (t**3 / 3 + 4.0 * t * t + 2.0 * t * d)
-    return "dual" if dual_ok and dual < primal else "primal"
+    d1, dc = d + 1, d + n_classes
+    # the primal form re-reads every block's float64 Gram once per group of parts it solves
+    # together: memory-bound, counted at 2.5 FLOP a byte (one core here: m=1,024 took 110 s)
+    groups = -(-p // max(1, SOLVE_BYTES // (32 * dc * dc)))
+    resums = 2.5 * groups * (MIN_BLOCKS_PER_PART * n / max(1, t)) * 8 * dc * dc
+    cost = {
+        "primal": p * d1**3 / 3 + 2.0 * n * d1 * d1 + resums,
+        # the steps, the sums, the bound and the tail in float64 products a few classes
+        # wide, which ran at about 2/3 of the factorisations' rate on one core
+        "cg": CG_PASSES * 1.5 * 4.0 * t * d * n_classes * p,
+    }
+    if dual_ok:
+        cost["dual"] = p * (t**3 / 3 + 4.0 * t * t + 2.0 * t * d)
+    return min(cost, key=cost.get)
 
 
 @dataclass
 class Parts:
     """A phase's training parts: ``order`` (P, t_max) store positions of each part's rows,
-    ``weight`` (P, t_max) 1 for a row, 0 for padding. Under block partitions also the blocks
-    (``block_pos``: one tensor of store positions per block) and ``incidence`` (B, P), True
-    where block i trains classifier j, from which the primal form sums its Grams."""
+    ``weight`` (P, t_max) 1 for a row, 0 for padding. Under block partitions also the design
+    and the store positions of the rows it dealt (``positions``), through whose blocks the
+    primal form applies every part's matrix in one pass."""
 
     order: torch.Tensor
     weight: torch.Tensor
-    block_pos: list[torch.Tensor] | None = None
-    incidence: torch.Tensor | None = None
+    design: BlockDesign | None = None
+    positions: torch.Tensor | None = None
 
     @property
     def n_partitions(self) -> int:
@@ -195,6 +208,7 @@ def fit_ridge(
         p=p,
         dual_ok=kernel_fits(store.n_stored),
         sparse_ok=sparse_ok(store),
+        n_classes=n_classes,
     )
     alpha = settings.alpha * sizes  # (P,)
     theta = torch.zeros((d + 1, p, n_classes), dtype=torch.float64, device=dev)
@@ -202,6 +216,16 @@ def fit_ridge(
     stored = Rows(store, kernel.sparse_parts(store) if sparse_ok(store) else None)
     if form == "sparse":
         return _fit_sparse(store, stored, y, targets, parts, w, alpha, neg, held_of, settings)
+    if form == "cg":
+
+        def held_count(theta, bounds, means):
+            return heldout_stats(stored, y, theta, neg, held_of, bounds=bounds, means=means)
+
+        theta, counts, cg = fit_primal(
+            store, y, targets, parts, sizes, alpha, held_count, n_classes
+        )
+        info = {"solver": "ridge-cg", "form": form, "alpha": settings.alpha, **cg}
+        return RidgeFit(theta, neg, info), counts
     if form == "dual":
         k_all = kernel.of(store)
     else:
@@ -362,8 +386,8 @@ def _merged(infos: list[dict]) -> dict:
 
 
 def _n_current(parts: Parts, store: FeatureStore) -> int:
-    if parts.block_pos is not None:
-        return int(sum(len(b) for b in parts.block_pos))
+    if parts.positions is not None:
+        return len(parts.positions)
     return store.n_stored
 
 

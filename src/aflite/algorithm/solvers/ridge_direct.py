@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from aflite._internal.threads import workers
+from aflite._internal.transfer import to_host
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["REFINE_STEPS", "PrimalSums", "dual_solve", "primal_solve", "solve_spd", "xt_times"]
@@ -82,18 +83,23 @@ class PrimalSums:
         self.store, self.targets, self.parts = store, targets, parts
         d, c = store.dim, targets.shape[1]
         self.blocks = None
-        if parts.block_pos is not None and len(parts.block_pos) * (d + c) ** 2 * 8 <= BLOCK_BYTES:
+        self.block_pos: list[torch.Tensor] = []
+        if parts.design is not None:
+            bounds = to_host(parts.design.bounds).tolist()
+            order = parts.positions[parts.design.order]
+            self.block_pos = [order[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        if self.block_pos and len(self.block_pos) * (d + c) ** 2 * 8 <= BLOCK_BYTES:
             self.blocks = self._block_sums()
 
     def _block_sums(self):
-        store, targets, parts = self.store, self.targets, self.parts
+        store, targets = self.store, self.targets
         dev, dc = store.device, store.dim + self.targets.shape[1]
-        nb = len(parts.block_pos)
+        nb = len(self.block_pos)
         full = torch.empty((nb, dc, dc), dtype=torch.float64, device=dev)
         sums = torch.empty((nb, dc), dtype=torch.float64, device=dev)
 
         def block(i: int) -> None:
-            pos = parts.block_pos[i]
+            pos = self.block_pos[i]
             z = torch.cat([store.gather(pos).double(), targets[pos]], dim=1)  # [X Y]
             torch.mm(z.T, z, out=full[i])
             sums[i] = z.sum(dim=0)
@@ -101,7 +107,7 @@ class PrimalSums:
         for _ in workers().map(block, range(nb)):
             pass
         sizes = torch.tensor(
-            [float(len(b)) for b in parts.block_pos], dtype=torch.float64, device=dev
+            [float(len(b)) for b in self.block_pos], dtype=torch.float64, device=dev
         )
         return full, sums, sizes
 
@@ -110,7 +116,7 @@ class PrimalSums:
         d = self.store.dim
         if self.blocks is not None:
             full, sums, sizes = self.blocks
-            inc = self.parts.incidence[:, j].to(torch.float64)  # (B, g)
+            inc = self.parts.design.incidence[:, j].to(torch.float64)  # (B, g)
             nb, dc, _ = full.shape
             per_part = (inc.T @ full.view(nb, dc * dc)).view(len(j), dc, dc)
             part_sums = inc.T @ sums

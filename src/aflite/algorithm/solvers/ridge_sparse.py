@@ -20,9 +20,12 @@ import torch
 
 from aflite.algorithm.storage import FeatureStore
 
-__all__ = ["TOL", "SparseDual", "standardised_parts"]
+__all__ = ["CERTIFY_TOL", "TOL", "SparseDual", "standardised_parts"]
 
 TOL = 1e-12
+# the iterations' first stop, where nearly every held-out prediction is certified (bundled
+# SNLI slice: every count was final after 25 of 46 steps)
+CERTIFY_TOL = 1e-7
 MAX_STEPS = 2000
 
 
