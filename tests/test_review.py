@@ -238,6 +238,13 @@ def test_exports_in_each_tools_format(run_with_report, tmp_path):
     assert r.returncode == 2 and not (tmp_path / "g.csv").exists()
     assert r.stderr == (f"aflite: error: --fields: no text field 'genre' in {out} "
                         "(it has hypothesis, premise)\n")  # fmt: skip
+    r = run_in_process("export", str(out), "--to", "csv", "--fields", "Premises")
+    assert r.returncode == 2 and r.stderr.endswith("; did you mean 'premise'?\n")
+    r = run_in_process("export", str(out), "--to", "csv", "--fields", " , ")
+    assert r.returncode == 2
+    assert r.stderr == (
+        "aflite: error: --fields: no field named; leave the option out for the default fields\n"
+    )
 
 
 def test_export_errors_name_the_flag_or_folder(tmp_path):

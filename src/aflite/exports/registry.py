@@ -45,6 +45,8 @@ def export_run(
         raise DataError(f"--rows: must be one of {', '.join(ROW_SETS)}, got '{rows}'")
     if isinstance(fields, str):
         fields = [f.strip() for f in fields.split(",") if f.strip()]
+    if fields is not None and not fields:
+        raise DataError("--fields: no field named; leave the option out for the default fields")
     picked, fields = load_review_rows(out_dir, rows=rows, fields=fields)
     target = Path(output) if output is not None else Path(out_dir) / _default_name(exporter, rows)
     with atomic_path(target) as tmp:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aflite._internal.text import did_you_mean
 from aflite.errors import DataError
 from aflite.reports.data import ReportData
 
@@ -154,5 +155,6 @@ def _chosen(fields: list[str], available: list[str], d: Path) -> list[str]:
     unknown = [f for f in fields if f not in available]
     if unknown:
         have = ", ".join(available) if available else "none: the run saved no text"
-        raise DataError(f"--fields: no text field '{unknown[0]}' in {d} (it has {have})")
+        hint = did_you_mean(unknown[0], available)
+        raise DataError(f"--fields: no text field '{unknown[0]}' in {d} (it has {have}){hint}")
     return list(dict.fromkeys(fields))

