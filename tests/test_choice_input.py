@@ -258,6 +258,9 @@ def test_a_filter_run_keeps_items_whole_each_in_exactly_one_output(tmp_path):
     r, out = filter_items(rows, tmp_path, target_size=100)
     assert r.returncode == 0, r.stderr
     assert "answers read as 0-based indexes (detected" in r.stderr
+    assert r.stdout.startswith(f"kept 100 of {len(rows)} items, removed ")  # not "rows"
+    e = run_in_process("export", str(out), "--to", "csv")
+    assert e.returncode == 0 and e.stdout.startswith(f"wrote {len(rows) - 100} items to ")
     kept = [json.loads(x) for x in (out / "kept.jsonl").read_text().splitlines()]
     removed = [json.loads(x) for x in (out / "removed.jsonl").read_text().splitlines()]
     assert sorted((r["id"] for r in kept + removed), key=lambda s: int(s[1:])) == [

@@ -55,7 +55,9 @@ def run_phases(
     n_input = len(codes)
     state = state if state is not None else FilterState(rows=np.arange(n_input, dtype=np.int64))
     params = dict(params or {})
-    reporter = Reporter(progress, total=n_input - n, done=n_input - len(state.rows))
+    reporter = Reporter(
+        progress, total=n_input - n, done=n_input - len(state.rows), noun=ranker.noun
+    )
     try:
         while state.stop_reason is None:
             if _one_phase(state, ranker, codes, classes, n=n, k=k, min_bias=min_bias,
@@ -81,6 +83,7 @@ def run_phases(
         reporter.finish(len(kept), final_bias, kept_chance)
     finally:
         reporter.close()
+    params["unit"] = ranker.noun  # what the summary counts: rows, or multiple-choice items
     params["kept_class_counts"] = kept_counts.tolist()
     params["kept_chance"] = kept_chance
     order = np.argsort(state.rows)

@@ -45,7 +45,8 @@ class Reporter:
     """``progress``: True (bar), False (nothing), None (bar on a terminal only) or a callable
     receiving each :class:`PhaseRecord`."""
 
-    def __init__(self, progress: Any, *, total: int, done: int) -> None:
+    def __init__(self, progress: Any, *, total: int, done: int, noun: str = "row") -> None:
+        self.noun = noun
         self.callback = progress if callable(progress) else None
         show = (
             progress if isinstance(progress, bool) else (progress is None and sys.stderr.isatty())
@@ -75,7 +76,7 @@ class Reporter:
         self.done += record.n_removed
         if self.lines:
             print(
-                f"filtering: phase {record.phase}: {record.size_before} rows, bias "
+                f"filtering: phase {record.phase}: {plural(record.size_before, self.noun)}, bias "
                 f"{record.representation_bias:.3f} (chance {record.chance:.3f}), removed "
                 f"{record.n_removed}; {self.done}/{self.total} ({record.seconds:.1f} s)",
                 file=sys.stderr,

@@ -181,7 +181,8 @@ class FilterResult:
         n_dropped = int(np.count_nonzero(np.asarray(self.removed_phase) < 0))
         by_phase = f"{len(self.removed) - n_dropped} in {plural(len(self.history), 'phase')}"
         return (
-            f"kept {len(self.kept)} of {plural(self.n_input, 'row')}, removed {by_phase}"
+            f"kept {len(self.kept)} of {plural(self.n_input, self.params.get('unit', 'row'))}, "
+            f"removed {by_phase}"
             + (f" and {n_dropped} by {dropped_by}" if n_dropped else "")
             + f"\nrepresentation bias {self.initial_bias:.3f} -> {after} "
             f"(chance {self.initial_chance:.3f} -> {self.final_chance:.3f})\n"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import typer
 
 from aflite.cli.app import app
@@ -54,10 +57,14 @@ def export_cmd(
 ) -> None:
     """Write a filter run's removed (or all) rows with their scores, phase and why-removed
     n-grams for review in an annotation tool."""
+    from aflite._internal.text import plural
     from aflite.exports import export_run
 
     path, n = export_run(out_dir, to, rows=rows, output=output, fields=fields)
-    typer.echo(f"wrote {n} rows to {path}")
+    # a multiple-choice run's rows are items
+    summary = json.loads((Path(out_dir) / "summary.json").read_text(encoding="utf-8"))
+    items = bool(summary.get("items"))
+    typer.echo(f"wrote {plural(n, 'item' if items else 'row')} to {path}")
 
 
 @app.command("audit")
