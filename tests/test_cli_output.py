@@ -133,3 +133,12 @@ def test_the_picked_fields_note_names_only_the_options_of_what_was_picked(small,
     )
     assert r.returncode == 0, r.stderr
     assert "picked id field id (a column named id); name others with --id-field\n" in r.stderr
+
+
+def test_progress_off_a_terminal_is_a_line_at_a_steady_interval_and_one_at_the_end(capsys):
+    from aflite._internal import progress
+
+    with progress.progress_bar("embedding") as update:
+        for done in range(0, 1001, 100):
+            update(done, 1000)  # far faster than the interval: the first and the last only
+    assert capsys.readouterr().err == "embedding: 0/1000 (0%)\nembedding: 1000/1000 (100%)\n"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -41,6 +43,22 @@ def silence_third_party_progress() -> None:
             sys.modules["huggingface_hub"].utils.disable_progress_bars()
 
 
+LINE_SECONDS = 10.0
+
+
+def _lines(label: str) -> Callable[[int, int], None]:
+    last = [-math.inf]
+
+    def update(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done >= total or now - last[0] >= LINE_SECONDS:
+            last[0] = now
+            share = f" ({done / total:.0%})" if total else ""
+            print(f"{label}: {done}/{total}{share}", file=sys.stderr, flush=True)
+
+    return update
+
+
 def progress_console() -> Console:
     """The console every bar draws on: stderr, as pip's, cargo's and git's do, so stdout holds
     only results (rich's default console is stdout)."""
@@ -51,9 +69,14 @@ def progress_console() -> Console:
 
 @contextlib.contextmanager
 def progress_bar(label: str, *, enabled: bool = True) -> Iterator[Callable[[int, int], None]]:
-    """Yield ``update(done, total)``; shows a bar only when enabled and updated at least once."""
+    """Yield ``update(done, total)``; shows a bar only when enabled and updated at least once.
+    Off a terminal (a pipe, a log, nohup) a bar would show only when it ends: there a line
+    every ``LINE_SECONDS`` and one at the end instead."""
     if not enabled:
         yield lambda done, total: None
+        return
+    if not sys.stderr.isatty():
+        yield _lines(label)
         return
     from rich.progress import (
         BarColumn,
