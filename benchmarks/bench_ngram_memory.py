@@ -36,7 +36,7 @@ def main() -> None:
 
     from aflite.data import bundled_snli
     from aflite.jobs import FilterJob, run_filter_job
-    from aflite.jobs import config as job_config
+    from aflite.jobs import plan as job_plan
 
     rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()]
     words = np.array(" ".join(r["hypothesis"] for r in rows).split())
@@ -59,7 +59,7 @@ def main() -> None:
             time.sleep(0.02)
 
     # the memory in use once the rows are read and checked, just before Phi is built
-    plan_job = job_config.plan_job
+    plan_job = job_plan.plan_job
 
     def marked(job, inputs):
         before_features[0] = _anon_mib()

@@ -1,6 +1,9 @@
 """Whole jobs over data files (read, represent, filter, write): the API behind the CLI."""
 
-from aflite.jobs.config import (
+from aflite.jobs.filter_job import run_filter_job
+from aflite.jobs.finish import JobOutcome, finish_job, stop_hint
+from aflite.jobs.outputs import write_outputs
+from aflite.jobs.plan import (
     FilterJob,
     JobPlan,
     load_job_inputs,
@@ -8,9 +11,6 @@ from aflite.jobs.config import (
     read_labelled_texts,
     with_fields,
 )
-from aflite.jobs.filter_job import run_filter_job
-from aflite.jobs.finish import JobOutcome, finish_job, stop_hint
-from aflite.jobs.outputs import write_outputs
 from aflite.jobs.representation import compute_representation
 
 __all__ = [

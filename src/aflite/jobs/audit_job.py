@@ -138,7 +138,7 @@ def _reader(
     from aflite.io.dropped import without_dropped
     from aflite.io.label_check import check_dropped_labels
     from aflite.io.labelled import read_labelled
-    from aflite.jobs.config import read_labelled_texts
+    from aflite.jobs.plan import read_labelled_texts
 
     def read(path: str, *, given: bool = False) -> LabelledData:
         if items is not None:

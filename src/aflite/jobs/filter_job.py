@@ -1,7 +1,7 @@
 """A whole filtering job on a data file: read and check, represent, filter, write, verify.
 
 This is the Python API behind ``aflite filter``; the algorithm itself lives in
-:mod:`aflite.algorithm` and never touches files. The steps live in :mod:`aflite.jobs.config`
+:mod:`aflite.algorithm` and never touches files. The steps live in :mod:`aflite.jobs.plan`
 (options, inputs, checks), :mod:`aflite.jobs.representation` (Phi),
 :mod:`aflite.jobs.finish` (what the outputs hold) and :mod:`aflite.jobs.outputs` (files).
 """
@@ -17,10 +17,10 @@ from typing import Any
 from aflite.algorithm import FilterState, adversarial_filter
 from aflite.config.base import flag
 from aflite.errors import DataError, LabelWarning, MissingExtraError, OptionWarning
-from aflite.io.checkpoint import Checkpoint
 from aflite.io.labelled import LabelledData
 from aflite.jobs.checks import check_environment
-from aflite.jobs.config import (
+from aflite.jobs.finish import JobOutcome, finish_job, stop_hint
+from aflite.jobs.plan import (
     FilterJob,
     JobPlan,
     check_representation,
@@ -30,10 +30,8 @@ from aflite.jobs.config import (
     plan_job,
     with_fields,
 )
-from aflite.jobs.finish import JobOutcome, finish_job, stop_hint
-from aflite.jobs.guards import check_input_unchanged, input_stamp, out_dir_lock
-from aflite.jobs.out_dir import check_out_dir, finished_run, remove_previous_run
 from aflite.jobs.representation import compute_representation
+from aflite.jobs.run_folder import RunFolder
 
 __all__ = [
     "FilterJob",
@@ -72,9 +70,10 @@ def run_filter_job(
         else:
             note(ignored)
     # a reviewer's id files may sit in the folder too (beside its exports): never removed
-    given = (job.input, *(p for p in (job.keep_ids, job.drop_ids) if p))
-    earlier = check_out_dir(job.out_dir, overwrite=job.overwrite, resume=job.resume, inputs=given)
-    stamp = input_stamp(job.input)
+    folder = RunFolder.open(
+        job.out_dir, overwrite=job.overwrite, resume=job.resume, data=job.input,
+        others=[p for p in (job.keep_ids, job.drop_ids) if p],
+    )  # fmt: skip
     inputs = load_job_inputs(job)
     tiny = inputs.tiny_classes_note()
     if tiny is not None:
@@ -82,12 +81,12 @@ def run_filter_job(
     job = with_fields(job, inputs)  # the picked fields, for the checkpoint and the summary
     plan = plan_job(job, inputs)
     if job.resume:
-        done = finished_run(job.out_dir)
+        done = folder.finished()
         if done is not None:
             return _finished_outcome(job, inputs, done)
-    with out_dir_lock(job.out_dir):
+    with folder.lock():
         return _locked_run(
-            job, inputs, plan, earlier, stamp, t_start,
+            job, inputs, plan, folder, t_start,
             progress=progress, log=log, stop_after_phases=stop_after_phases,
         )  # fmt: skip
 
@@ -148,8 +147,7 @@ def _locked_run(
     job: FilterJob,
     inputs: LabelledData,
     plan: JobPlan,
-    earlier: list[Path],
-    stamp: list,
+    folder: RunFolder,
     t_start: float,
     *,
     progress: bool,
@@ -158,9 +156,7 @@ def _locked_run(
 ) -> JobOutcome:
     """The run proper, while this process holds the output folder's lock."""
     table, rest = inputs.table, plan.rest
-    ckpt = Checkpoint(
-        Path(job.out_dir) / ".checkpoint", {"fingerprint": table.fingerprint(), "job": job_key(job)}
-    )
+    ckpt = folder.checkpoint({"fingerprint": table.fingerprint(), "job": job_key(job)})
     resume_state: FilterState | None = None
     phi = None
     loaded = ckpt.load() if job.resume else None  # another run's or a damaged one: DataError
@@ -176,7 +172,7 @@ def _locked_run(
             job, plan.spec, inputs, plan.warm_rows, rest, progress=progress
         )
         check_representation(phi, job.features)  # before the checkpoint is written
-        remove_previous_run(earlier)
+        folder.replace_earlier()
         # Checkpoint the representation so a resumed run filters exactly the same matrix; a
         # fresh run clears any earlier checkpoint first.
         try:
@@ -205,13 +201,13 @@ def _locked_run(
         raise
     del phi  # standardised in place by now; the outputs read the checkpoint's copy
     try:
-        check_input_unchanged(job.input, stamp)
+        folder.check_input()
     except DataError:
         ckpt.clear()  # made from another version of the input: no resume can use it
         raise
     outcome = finish_job(
         job, inputs=inputs, result=result, rest=rest, warm_rows=plan.warm_rows,
-        phi=ckpt.features(), t_start=t_start, decisions=plan.decisions,
+        phi=ckpt.features(), t_start=t_start, decisions=plan.decisions, folder=folder,
     )  # fmt: skip
     ckpt.clear()
     return outcome

@@ -18,8 +18,9 @@ from aflite.algorithm import FilterResult
 from aflite.algorithm.result import kept_fingerprint
 from aflite.io.decisions import Decisions
 from aflite.io.labelled import LabelledData
-from aflite.jobs.config import FilterJob, summary_options
 from aflite.jobs.outputs import RowSplit, output_names, write_outputs
+from aflite.jobs.plan import FilterJob, summary_options
+from aflite.jobs.run_folder import RunFolder
 from aflite.reports.content import report_data
 from aflite.reports.data import ReportData
 from aflite.reports.warnings import outcome_lines, stop_hint
@@ -51,12 +52,14 @@ def finish_job(
     phi: np.ndarray,
     t_start: float,
     decisions: Decisions | None = None,
+    folder: RunFolder | None = None,
 ) -> JobOutcome:
     """Compute and write every output of a finished run into ``job.out_dir``.
 
     ``rest`` are the rows the filter saw (``result``'s positions index it), ``warm_rows``
     those a warm-up model trained on, ``phi`` the representation of ``rest``. Rows a
     reviewer dropped (``decisions``) are among the removed rows, with phase -1 and no score.
+    ``folder``: the run's output folder, as the job checked it (default: ``job.out_dir``).
     """
     split = RowSplit.of_run(result, rest=rest, warm_rows=warm_rows, n_rows=len(inputs.table),
                             decisions=decisions)  # fmt: skip
@@ -76,7 +79,7 @@ def finish_job(
     labels = inputs.labels if inputs.choices is None else np.asarray(
         [str(v) for v in inputs.label_values], dtype=object)  # fmt: skip
     written = write_outputs(
-        out, table=inputs.table, split=split, result=result, ids=inputs.ids,
+        folder or out, table=inputs.table, split=split, result=result, ids=inputs.ids,
         labels=labels, texts=inputs.texts, context=inputs.context(), decisions=decisions,
         report=report, summary=summary, html=job.report,
     )  # fmt: skip

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -14,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from aflite._internal.atomic import atomic_path, clean_stale_parts
+from aflite._internal.atomic import atomic_path
 from aflite.algorithm import FilterResult, PhaseRecord
 from aflite.io.base import Table
 from aflite.io.decisions import Decisions
-from aflite.jobs.out_dir import STAGING, publish
+from aflite.jobs.out_dir import STAGING
+from aflite.jobs.run_folder import RunFolder
 from aflite.reports.data import ReportData
 
 __all__ = ["RowSplit", "output_names", "write_outputs", "write_scores", "write_texts"]
@@ -78,7 +78,7 @@ def output_names(table: Table, *, warmup: bool) -> dict[str, str]:
     return names | {"scores": "scores.parquet"}
 
 
-def write_outputs(out_dir: Path, **parts: Any) -> dict[str, str]:
+def write_outputs(out_dir: Path | RunFolder, **parts: Any) -> dict[str, str]:
     """Write every output into ``out_dir``; their names by kind (``summary`` last). ``parts``
     are what the outputs are made of, as :func:`_write_set` takes them.
 
@@ -86,21 +86,12 @@ def write_outputs(out_dir: Path, **parts: Any) -> dict[str, str]:
     and moved in when all are whole, ``summary.json`` last (:func:`~aflite.jobs.out_dir.publish`).
     A failure on the way (a full disk) leaves none of them and names the output it was writing.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    clean_stale_parts(out, recursive=False)  # left by an earlier, killed run
-    stage = out / STAGING
-    shutil.rmtree(stage, ignore_errors=True)  # an earlier, killed run's unfinished set
-    stage.mkdir()
+    folder = out_dir if isinstance(out_dir, RunFolder) else RunFolder(out_dir)
+    out = folder.path
     try:
-        names = _write_set(stage, **parts)
-        publish(stage, out)
-    except BaseException as e:
-        shutil.rmtree(stage, ignore_errors=True)
-        if isinstance(e, OSError):
-            raise _named_in(e, stage, out) from None
-        raise
-    return names
+        return folder.publish(lambda stage: _write_set(stage, **parts))
+    except OSError as e:
+        raise _named_in(e, out / STAGING, out) from None
 
 
 def _named_in(e: OSError, stage: Path, out: Path) -> OSError:

@@ -10,7 +10,7 @@ import numpy as np
 from aflite.features.build import FeatureSpec, build_features
 from aflite.features.warmup import warmup_representation
 from aflite.io.labelled import LabelledData
-from aflite.jobs.config import FilterJob
+from aflite.jobs.plan import FilterJob
 
 __all__ = ["compute_representation", "ray_encoder"]
 

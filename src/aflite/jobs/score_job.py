@@ -16,7 +16,7 @@ from aflite._internal.atomic import atomic_path, clean_stale_parts
 from aflite.config import ScoreConfig
 from aflite.config.base import ConfigError
 from aflite.errors import DataError
-from aflite.jobs.out_dir import check_out_dir, remove_previous_run
+from aflite.jobs.run_folder import RunFolder
 
 __all__ = ["ScoreJob", "ScoreOutcome", "run_score_job", "region_examples"]
 
@@ -192,8 +192,10 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
     """Run a scoring job end to end. An ``out_dir`` holding an earlier run is refused unless
     ``job.overwrite`` (its outputs are removed once the input has been read and scored)."""
     t0 = time.perf_counter()
-    given = (job.input, *(p for p in (job.dynamics, job.probs, job.partial_probs) if p))
-    earlier = check_out_dir(job.out_dir, overwrite=job.overwrite, resume=False, inputs=given)
+    others = [p for p in (job.dynamics, job.probs, job.partial_probs) if p]
+    folder = RunFolder.open(
+        job.out_dir, overwrite=job.overwrite, resume=False, data=job.input, others=others
+    )
     try:
         ds = _score(job)
     except ConfigError as e:
@@ -203,8 +205,8 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
             raise
         # a scorer's option the data cannot take (--train-size), named as its flag
         raise DataError(e.render(cli=True)) from None
-    remove_previous_run(earlier)
-    out = Path(job.out_dir)
+    folder.replace_earlier()
+    out = folder.path
     out.mkdir(parents=True, exist_ok=True)
     clean_stale_parts(out, recursive=False)
     outputs = {"scores": str(write_scores_parquet(out / "scores.parquet", ds.scores))}

@@ -1,5 +1,6 @@
-"""A job's options and inputs: the :class:`FilterJob` dataclass, reading and checking the data
-file, and every size and option check, all before any features are computed."""
+"""A job's plan: its inputs read and checked (the data file, every size and option against
+the data) and what it will filter, all before any features are computed. The options
+themselves are :class:`aflite.config.FilterConfig` (``FilterJob`` here)."""
 
 from __future__ import annotations
 
