@@ -151,3 +151,16 @@ def test_a_phase_synchronises_with_the_host_a_stated_number_of_times():
     assert moves.down_bytes / phases <= 24 * 40_000
     iterations = sum(h.solver["iterations"] for h in res.history)
     assert syncs <= SYNCS_PER_ITERATION * iterations + SYNCS_PER_PHASE * phases
+
+
+def test_items_with_the_exact_family_keep_the_cpus_rows_on_cuda():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 1200)
+    x = rng.normal(size=(1200, 4, 32)).astype(np.float32)
+    x[np.arange(400), y[:400], 0] += 1.5
+    kw = dict(target_size=900, train_size=0.2, slice_size=100, threshold=0.5, model="ridge",
+              seed=1, progress=False)  # fmt: skip
+    cpu = aflite.filter(x, y, device="cpu", **kw)
+    gpu = aflite.filter(x, y, device="cuda", **kw)
+    assert gpu.history[0].solver["solver"] == "choice-ridge"
+    assert gpu.fingerprint() == cpu.fingerprint()

@@ -180,7 +180,7 @@ def test_unknown_model_or_features_fail_before_any_work(toys, jsonl, tmp_path):
     assert r.returncode == 2 and not out.exists()
     assert r.stderr.strip().splitlines() == [
         "aflite: error: --model: unknown model family 'toy-sign-modl' (choose from linear, "
-        "sklearn, ridge, auto, choice, toy-sign-model; did you mean 'toy-sign-model'?)"
+        "sklearn, ridge, auto, choice, choice-ridge, toy-sign-model; did you mean 'toy-sign-model'?)"
     ]
     r = run_in_process("filter", str(jsonl), "--features", "toy-sine", "--out-dir", str(out))
     assert r.returncode == 2 and "did you mean 'toy-sign'?" in r.stderr

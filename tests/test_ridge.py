@@ -9,7 +9,7 @@ import torch
 from sklearn.linear_model import RidgeClassifier
 
 import aflite
-from aflite.algorithm.models.ridge import _parts_of_mask
+from aflite.algorithm.models.ridge import parts_of_mask
 from aflite.algorithm.solvers.kernel import KernelCache
 from aflite.algorithm.solvers.ridge import Parts, RidgeEnsemble, choose_form, fit_ridge
 from aflite.algorithm.solvers.ridge_direct import solve_spd
@@ -73,7 +73,7 @@ def test_every_form_equals_scikit_learns_ridge_classifier_on_the_same_parts(form
     store = FeatureStore(x, torch.device("cpu"), sparse_rows=True)
     assert (store.sparse is not None) == (form == "sparse")
     yt = torch.as_tensor(y)
-    order, weight = _parts_of_mask(torch.as_tensor(mask))
+    order, weight = parts_of_mask(torch.as_tensor(mask))
     fit, _ = fit_ridge(
         store,
         yt,
@@ -218,13 +218,15 @@ def test_a_memory_map_scores_as_the_array_does(tmp_path, form):
     np.testing.assert_array_equal(mem.n_heldout, arr.n_heldout)
 
 
-def test_multiple_choice_items_are_refused_by_name_or_take_the_choice_model():
+def test_multiple_choice_items_take_the_choice_wise_models():
     x = np.random.default_rng(0).normal(size=(60, 3, 5))
     y = np.arange(60) % 3
-    with pytest.raises(ValueError, match="choice-wise"):
-        aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="ridge")
+    ridge = aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="ridge")
+    assert ridge.info["solver"] == "choice-ridge"
     ps = aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="auto")
     assert ps.info["solver"] == "choice"
+    with pytest.raises(ValueError, match="choice-wise models"):
+        aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="logreg")
 
 
 def test_the_primal_form_without_room_for_the_block_sums_gives_the_same_counts(monkeypatch):
@@ -271,3 +273,60 @@ def test_cg_counts_do_not_depend_on_the_thread_count():
     one = aflite.predictability_scores(x, y, threads=1, **kw)
     two = aflite.predictability_scores(x, y, threads=2, **kw)
     np.testing.assert_array_equal(one.n_correct, two.n_correct)
+
+
+def _items(n=240, k=4, d=10, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, k, d)).astype(np.float32)
+    y = rng.integers(0, k, n)
+    x[np.arange(n // 3), y[: n // 3], 0] += 1.5  # a give-away on a third of the items
+    x[::7, 3] = np.nan  # some items have three choices
+    y[::7] = np.minimum(y[::7], 2)
+    return x, y
+
+
+@pytest.mark.parametrize("partitions", ["blocks", "uniform"])
+def test_items_take_a_choice_wise_ridge_equal_to_scikit_learn(partitions):
+    """model='ridge' on (N, K, d): per part, Ridge(alpha * r, no intercept) on the part's real
+    choices, centred and scaled per item as the store keeps them, with targets +1 for the
+    answer and -1 for the others; an item is predicted by its choice of highest score."""
+    from sklearn.linear_model import Ridge
+
+    from aflite.algorithm.choices import choice_store, valid_choices
+
+    x, y = _items()
+    n, k, d = x.shape
+    ps = aflite.predictability_scores(
+        x, y, n_partitions=6, train_size=0.3, model=RidgeEnsemble(alpha=0.5),
+        partitions=partitions, seed=2,
+    )  # fmt: skip
+    assert ps.info["solver"] == "choice-ridge"
+    z = choice_store(x, torch.device("cpu")).standardised().numpy().astype(np.float64)
+    z = z.reshape(n, k, d)
+    valid = valid_choices(x)
+    target = np.where(np.arange(k)[None, :] == y[:, None], 1.0, -1.0)
+    correct = np.zeros(n)
+    for j in range(ps.train_mask.shape[1]):
+        train = ps.train_mask[:, j]
+        rows = valid & train[:, None]
+        fit = Ridge(alpha=0.5 * rows.sum(), fit_intercept=False, solver="cholesky", tol=1e-12)
+        fit.fit(z[rows], target[rows])
+        score = np.where(valid, z @ fit.coef_, -np.inf)
+        correct += (score.argmax(axis=1) == y) & ~train
+    np.testing.assert_array_equal(ps.n_heldout, (~ps.train_mask).sum(axis=1))
+    np.testing.assert_array_equal(ps.n_correct, correct)
+
+
+def test_a_filter_on_items_with_ridge_removes_the_give_aways_and_leaves_chance():
+    from test_choice_model import planted
+
+    x, y, give = planted()
+    n_give = int(give.sum())
+    kw = dict(n_partitions=16, train_size=0.2, seed=0, model="ridge")
+    res = aflite.filter(x, y, target_size=len(y) - n_give, slice_size=120, threshold=0.5, **kw)
+    assert res.history[0].solver["solver"] == "choice-ridge"
+    assert give[np.asarray(res.removed)].mean() > 0.95
+    assert give[res.kept].mean() < 0.02
+    assert res.final_bias < 0.32  # near the chance of four choices
+    subset = np.random.default_rng(1).choice(len(y), len(res.kept), replace=False)
+    assert aflite.representation_bias(x[subset], y[subset], **kw) > 0.45

@@ -41,6 +41,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "aflite.algorithm.models.ridge",
         "aflite.algorithm.models.auto",
         "aflite.algorithm.models.choice",
+        "aflite.algorithm.models.choice_ridge",
     ),
     "feature kind": ("aflite.features.kinds",),
     "format": (

@@ -44,7 +44,7 @@ def is_choice_input(features: Any, model: Any) -> bool:
     return (
         np.ndim(features) == 3
         or isinstance(model, ChoiceEnsemble)
-        or (isinstance(model, str) and model == "choice")
+        or (isinstance(model, str) and model in ("choice", "choice-ridge"))
     )
 
 

@@ -155,7 +155,10 @@ class FeatureStore:
         self._raw = None
         self.sparse = None
         self.raw_float32 = True
-        self.data = torch.as_tensor(np.ascontiguousarray(data, dtype=np.float32), device=device)
+        if isinstance(data, torch.Tensor):  # another store's rows, seen another way
+            self.data = data.to(device=device, dtype=torch.float32)
+        else:
+            self.data = torch.as_tensor(np.ascontiguousarray(data, dtype=np.float32), device=device)
         return self
 
     def standardised(self) -> torch.Tensor:

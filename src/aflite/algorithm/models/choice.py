@@ -82,11 +82,15 @@ class ChoiceModel:
         return repr(self.model)
 
 
-def choice_model(model: Any, backend: Any = None) -> ChoiceModel:
+def choice_model(model: Any, backend: Any = None) -> Any:
     """The model of a multiple-choice run: ``"choice"``, ``"linear"`` or ``"auto"`` (the
     default model names) -> the choice-wise model with default settings; a :class:`ChoiceEnsemble` as is; a
-    :class:`~aflite.LinearEnsemble` lends its C, tol, max_iter and history."""
+    :class:`~aflite.LinearEnsemble` lends its C, tol, max_iter and history; ``"ridge"`` or a
+    :class:`~aflite.RidgeEnsemble` -> the choice-wise least-squares model
+    (:mod:`~aflite.algorithm.models.choice_ridge`)."""
+    from aflite.algorithm.models.choice_ridge import ChoiceRidgeModel
     from aflite.algorithm.solvers import LinearEnsemble
+    from aflite.algorithm.solvers.ridge import RidgeEnsemble
 
     if backend is not None:
         raise ValueError(
@@ -94,6 +98,10 @@ def choice_model(model: Any, backend: Any = None) -> ChoiceModel:
         )
     if isinstance(model, str) and model in ("choice", "linear", "auto"):
         return ChoiceModel(ChoiceEnsemble())
+    if isinstance(model, str) and model in ("ridge", "choice-ridge"):
+        return ChoiceRidgeModel()
+    if isinstance(model, RidgeEnsemble):
+        return ChoiceRidgeModel(model)
     if isinstance(model, ChoiceEnsemble):
         return ChoiceModel(model)
     if isinstance(model, LinearEnsemble):
@@ -102,5 +110,6 @@ def choice_model(model: Any, backend: Any = None) -> ChoiceModel:
         )
     raise ValueError(
         f"features of shape (n_items, n_choices, n_features) are scored by the choice-wise "
-        f"linear model: use model='choice' or a ChoiceEnsemble, not {model!r}"
+        f"models: use model='choice' (or a ChoiceEnsemble) or model='ridge' (or a "
+        f"RidgeEnsemble), not {model!r}"
     )

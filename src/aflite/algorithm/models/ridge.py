@@ -17,7 +17,7 @@ from aflite.algorithm.solvers.ridge import (
 )
 from aflite.algorithm.storage import FeatureStore
 
-__all__ = ["FINE_BLOCKS", "RidgeModel"]
+__all__ = ["FINE_BLOCKS", "RidgeModel", "parts_of_mask"]
 
 # Blocks per training part for the dual and sparse forms. With one dealing of the rows per
 # phase, a part of 8 blocks made the scores of two seeds differ by 0.034 (sd, bundled SNLI
@@ -78,7 +78,7 @@ class RidgeModel:
     def score(
         self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor
     ) -> PhaseCounts:
-        order, weight = _parts_of_mask(train)
+        order, weight = parts_of_mask(train)
         fit, counts = fit_ridge(
             self.store,
             self.y,
@@ -95,7 +95,7 @@ class RidgeModel:
     def score_blocks(
         self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
     ) -> PhaseCounts:
-        order, weight = _parts_of_mask(design.train_mask(torch.bool), positions)
+        order, weight = parts_of_mask(design.train_mask(torch.bool), positions)
         parts = Parts(order, weight, design, positions)
         block = torch.full((self.store.n_stored,), -1, dtype=torch.int64, device=positions.device)
         block[positions] = design.block_of_rows()
@@ -122,7 +122,7 @@ class RidgeModel:
         return repr(self.model)
 
 
-def _parts_of_mask(train: torch.Tensor, positions: torch.Tensor | None = None):
+def parts_of_mask(train: torch.Tensor, positions: torch.Tensor | None = None):
     """(P, t_max) positions of each column's training rows (ascending) and their 1/0 weights
     (padding points at row 0 with weight 0); ``positions`` maps the mask's rows to store
     positions."""

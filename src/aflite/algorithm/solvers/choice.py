@@ -305,6 +305,7 @@ def _hits(
     ``x`` (n, K, d), ``keys`` (n,) the items' input positions. Margins are products of
     differences, so identical choices tie exactly."""
     n, k, d = x.shape
+    x = x.to(w.dtype)  # float64 weights (the exact family) predict in float64
     right = torch.gather(x, 1, y[:, None, None].expand(n, 1, d))
     margin = ((right - x).view(n * k, d) @ w).view(n, k, -1)
     others = ((torch.arange(k, device=x.device)[None, :] != y[:, None]) & (neg == 0))[:, :, None]
