@@ -200,7 +200,7 @@ def test_bad_settings_are_refused():
         )
 
 
-@pytest.mark.parametrize("form", ["primal", "dual"])
+@pytest.mark.parametrize("form", ["primal", "cg", "dual"])
 def test_a_memory_map_scores_as_the_array_does(tmp_path, form):
     x, y = _data(n=300, d=40)
     path = tmp_path / "x.npy"
@@ -330,3 +330,6 @@ def test_a_filter_on_items_with_ridge_removes_the_give_aways_and_leaves_chance()
     assert res.final_bias < 0.32  # near the chance of four choices
     subset = np.random.default_rng(1).choice(len(y), len(res.kept), replace=False)
     assert aflite.representation_bias(x[subset], y[subset], **kw) > 0.45
+    one = aflite.filter(x, y, target_size=len(y) - n_give, slice_size=120, threshold=0.5,
+                        threads=1, **kw)  # fmt: skip
+    assert one.fingerprint() == res.fingerprint()
