@@ -75,7 +75,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
 
 # The names the built-in model families register, for a check of --model that must not import
 # them (they import torch); a test keeps them in step with the registry.
-BUILTIN_MODEL_NAMES = ("linear", "sklearn", "ridge", "auto", "choice")
+BUILTIN_MODEL_NAMES = ("linear", "sklearn", "ridge", "auto", "choice", "choice-ridge")
 
 
 def has_plugin_packages() -> bool:
