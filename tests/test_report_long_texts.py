@@ -126,10 +126,11 @@ def test_a_long_text_leaves_the_page_and_its_data_small_and_points_at_the_row(lo
     file = json.loads((out / "summary.json").read_text())["outputs"][split]
     assert f"(2,000,000 characters; full text in {file}, id {big_id})" in page
     assert "cut short here" in page
-    # each example row's text is cut too, naming its row
+    # each example row's text is cut too, naming its row file and row
+    outputs = json.loads((out / "summary.json").read_text())["outputs"]
     for which, part in (("removed", "top_removed"), ("kept", "top_kept")):
         shown = [r for rows in doc[part].values() for r in rows]
         assert shown
         for r in shown:
-            assert r["hypothesis"].endswith(f"full text in the {which} rows, id {r['id']})")
+            assert r["hypothesis"].endswith(f"full text in {outputs[which]}, id {r['id']})")
     assert render_report(out) == page  # rendering again reads the same, cut, data

@@ -63,14 +63,14 @@ def finish_job(
     """
     split = RowSplit.of_run(result, rest=rest, warm_rows=warm_rows, n_rows=len(inputs.table),
                             decisions=decisions)  # fmt: skip
+    names = output_names(inputs.table, warmup=len(warm_rows) > 0)
     report = report_data(
         result, phi, inputs.labels[rest], rest, ids=inputs.ids, texts=inputs.texts or None,
         groups=inputs.groups, images=getattr(inputs.table, "images", None),
-        choices=inputs.choices, seed=job.seed,
+        choices=inputs.choices, seed=job.seed, row_files=names,
     )  # fmt: skip
     if job.audits and inputs.texts:
         report.audits = audits_before_after(job, inputs=inputs, rest=rest, kept=split.kept)
-    names = output_names(inputs.table, warmup=len(warm_rows) > 0)
     summary = run_summary(job, inputs=inputs, result=result, split=split, names=names,
                           decisions=decisions, seconds=time.perf_counter() - t_start)  # fmt: skip
     out = Path(job.out_dir)

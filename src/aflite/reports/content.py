@@ -47,6 +47,7 @@ def report_data(
     n_examples: int = 8,
     heatmap_rows: int = 40,
     heatmap_classes: int = 10,
+    row_files: dict[str, str] | None = None,
 ) -> ReportData:
     """What the report shows beyond the summary: examples, similarity heatmaps (for the first
     ``heatmap_classes`` classes), why rows were removed, KNN table, bias control.
@@ -55,7 +56,8 @@ def report_data(
     (by field), ``groups``, ``images`` and multiple-choice items (``choices``, a
     :class:`~aflite.io.choices.Choices`) with every input row. For items the examples are
     whole items (:func:`item_examples`) and the removal is explained by the words that mark
-    their right choices (:func:`~aflite.reports.why.right_choice_words`).
+    their right choices (:func:`~aflite.reports.why.right_choice_words`). ``row_files``: the
+    names of the kept and removed row files, where a shortened text says its whole text is.
     """
     rng = np.random.default_rng(seed)
     data = ReportData()
@@ -68,10 +70,10 @@ def report_data(
         # an item is kept or removed whole: shown whole, not per answer position
         rest_ids = None if ids is None else [ids[i] for i in rest]
         data.items = item_examples(result, items, rest_ids, n_removed=2 * n_examples,
-                                   n_kept=n_examples // 2)  # fmt: skip
+                                   n_kept=n_examples // 2, row_files=row_files)  # fmt: skip
     else:
         data.top_removed, data.top_kept = row_examples(
-            result, labels, rest, ids=ids, texts=texts, n_examples=n_examples
+            result, labels, rest, ids=ids, texts=texts, n_examples=n_examples, row_files=row_files
         )
     x = np.asarray(phi, dtype=np.float32)
     per_choice = None
@@ -159,6 +161,7 @@ def row_examples(
     ids: Sequence[Any] | None = None,
     texts: dict[str, list[str]] | None = None,
     n_examples: int = 8,
+    row_files: dict[str, str] | None = None,
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
     """Per class, its ``n_examples`` most predictable removed rows and least predictable kept
     rows, each with its score, id and text fields (``ids``, ``texts``: every input row); a long
@@ -167,7 +170,7 @@ def row_examples(
 
     def example(pos: int, score: float, which: str) -> dict[str, Any]:
         row: dict[str, Any] = {"score": float(score)}
-        where = f"the {which} rows"
+        where = (row_files or {}).get(which) or f"the {which} rows"
         if ids is not None:
             row["id"] = shorten(str(ids[rest[pos]]))
             where += f", id {row['id']}"
@@ -197,6 +200,7 @@ def item_examples(
     *,
     n_removed: int = 16,
     n_kept: int = 4,
+    row_files: dict[str, str] | None = None,
 ) -> ItemExamples:
     """The ``n_removed`` most predictable removed items (most predictable first) and the
     ``n_kept`` least predictable kept ones, each whole: context, every choice, the answer and
@@ -205,7 +209,8 @@ def item_examples(
 
     def example(pos: int, score: float, which: str) -> ItemExample:
         ident = None if ids is None else shorten(str(ids[pos]))
-        where = f"the {which} items" + ("" if ident is None else f", id {ident}")
+        where = (row_files or {}).get(which) or f"the {which} items"
+        where += "" if ident is None else f", id {ident}"
         return ItemExample(
             score=float(score),
             context=None if items.contexts is None else shorten(items.contexts[pos], where),
