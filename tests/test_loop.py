@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import aflite
 from aflite.algorithm.loop import run_phases
 from aflite.algorithm.rankers import ScoreRanker
 from aflite.algorithm.result import STOP_REASONS
@@ -112,24 +113,29 @@ def test_a_score_function_is_asked_again_every_phase_on_the_rows_left():
     assert r.stop_reason == "by_score" and len(r.kept) == 11
 
 
-def test_filter_by_scores_measures_the_bias_as_aflite_does():
-    from aflite.algorithm import filter_by_scores
-
+def test_filtering_by_given_scores_measures_the_bias_as_aflite_does():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 200)
     x = rng.normal(size=(200, 4))
     x[:60, 0] = y[:60] * 3.0  # a planted artifact in the first 60 rows
     easy = np.r_[np.ones(60), np.zeros(140)]
-    r = filter_by_scores(x, y, easy, target_size=140, slice_size=30, n_partitions=8,
-                         train_size=40, device="cpu", info={"by": "planted"})  # fmt: skip
+    by = aflite.ByScores(easy, info={"by": "planted"})
+    r = aflite.filter(x, y, ranker=by, target_size=140, slice_size=30, n_partitions=8,
+                      train_size=40, device="cpu")  # fmt: skip
     assert set(r.removed) == set(range(60)) and len(r.history) == 2
     assert r.final_bias < r.initial_bias and r.stop_reason == "by_score"
     assert r.params["strategy"] == "by_score" and r.params["slice_size"] == 30
     assert r.history[0].solver == {"by": "planted"}
+    one = aflite.filter(x, y, ranker=by, target_size=140, slice_size=None, train_size=40)
+    assert len(one.history) == 1 and set(one.removed) == set(range(60))
     with pytest.raises(ValueError, match="one value per row"):
-        filter_by_scores(x, y, easy[:5], target_size=140, device="cpu")
+        aflite.filter(x, y, ranker=aflite.ByScores(easy[:5]), target_size=140, device="cpu")
     with pytest.raises(ValueError, match="slice_size"):
-        filter_by_scores(x, y, easy, target_size=140, slice_size=0, device="cpu")
+        aflite.filter(x, y, ranker=by, target_size=140, slice_size=0, device="cpu")
+    with pytest.raises(ValueError, match="resume applies to AFLITE's phases only"):
+        aflite.filter(x, y, ranker=by, target_size=140, resume=aflite.FilterState(rows=[]))
+    with pytest.raises(ValueError, match="ranker must be None"):
+        aflite.filter(x, y, ranker=easy, target_size=140)
 
 
 # --- layers -------------------------------------------------------------------------------

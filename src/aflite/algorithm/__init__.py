@@ -12,7 +12,7 @@ from aflite.algorithm._validation import (
     encode_labels,
     resolve_size,
 )
-from aflite.algorithm.by_scores import filter_by_scores
+from aflite.algorithm.by_scores import ByScores
 from aflite.algorithm.filtering import ConvergenceWarning, FilterState, adversarial_filter
 from aflite.algorithm.models import MODELS, Model, PhaseCounts, register_model
 from aflite.algorithm.optimum import OptimumResult, optimum, subset_bias
@@ -46,7 +46,7 @@ __all__ = [
     "check_train_covers_classes",
     "encode_groups",
     "encode_labels",
-    "filter_by_scores",
+    "ByScores",
     "optimum",
     "predictability_scores",
     "register_model",

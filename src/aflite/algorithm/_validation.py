@@ -17,6 +17,7 @@ __all__ = [
     "check_fraction",
     "SizeError",
     "check_train_covers_classes",
+    "resolve_filter_sizes",
 ]
 
 
@@ -222,3 +223,29 @@ def check_partition_design(partitions: Any) -> str:
     if partitions not in PARTITION_DESIGNS:
         raise ValueError(f"partitions must be 'blocks' or 'uniform', got {partitions!r}")
     return partitions
+
+
+def resolve_filter_sizes(
+    n_input: int,
+    *,
+    target_size: Any,
+    train_size: Any,
+    slice_size: Any,
+    n_classes: int | None = None,
+) -> tuple[int, int, int]:
+    """(target size n, train size t, slice size k) as row counts for the ``n_input`` rows to
+    filter, checked: n < n_input, t < n (so the kept set can still be scored out of sample),
+    k >= 1 and, given their ``n_classes`` (None for multiple-choice items, each of which
+    holds every choice), t >= n_classes."""
+    n = resolve_size(target_size, n_input, "target_size")
+    if n >= n_input:
+        raise ValueError(f"target_size ({n}) must be smaller than the number of rows ({n_input})")
+    t = resolve_size(train_size, n_input, "train_size")
+    if t >= n:
+        raise ValueError(
+            f"train_size ({t}) must be smaller than target_size ({n}): Algorithm 1 needs t < n "
+            "so the kept set can still be scored out of sample"
+        )
+    if n_classes is not None:
+        check_train_covers_classes(train_size, t, n_classes, n_input)
+    return n, t, int(resolve_slice_size(slice_size, n_input))

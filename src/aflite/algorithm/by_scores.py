@@ -1,16 +1,16 @@
-"""Filtering by a given per-example score: the loop of :func:`adversarial_filter` with a
-:class:`~aflite.algorithm.rankers.ScoreRanker` in place of the ensemble."""
+"""Filtering by a given per-example score (``aflite.filter(..., ranker=ByScores(scores))``): the
+loop of :func:`adversarial_filter` with a :class:`~aflite.algorithm.rankers.ScoreRanker` in
+place of the ensemble."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from aflite._internal.device import resolve_device
-from aflite.algorithm._validation import check_fraction, encode_labels
-from aflite.algorithm.filtering import resolve_filter_sizes
+from aflite.algorithm._validation import check_fraction, encode_labels, resolve_filter_sizes
 from aflite.algorithm.loop import run_phases
 from aflite.algorithm.rankers import ScoreRanker
 from aflite.algorithm.result import FilterResult
@@ -18,44 +18,65 @@ from aflite.algorithm.scoring import predictability_scores
 from aflite.algorithm.selection import BALANCE
 from aflite.types import ArrayLike, Balance, DeviceLike, Size
 
-__all__ = ["filter_by_scores"]
+__all__ = ["ByScores", "run_by_scores"]
 
 
-def filter_by_scores(
+@dataclass(frozen=True)
+class ByScores:
+    """The ranker of :func:`aflite.filter` (``ranker=``) that removes the easiest rows by a
+    given per-example score instead of AFLITE's ensemble.
+
+    ``scores``: one score per row (higher is easier; lower with ``lower_is_easier``), read down
+    ``slice_size`` rows per phase (all at once with ``slice_size=None``); or a function of the
+    current rows (sorted input positions) returning their scores, called again every phase.
+    Each phase measures the representation bias of the current set as AFLITE does (the
+    filter's ``n_partitions`` models of its ``model`` trained on ``train_size`` rows), so runs
+    compare; with ``min_bias`` the run stops once that bias is within ``min_bias`` of the
+    chance level. ``initial_predictability``: the input's predictability at the same t, when
+    already measured. ``info`` goes into every phase's record, ``params`` into the result's.
+    The filter's ``threshold`` and ``strategy`` do not apply: the result's stop reason is
+    ``"by_score"`` when the target size is reached, and ``removed_score`` holds each removed
+    row's score.
+
+    Examples
+    --------
+    >>> import numpy as np, aflite
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(200, 4)); y = rng.integers(0, 2, 200)
+    >>> easy = -np.abs(x[:, 0])  # rows far from 0 on the first feature are the hard ones
+    >>> res = aflite.filter(x, y, ranker=aflite.ByScores(easy), target_size=150, slice_size=None)
+    >>> res.stop_reason
+    'by_score'
+    """
+
+    scores: Any
+    lower_is_easier: bool = False
+    initial_predictability: np.ndarray | None = None
+    info: dict[str, Any] | None = None
+    params: dict[str, Any] | None = None
+
+
+def run_by_scores(
     features: ArrayLike,
     labels: ArrayLike,
-    scores: ArrayLike | Callable[[np.ndarray], ArrayLike],
+    by: ByScores,
     *,
     target_size: Size,
-    slice_size: Size | None = None,
-    lower_is_easier: bool = False,
-    balance: Balance = None,
-    min_bias: float | None = None,
-    n_partitions: int = 64,
-    train_size: Size = 0.1,
-    groups: ArrayLike | None = None,
-    seed: int = 0,
-    device: DeviceLike = "auto",
-    initial_predictability: np.ndarray | None = None,
-    info: dict[str, Any] | None = None,
-    params: dict[str, Any] | None = None,
-    progress: Any = False,
+    slice_size: Size | None,
+    balance: Balance,
+    min_bias: float | None,
+    n_partitions: int,
+    train_size: Size,
+    model: Any,
+    groups: ArrayLike | None,
+    seed: int,
+    device: DeviceLike,
+    progress: Any,
 ) -> FilterResult:
-    """Remove the easiest rows by ``scores`` until ``target_size`` rows are left, or the set
-    is at chance.
-
-    ``scores`` is one score per row (higher is easier; lower with ``lower_is_easier``), read
-    down ``slice_size`` rows per phase (all at once without ``slice_size``); or a function of
-    the current rows (sorted input positions) returning their scores, called again every phase.
-    Each phase measures the representation bias of the current set as AFLITE does (``n_partitions``
-    models trained on ``train_size`` rows), so runs compare with :func:`adversarial_filter`;
-    with ``min_bias`` the run stops once that bias is within ``min_bias`` of the chance level.
-    ``initial_predictability``: the input's predictability at the same t, when already
-    measured. ``info`` goes into every phase's record, ``params`` into the result's.
-
-    Returns a :class:`FilterResult` whose stop reason is ``"by_score"`` when the target size
-    is reached; ``removed_score`` holds each removed row's score.
-    """
+    """:func:`aflite.filter` with ``ranker=by``: the filter's loop with a
+    :class:`~aflite.algorithm.rankers.ScoreRanker` in place of the ensemble."""
+    scores, lower_is_easier = by.scores, by.lower_is_easier
+    initial_predictability, info, params = by.initial_predictability, by.info, by.params
     x = np.asarray(features)
     codes, classes = encode_labels(labels, x.shape[0])
     n_input = len(codes)
@@ -76,7 +97,7 @@ def filter_by_scores(
         whole = len(rows) == n_input  # the input as given: no copy
         return predictability_scores(
             x if whole else x[rows], codes if whole else codes[rows],
-            n_partitions=n_partitions, train_size=t, seed=seed, device=device,
+            n_partitions=n_partitions, train_size=t, seed=seed, device=device, model=model,
             groups=None if g is None else (g if whole else g[rows]),
         ).scores  # fmt: skip
 
@@ -96,7 +117,7 @@ def filter_by_scores(
         "strategy": "by_score",
         "min_bias": min_bias,
         "balance": balance,
-        "model": "linear",
+        "model": model if isinstance(model, str) else repr(model),
         "seed": seed,
         "device": str(resolve_device(device)),
         "grouped": groups is not None,

@@ -29,10 +29,9 @@ import numpy as np
 from aflite._internal.backends import make_backend
 from aflite.algorithm._validation import (
     check_fraction,
-    check_train_covers_classes,
-    resolve_size,
-    resolve_slice_size,
+    resolve_filter_sizes,
 )
+from aflite.algorithm.by_scores import ByScores, run_by_scores
 from aflite.algorithm.choices import is_choice_input
 from aflite.algorithm.loop import run_phases
 from aflite.algorithm.models.base import family_name
@@ -82,6 +81,7 @@ def adversarial_filter(
     threads: int | None = None,
     protected: ArrayLike | None = None,
     ids: ArrayLike | None = None,
+    ranker: ByScores | None = None,
 ) -> FilterResult:
     """Remove the most predictable instances until the set is ``target_size`` or clean.
 
@@ -167,6 +167,11 @@ def adversarial_filter(
     ids:
         Optional (N,) unique row ids. Partitions are drawn, and equal scores ordered, by id,
         so the same rows in any order give the same result (without ids: by position).
+    ranker:
+        None (AFLITE: each phase's rows ranked by the ensemble's predictability), or an
+        :class:`aflite.ByScores` to remove rows by a given per-example score instead, in the
+        same loop and with the same measurements (``slice_size=None``: one slice down to the
+        target; ``threshold`` and ``strategy`` do not apply).
 
     Returns
     -------
@@ -182,6 +187,14 @@ def adversarial_filter(
     >>> len(res.kept) >= 200
     True
     """
+    if ranker is not None:
+        return _by_scores(
+            features, labels, ranker, target_size=target_size, slice_size=slice_size,
+            balance=balance, min_bias=min_bias, n_partitions=n_partitions, train_size=train_size,
+            model=model, groups=groups, seed=seed, device=device, progress=progress,
+            unused={"backend": backend, "resume": resume, "checkpoint": checkpoint,
+                    "protected": protected, "ids": ids},
+        )  # fmt: skip
     own_backend = isinstance(backend, str)
     if own_backend:
         backend = make_backend(backend)
@@ -217,30 +230,13 @@ def adversarial_filter(
             backend.close()
 
 
-def resolve_filter_sizes(
-    n_input: int,
-    *,
-    target_size: Any,
-    train_size: Any,
-    slice_size: Any,
-    n_classes: int | None = None,
-) -> tuple[int, int, int]:
-    """(target size n, train size t, slice size k) as row counts for the ``n_input`` rows to
-    filter, checked: n < n_input, t < n (so the kept set can still be scored out of sample),
-    k >= 1 and, given their ``n_classes`` (None for multiple-choice items, each of which
-    holds every choice), t >= n_classes."""
-    n = resolve_size(target_size, n_input, "target_size")
-    if n >= n_input:
-        raise ValueError(f"target_size ({n}) must be smaller than the number of rows ({n_input})")
-    t = resolve_size(train_size, n_input, "train_size")
-    if t >= n:
-        raise ValueError(
-            f"train_size ({t}) must be smaller than target_size ({n}): Algorithm 1 needs t < n "
-            "so the kept set can still be scored out of sample"
-        )
-    if n_classes is not None:
-        check_train_covers_classes(train_size, t, n_classes, n_input)
-    return n, t, int(resolve_slice_size(slice_size, n_input))
+def _by_scores(features, labels, ranker, *, unused, **options) -> FilterResult:
+    if not isinstance(ranker, ByScores):
+        raise ValueError(f"ranker must be None (AFLITE) or an aflite.ByScores, got {ranker!r}")
+    given = [name for name, value in unused.items() if value is not None]
+    if given:
+        raise ValueError(f"ranker=ByScores(...): {given[0]} applies to AFLITE's phases only")
+    return run_by_scores(features, labels, ranker, **options)
 
 
 def check_filter_options(

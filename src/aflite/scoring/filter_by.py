@@ -1,8 +1,8 @@
 """Remove rows by any per-example score: ``aflite filter --by SCORER[:COLUMN]``.
 
 Every row is scored once (out of sample, as by :func:`~aflite.scoring.score_examples`) and the
-filter's loop removes the easiest rows by that column (:func:`aflite.algorithm.by_scores.
-filter_by_scores`), so the filter job writes its usual outputs. The representation bias before
+filter's loop removes the easiest rows by that column (``aflite.filter(...,
+ranker=aflite.ByScores(...))``), so the filter job writes its usual outputs. The representation bias before
 and after is AFLITE's (mean predictability, at the same t), so runs by any score compare with
 the adversarial filter.
 """
@@ -66,8 +66,7 @@ def filter_by_score(
     AFLITE measures it (``n_partitions``, t = ``train_size``). ``options`` go to the scorer
     (e.g. ``epochs=5``).
     """
-    from aflite.algorithm import encode_labels
-    from aflite.algorithm.by_scores import filter_by_scores
+    from aflite.algorithm import ByScores, adversarial_filter, encode_labels
     from aflite.algorithm.filtering import resolve_filter_sizes
     from aflite.scoring.run import score_examples
 
@@ -89,13 +88,16 @@ def filter_by_score(
         features, codes, scorers=[name], groups=groups, seed=seed, device=device, **opts
     )
     value = np.asarray(scored.columns[column], dtype=np.float64)
-    return filter_by_scores(
-        features, labels, value, target_size=target_size, slice_size=slice_size,
-        lower_is_easier=lower, balance=balance, min_bias=min_bias, n_partitions=n_partitions,
-        train_size=t, groups=groups, seed=seed, device=device,
+    ranker = ByScores(
+        value, lower_is_easier=lower,
         # the predictability scorer ran the loop's first measurement: no need to run it twice
         initial_predictability=value if phase else None,
         info={"by": shown, "seconds": scored.info["seconds"]},
         params={"by": shown, "device": scored.info["device"],
                 "scorer_options": scored.info["options"]},
+    )  # fmt: skip
+    return adversarial_filter(
+        features, labels, ranker=ranker, target_size=target_size, slice_size=slice_size,
+        balance=balance, min_bias=min_bias, n_partitions=n_partitions, train_size=t,
+        groups=groups, seed=seed, device=device, progress=False,
     )  # fmt: skip
