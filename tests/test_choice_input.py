@@ -193,6 +193,11 @@ def test_bad_items_give_the_same_error_through_every_door(case, tmp_path):
             ["--text-fields", "t", "--audits", "pmi,choice-length"],
             "--audits: the choice-length audit is for multiple-choice items (name their choices)",
         ),
+        (
+            ["--text-fields", "t", "--model", "choice-ridge"],
+            "--model: 'choice-ridge' fits multiple-choice items: name their choices with "
+            "--choices-field or --choices-fields",
+        ),
     ],
 )
 def test_bad_options_are_refused_before_the_data_is_read(args, message, tmp_path):
@@ -444,3 +449,17 @@ def test_a_resumed_run_on_items_ends_as_an_uninterrupted_one(tmp_path):
                              progress=False, log=lambda _: None)  # fmt: skip
     assert np.array_equal(whole.result.kept, resumed.result.kept)
     assert len(whole.result.history) > 1
+
+
+def test_an_array_wider_than_the_items_is_padded_in_python_as_on_the_command_line():
+    from aflite.data import bundled_copa
+
+    rows = [json.loads(line) for line in bundled_copa().read_text().splitlines()][:120]
+    x = np.random.default_rng(0).normal(size=(120, 5, 8))
+    kw = dict(label="label", choices=["choice1", "choice2"], id="idx", target_size=0.8)
+    wide = aflite.filter_dataset(rows, features=x, **kw)
+    exact = aflite.filter_dataset(rows, features=x[:, :2].copy(), **kw)
+    # choices 3 to 5 are not these items' choices: padding, not three more wrong answers
+    assert wide.result.initial_bias == exact.result.initial_bias
+    assert wide.fingerprint == exact.fingerprint
+    assert not np.isnan(x).any()  # the caller's array is left as it was

@@ -72,7 +72,7 @@ def to_device(
             return t if dtype is None else t.to(dtype)
         t = x
     else:
-        t = torch.from_numpy(np.ascontiguousarray(x))
+        t = torch.from_numpy(np.require(x, requirements="C"))
     _count(True, t.numel() * t.element_size())
     if device.type == "cuda":
         # pinned: the copy runs from the host's memory without a staging copy by the driver,

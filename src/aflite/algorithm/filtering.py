@@ -127,11 +127,13 @@ def adversarial_filter(
         ``"classes"``: each slice removes from every class in proportion to its size.
     model:
         The name of a model family in :data:`aflite.MODELS` (``"linear"``: batched logistic
-        regression, see :class:`aflite.LinearEnsemble`; or one added with
-        :func:`aflite.register_model`), a ``LinearEnsemble`` with other settings, or any
-        scikit-learn classifier instance (cloned per partition, fed the features as given;
-        slower). ``"choice"`` or a ``ChoiceEnsemble``: the choice-wise model, which (N, K, d)
-        features get by default.
+        regression, see :class:`aflite.LinearEnsemble`; ``"ridge"``: the exact least-squares
+        family, see :class:`aflite.RidgeEnsemble`; ``"auto"``: ridge where t <= d, else
+        linear; or one added with :func:`aflite.register_model`), a ``LinearEnsemble`` or
+        ``RidgeEnsemble`` with other settings, or any scikit-learn classifier instance (cloned
+        per partition, fed the features as given; slower). ``"choice"`` or a
+        ``ChoiceEnsemble``: the choice-wise model, which (N, K, d) features get by default;
+        ``"ridge"`` on (N, K, d) features: the choice-wise least-squares model.
     groups:
         Optional group id per row; a group never straddles a training/held-out split.
     seed:

@@ -289,13 +289,9 @@ def item_features(data: LabelledData, features: Any, context: str, **kw: Any) ->
         device = "cpu" if kw["device"] == "auto" else kw["device"]
         spec = parse_feature_spec(features)
         return choice_features(spec, items, context=context, seed=kw["seed"], device=device)
-    x = np.asarray(features)
-    if x.ndim != 3 or x.shape[0] != len(data) or x.shape[1] < items.width:
-        raise DataError(
-            f"features: expected an ({len(data)}, {items.width}, d) array (items, choices, "
-            f"features), got shape {x.shape}"
-        )
-    return x
+    from aflite.features.choices import items_array
+
+    return items_array(features, items, "features")
 
 
 def _check_sizes(data: LabelledData, rest: np.ndarray, options: dict[str, Any]) -> None:

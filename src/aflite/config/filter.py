@@ -397,6 +397,12 @@ class FilterConfig(Config):
         if self.ray_address and self.backend != "ray":
             raise ConfigError("ray_address", "needs {backend} ray")
         c.model_family(self.model, "model")  # at once: the registry's own check imports torch
+        if self.model in ("choice", "choice-ridge") and not self.choices:
+            raise ConfigError(
+                "model",
+                f"'{self.model}' fits multiple-choice items: name their choices with "
+                "{choices_field} or {choices_fields}",
+            )
         if self.backend != "ray":  # on Ray the workers load the model, from their own disks
             c.feature_source(self.features, "features")
         if self.backend == "ray":

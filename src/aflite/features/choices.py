@@ -24,6 +24,7 @@ __all__ = [
     "choice_features",
     "choice_ngrams",
     "choice_precomputed",
+    "items_array",
     "shared_choice_features",
     "spread",
 ]
@@ -189,17 +190,28 @@ def choice_precomputed(spec: Any, items: Choices, **_: Any) -> np.ndarray:
         x = x[key]
     elif hasattr(x, "files"):
         x = x[x.files[0]]
+    return items_array(x, items, f"--features {spec}", dtype=np.float64)
+
+
+def items_array(x: Any, items: Choices, name: str, dtype: Any = None) -> np.ndarray:
+    """Given (N, K', d) features of ``items`` (K' at least the widest item's choices) as the
+    filter takes them: a copy (``dtype``; default: the array's own if floating, else float64)
+    whose rows of choices an item lacks are NaN (padding, whatever the array holds there); a
+    wrong shape or a NaN in a real choice is a DataError naming ``name``."""
     n, k = len(items), items.width
-    if x.ndim != 3 or x.shape[0] != n or x.shape[1] < k:
+    if np.ndim(x) != 3 or np.shape(x)[0] != n or np.shape(x)[1] < k:
         raise DataError(
-            f"--features {spec}: expected an ({n}, {k}, d) array (items, choices, features), "
-            f"got shape {x.shape}"
+            f"{name}: expected an ({n}, {k}, d) array (items, choices, features), "
+            f"got shape {np.shape(x)}"
         )
-    x = np.asarray(x, dtype=np.float64)
+    given = np.asarray(x)
+    if dtype is None:
+        dtype = given.dtype if np.issubdtype(given.dtype, np.floating) else np.float64
+    x = np.array(given, dtype=dtype)  # a copy: the padding must not reach the caller's array
     real = np.arange(x.shape[1])[None, :] < items.n_choices[:, None]
     bad = np.isnan(x).any(axis=2) & real
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        raise DataError(f"--features {spec}: item {i + 1} choice {j + 1} holds NaN")
-    x[~real] = np.nan  # choices an item lacks are padding, whatever the file holds there
+        raise DataError(f"{name}: item {i + 1} choice {j + 1} holds NaN")
+    x[~real] = np.nan
     return x

@@ -192,10 +192,10 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
     """Run a scoring job end to end. An ``out_dir`` holding an earlier run is refused unless
     ``job.overwrite`` (its outputs are removed once the input has been read and scored)."""
     t0 = time.perf_counter()
-    others = [p for p in (job.dynamics, job.probs, job.partial_probs) if p]
-    folder = RunFolder.open(
-        job.out_dir, overwrite=job.overwrite, resume=False, data=job.input, others=others
-    )
+    # every file the job reads is protected from --overwrite (none is watched for changes:
+    # the scores are written straight from what was read)
+    others = [p for p in (job.input, job.dynamics, job.probs, job.partial_probs) if p]
+    folder = RunFolder.open(job.out_dir, overwrite=job.overwrite, resume=False, others=others)
     try:
         ds = _score(job)
     except ConfigError as e:

@@ -101,6 +101,11 @@ def choice_model(model: Any, backend: Any = None) -> Any:
     if isinstance(model, str) and model in ("ridge", "choice-ridge"):
         return ChoiceRidgeModel()
     if isinstance(model, RidgeEnsemble):
+        if model.form not in ("auto", "primal"):
+            raise ValueError(
+                "multiple-choice items are fitted by the exact family's primal form only: "
+                f"use RidgeEnsemble(form='auto') or form='primal', not form={model.form!r}"
+            )
         return ChoiceRidgeModel(model)
     if isinstance(model, ChoiceEnsemble):
         return ChoiceModel(model)

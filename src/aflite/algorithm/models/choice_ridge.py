@@ -100,11 +100,11 @@ class ChoiceRidgeModel:
         by_choice = _choice_parts(parts, k)
         sums = PrimalSums(self.choices, self.targets, by_choice)
         per = max(1, SOLVE_BYTES // (8 * 4 * (d + 1) ** 2))
-        groups = [torch.arange(s, min(p, s + per)) for s in range(0, p, per)]
-        out = torch.empty((d, p), dtype=torch.float64, device=self.store.device)
-        for j, (coef, _, _) in zip(
-            groups, workers().map(lambda j: primal_solve(sums.of(j), alpha[j]), groups)
-        ):
+        dev = self.store.device
+        groups = [torch.arange(s, min(p, s + per), device=dev) for s in range(0, p, per)]
+        out = torch.empty((d, p), dtype=torch.float64, device=dev)
+        solve = lambda j: primal_solve(sums.of(j), alpha[j], centre=False)  # noqa: E731
+        for j, (coef, _, _) in zip(groups, workers().map(solve, groups)):
             out[:, j] = coef[:, :, 0].T
         return out
 

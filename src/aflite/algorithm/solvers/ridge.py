@@ -80,7 +80,10 @@ class RidgeEnsemble:
     form:
         ``"primal"`` (a d x d system per part), ``"cg"`` (the same systems by conjugate
         gradients, never formed), ``"dual"`` (a t x t system per part on the kernel of the
-        stored rows) or ``"auto"`` (the cheapest; all give the same solution).
+        stored rows), ``"sparse"`` (conjugate gradients on the raw rows of mostly-zero float32
+        features, on a CPU) or ``"auto"`` (the cheapest). All give the same solution on the same
+        parts; under block partitions the primal forms deal larger blocks than the others.
+        Multiple-choice items take the primal form (``"auto"`` or ``"primal"``).
     """
 
     alpha: float = 1.0

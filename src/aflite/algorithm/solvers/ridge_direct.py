@@ -137,7 +137,7 @@ class PrimalSums:
         return _Sums(*(torch.stack([o[i] for o in out]) for i in range(4)), w.sum(dim=1))
 
 
-def primal_solve(sums: _Sums, alpha: torch.Tensor, steps: int = REFINE_STEPS):
+def primal_solve(sums: _Sums, alpha: torch.Tensor, steps: int = REFINE_STEPS, centre: bool = True):
     """(g, d, C) weights and (g, C) intercepts of the parts ``j``, by the primal form on
     centred sums (``Xc^T Xc = sum x x^T - n xbar xbar^T``), refined at most ``steps`` times;
     ``info["bound"]`` (g,): ``||r|| / (alpha t)`` bounds how far the weights can be from the
@@ -145,6 +145,8 @@ def primal_solve(sums: _Sums, alpha: torch.Tensor, steps: int = REFINE_STEPS):
     n = sums.n
     xbar = sums.x / n[:, None]
     ybar = sums.y / n[:, None]
+    if not centre:  # no intercept (the items' choice-wise fit: each item's rows are centred)
+        xbar, ybar = torch.zeros_like(xbar), torch.zeros_like(ybar)
     # in place, on the parts' own copy: each pass over g d x d float64 matrices is memory-bound
     gram = torch.baddbmm(sums.xx, (n[:, None] * xbar)[:, :, None], xbar[:, None, :], alpha=-1.0)
     rhs = torch.baddbmm(sums.xy, (n[:, None] * xbar)[:, :, None], ybar[:, None, :], alpha=-1.0)
