@@ -393,3 +393,12 @@ def test_a_backend_registered_by_name_runs_the_filter(planted):
     finally:
         BACKENDS.unregister("toy-local")
     assert started and np.array_equal(np.sort(out.kept), np.sort(ref.kept))
+
+
+def test_a_registry_shows_its_built_ins_before_any_lookup():
+    import subprocess
+    import sys
+
+    code = "import aflite; print(repr(aflite.MODELS))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("Registry('model': linear, sklearn, ridge, auto, choice")

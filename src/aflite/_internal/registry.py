@@ -230,4 +230,4 @@ class Registry(Mapping[str, E], Generic[E]):
         return isinstance(name, str) and self.canonical(name) is not None
 
     def __repr__(self) -> str:
-        return f"Registry({self.kind!r}: {', '.join(self._entries)})"
+        return f"Registry({self.kind!r}: {', '.join(self)})"  # the built-ins loaded first
