@@ -199,7 +199,9 @@ def outcome_text(
     text = (
         f"{result.summary(dropped_by=by or '--drop-ids')}\n{kept_set_line(summary)}\n"
         + "".join(f"{line}\n" for line in audits)
-        + f"warm-up rows: {n_warmup}\noutputs in {out}/: "
+        # only a run that split off warm-up rows says so (never items: they take no warm-up)
+        + (f"warm-up rows: {n_warmup}\n" if n_warmup else "")
+        + f"outputs in {out}/: "
         + ", ".join(shown)
     )
     lines = outcome_lines(result, summary, report, fields_note=inputs.fields.note(),
