@@ -225,8 +225,8 @@ def test_multiple_choice_items_take_the_choice_wise_models():
     assert ridge.info["solver"] == "choice-ridge"
     ps = aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="auto")
     assert ps.info["solver"] == "choice"
-    with pytest.raises(ValueError, match="choice-wise models"):
-        aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="logreg")
+    with pytest.raises(ValueError, match="unknown model family 'ridg' .*did you mean 'ridge'"):
+        aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="ridg")
     with pytest.raises(ValueError, match="primal form only: .* not form='cg'"):
         aflite.predictability_scores(
             x, y, n_partitions=4, train_size=20, model=RidgeEnsemble(form="cg")

@@ -113,6 +113,10 @@ def choice_model(model: Any, backend: Any = None) -> Any:
         return ChoiceModel(
             ChoiceEnsemble(C=model.C, tol=model.tol, max_iter=model.max_iter, history=model.history)
         )
+    if isinstance(model, str):
+        from aflite.algorithm.models.base import check_model_name
+
+        check_model_name(model)  # an unknown name: the registry's message, with a did-you-mean
     raise ValueError(
         f"features of shape (n_items, n_choices, n_features) are scored by the choice-wise "
         f"models: use model='choice' (or a ChoiceEnsemble) or model='ridge' (or a "
