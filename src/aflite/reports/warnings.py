@@ -113,11 +113,14 @@ def _small_training_part(summary: dict[str, Any], nouns: str = "rows") -> str | 
     if not isinstance(t, int) or not n or t >= MIN_TRAIN_PER_CLASS * max(1, n_classes):
         return None
     m = params.get("n_partitions", "the")
+    # multiple-choice items have answers, not classes: the same floor per answer position
+    per = "per class" if nouns == "rows" else "per answer position"
+    what = "the label" if nouns == "rows" else "the answer"
     # the training part is what is small, whatever the size of the data
     return (
         f"small training part: each of {m} classifiers trains on {t} of {n} {nouns} "
         f"(--train-size) and is scored on the other {n - t}; with fewer than "
-        f"{MIN_TRAIN_PER_CLASS} training {nouns} per class the scores say little about the label "
+        f"{MIN_TRAIN_PER_CLASS} training {nouns} {per} the scores say little about {what} "
         "and these figures are mostly noise"
     )
 
