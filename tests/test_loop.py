@@ -138,6 +138,29 @@ def test_filtering_by_given_scores_measures_the_bias_as_aflite_does():
         aflite.filter(x, y, ranker=easy, target_size=140)
 
 
+def test_filtering_by_given_scores_takes_the_runs_measurement_options():
+    import scipy.sparse
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 300)
+    x = rng.normal(size=(300, 6))
+    x[:90, 0] = y[:90] * 3.0
+    easy = np.r_[np.ones(90), np.zeros(210)]
+    kw = dict(target_size=240, slice_size=None, n_partitions=8, train_size=60, seed=0)
+    uniform = aflite.filter(x, y, ranker=aflite.ByScores(easy), partitions="uniform", **kw)
+    measured = aflite.predictability_scores(
+        x, y, n_partitions=8, train_size=60, seed=0, partitions="uniform"
+    )
+    assert uniform.initial_bias == pytest.approx(measured.representation_bias, abs=1e-12)
+    assert uniform.params["partitions"] == "uniform"
+    quick = aflite.filter(x, y, ranker=aflite.ByScores(easy), score_kept=False, **kw)
+    assert np.isnan(quick.kept_scores).all()
+    # a sparse matrix is taken as an AFLITE run takes it
+    dense = aflite.filter(x, y, ranker=aflite.ByScores(easy), **kw)
+    sparse = aflite.filter(scipy.sparse.csr_matrix(x), y, ranker=aflite.ByScores(easy), **kw)
+    np.testing.assert_array_equal(sparse.kept, dense.kept)
+
+
 # --- layers -------------------------------------------------------------------------------
 
 _BELOW_ALGORITHM = ("aflite.algorithm", "aflite._internal", "aflite.types", "aflite.errors")

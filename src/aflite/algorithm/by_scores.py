@@ -10,7 +10,12 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.device import resolve_device
-from aflite.algorithm._validation import check_fraction, encode_labels, resolve_filter_sizes
+from aflite.algorithm._validation import (
+    check_features,
+    check_fraction,
+    encode_labels,
+    resolve_filter_sizes,
+)
 from aflite.algorithm.loop import run_phases
 from aflite.algorithm.rankers import ScoreRanker
 from aflite.algorithm.result import FilterResult
@@ -72,12 +77,16 @@ def run_by_scores(
     seed: int,
     device: DeviceLike,
     progress: Any,
+    partitions: str = "blocks",
+    threads: int | None = None,
+    score_kept: bool = True,
 ) -> FilterResult:
     """:func:`aflite.filter` with ``ranker=by``: the filter's loop with a
     :class:`~aflite.algorithm.rankers.ScoreRanker` in place of the ensemble."""
     scores, lower_is_easier = by.scores, by.lower_is_easier
     initial_predictability, info, params = by.initial_predictability, by.info, by.params
-    x = np.asarray(features)
+    # the measurements' checks (a sparse matrix taken as its dense rows), as an AFLITE run's
+    x = np.asarray(features) if np.ndim(features) == 3 else check_features(features)
     codes, classes = encode_labels(labels, x.shape[0])
     n_input = len(codes)
     n, t, k = resolve_filter_sizes(
@@ -98,6 +107,7 @@ def run_by_scores(
         return predictability_scores(
             x if whole else x[rows], codes if whole else codes[rows],
             n_partitions=n_partitions, train_size=t, seed=seed, device=device, model=model,
+            partitions=partitions, threads=threads,
             groups=None if g is None else (g if whole else g[rows]),
         ).scores  # fmt: skip
 
@@ -121,9 +131,10 @@ def run_by_scores(
         "seed": seed,
         "device": str(resolve_device(device)),
         "grouped": groups is not None,
+        "partitions": partitions,
         "backend": "local",
     }
     return run_phases(
         ranker, codes, classes, n=n, k=min(k, n_input - n), t=t, min_bias=min_bias,
-        progress=progress, params=defaults | (params or {}),
+        progress=progress, params=defaults | (params or {}), score_kept=score_kept,
     )  # fmt: skip

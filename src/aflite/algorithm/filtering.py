@@ -173,7 +173,8 @@ def adversarial_filter(
         None (AFLITE: each phase's rows ranked by the ensemble's predictability), or an
         :class:`aflite.ByScores` to remove rows by a given per-example score instead, in the
         same loop and with the same measurements (``slice_size=None``: one slice down to the
-        target; ``threshold`` and ``strategy`` do not apply).
+        target; ``threshold``, ``strategy`` and ``copy`` do not apply; ``backend``,
+        ``checkpoint``, ``resume``, ``protected`` and ``ids`` are refused).
 
     Returns
     -------
@@ -194,6 +195,7 @@ def adversarial_filter(
             features, labels, ranker, target_size=target_size, slice_size=slice_size,
             balance=balance, min_bias=min_bias, n_partitions=n_partitions, train_size=train_size,
             model=model, groups=groups, seed=seed, device=device, progress=progress,
+            partitions=partitions, threads=threads, score_kept=score_kept,
             unused={"backend": backend, "resume": resume, "checkpoint": checkpoint,
                     "protected": protected, "ids": ids},
         )  # fmt: skip

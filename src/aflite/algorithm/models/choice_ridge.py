@@ -30,8 +30,8 @@ from aflite.algorithm.partitions import BlockDesign
 from aflite.algorithm.solvers.blocks import TASK_ROWS, plan_blocks
 from aflite.algorithm.solvers.choice import choice_heldout_counts
 from aflite.algorithm.solvers.primal import NEG
-from aflite.algorithm.solvers.ridge import SOLVE_BYTES, Parts, RidgeEnsemble
-from aflite.algorithm.solvers.ridge_direct import PrimalSums, primal_solve
+from aflite.algorithm.solvers.ridge import Parts, RidgeEnsemble
+from aflite.algorithm.solvers.ridge_direct import SOLVE_BYTES, PrimalSums, primal_solve
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["ChoiceRidgeModel"]

@@ -39,6 +39,7 @@ from aflite.algorithm.solvers.kernel import KernelCache, kernel_fits
 from aflite.algorithm.solvers.ridge_cg import fit_primal
 from aflite.algorithm.solvers.ridge_direct import (
     REFINE_STEPS,
+    SOLVE_BYTES,
     PrimalSums,
     dual_solve,
     primal_solve,
@@ -59,9 +60,11 @@ __all__ = [
 ]
 
 Form = Literal["auto", "primal", "cg", "dual", "sparse"]
-CG_PASSES = 16  # passes of the cg form in a phase (N=20,000 d=1,024 t=2,000: 12 steps + 4)
+CG_PASSES = 24  # passes of the cg form in a phase (N=20,000 d=1,024 t=2,000: 20 steps + 4)
+# below this penalty the systems are near singular: cg's steps crawl and its bound certifies
+# nothing (alpha 1e-9: 100 steps, then every part solved directly, 3x the direct solve)
+CG_MIN_ALPHA = 1e-3
 NEG = -1e30
-SOLVE_BYTES = 256 << 20  # float64 systems solved together (a group of classifiers)
 
 
 @dataclass(frozen=True)
@@ -147,15 +150,15 @@ def choose_form(
         return "sparse"
     d1, dc = d + 1, d + n_classes
     # the primal form re-reads every block's float64 Gram once per group of parts it solves
-    # together: memory-bound, counted at 2.5 FLOP a byte (one core here: m=1,024 took 110 s)
+    # together: memory-bound, counted at 8 FLOP a byte (one core here: m=1,024 took 110 s,
+    # against 24 s for cg)
     groups = -(-p // max(1, SOLVE_BYTES // (32 * dc * dc)))
-    resums = 2.5 * groups * (MIN_BLOCKS_PER_PART * n / max(1, t)) * 8 * dc * dc
-    cost = {
-        "primal": p * d1**3 / 3 + 2.0 * n * d1 * d1 + resums,
+    resums = 8.0 * groups * (MIN_BLOCKS_PER_PART * n / max(1, t)) * 8 * dc * dc
+    cost = {"primal": p * d1**3 / 3 + 2.0 * n * d1 * d1 + resums}
+    if settings.alpha >= CG_MIN_ALPHA:
         # the steps, the sums, the bound and the tail in float64 products a few classes
         # wide, which ran at about 2/3 of the factorisations' rate on one core
-        "cg": CG_PASSES * 1.5 * 4.0 * t * d * n_classes * p,
-    }
+        cost["cg"] = CG_PASSES * 1.5 * 4.0 * t * d * n_classes * p
     if dual_ok:
         cost["dual"] = p * (t**3 / 3 + 4.0 * t * t + 2.0 * t * d)
     return min(cost, key=cost.get)

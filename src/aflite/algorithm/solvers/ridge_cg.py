@@ -34,7 +34,7 @@ import torch
 from aflite._internal.threads import workers
 from aflite.algorithm.solvers.blocks import BlockPlan, plan_blocks
 from aflite.algorithm.solvers.reduce import add_rows
-from aflite.algorithm.solvers.ridge_direct import PrimalSums, primal_solve
+from aflite.algorithm.solvers.ridge_direct import SOLVE_BYTES, PrimalSums, primal_solve
 from aflite.algorithm.solvers.ridge_sparse import TOL
 from aflite.algorithm.storage import FeatureStore
 
@@ -44,6 +44,7 @@ SAMPLE_PER_DIM = 2
 # preconditioned, a step cuts the residual about 4.5x: a part still short of TOL after this many
 # has stalled (a float64 floor above TOL), and is solved directly
 MAX_STEPS = 100
+STALL_STEPS = 10
 GATHER_BYTES = 64 << 20  # float64 rows of parts gathered at once
 # float64 copies of the rows kept for a phase up to this size (converted every pass above it):
 # the conversion took as long as the products
@@ -194,8 +195,19 @@ class PrimalCG:
         goal = (tol * tol) * self.bb
         rr = (self.r * self.r).sum(dim=2)
         live = rr > goal
+        stalled = torch.zeros_like(live)
+        before = rr
         while self.steps < MAX_STEPS and bool(live.any()):
             self.steps += 1
+            if self.steps % STALL_STEPS == 0:
+                # a column whose residual fell less than 10x in the last STALL_STEPS steps
+                # (preconditioned: about 4.5x a step) is ill-conditioned: solved directly
+                rr = (self.r * self.r).sum(dim=2)
+                stalled |= live & (rr >= 1e-2 * before)
+                live = live & ~stalled
+                before = rr
+                if not bool(live.any()):
+                    break
             aq = self._op(self.q)
             step = torch.where(live, self.rz / (self.q * aq).sum(dim=2).clamp_min(1e-300), 0.0)
             self.x.addcmul_(step[:, :, None], self.q)
@@ -206,7 +218,7 @@ class PrimalCG:
             self.q = z.addcmul_(beta[:, :, None], self.q)
             self.rz = rz
             live = live & ((self.r * self.r).sum(dim=2) > goal)
-        return ~live.any(dim=1)
+        return ~(live | stalled).any(dim=1)
 
     def bounds(self) -> torch.Tensor:
         """(P,) how far any class's weights can be from the exact solution: the true
@@ -218,14 +230,6 @@ class PrimalCG:
         """(d+1, P, C) weights and intercepts in the solver's layout."""
         intercept = self.ybar - (self.x * self.xbar[:, None, :]).sum(dim=2)
         return torch.cat([self.x.permute(2, 0, 1), intercept[None]], dim=0)
-
-    def subset(self, j: torch.Tensor, products) -> PrimalCG:
-        """The parts ``j`` with their state, to iterate on with ``products`` (theirs)."""
-        out = PrimalCG.__new__(PrimalCG)
-        out.products, out.inverse, out.steps = products, self.inverse, 0
-        for name in ("t", "lam", "xbar", "ybar", "b", "bb", "x", "r", "q", "rz"):
-            setattr(out, name, getattr(self, name)[j].clone())
-        return out
 
 
 def fit_primal(store, y, targets, parts, sizes, alpha, held_count, n_classes):
@@ -254,10 +258,14 @@ def fit_primal(store, y, targets, parts, sizes, alpha, held_count, n_classes):
     # t): a tiny alpha) or whose iterations stalled is solved directly
     direct = torch.nonzero(counts.uncertain | ~converged).squeeze(1)
     if len(direct):
-        own = _Rows(parts.order[direct], parts.weight[direct])
-        sums = PrimalSums(store, targets, own).of(torch.arange(len(direct), device=direct.device))
-        coef, intercept, _ = primal_solve(sums, alpha[direct])
-        theta[:, direct] = torch.cat([coef.permute(1, 0, 2), intercept[None]], dim=0)
+        # in groups, as the primal form solves: a group's d x d float64 systems at a time
+        per = max(1, SOLVE_BYTES // (8 * 4 * (d + targets.shape[1]) ** 2))
+        for s in range(0, len(direct), per):
+            j = direct[s : s + per]
+            own = _Rows(parts.order[j], parts.weight[j])
+            sums = PrimalSums(store, targets, own).of(torch.arange(len(j), device=j.device))
+            coef, intercept, _ = primal_solve(sums, alpha[j])
+            theta[:, j] = torch.cat([coef.permute(1, 0, 2), intercept[None]], dim=0)
         # counted again whole: a count patched part by part could round another way
         counts = held_count(theta, None, None)
     return theta, counts, {"cg_steps": cg.steps, "direct_parts": int(len(direct))}

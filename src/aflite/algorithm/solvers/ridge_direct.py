@@ -14,9 +14,18 @@ from aflite._internal.threads import workers
 from aflite._internal.transfer import to_host
 from aflite.algorithm.storage import FeatureStore
 
-__all__ = ["REFINE_STEPS", "PrimalSums", "dual_solve", "primal_solve", "solve_spd", "xt_times"]
+__all__ = [
+    "REFINE_STEPS",
+    "SOLVE_BYTES",
+    "PrimalSums",
+    "dual_solve",
+    "primal_solve",
+    "solve_spd",
+    "xt_times",
+]
 
 REFINE_STEPS = 12
+SOLVE_BYTES = 256 << 20  # float64 systems solved together (a group of classifiers)
 
 
 def xt_times(store: FeatureStore, right: torch.Tensor) -> torch.Tensor:
