@@ -463,3 +463,10 @@ def test_an_array_wider_than_the_items_is_padded_in_python_as_on_the_command_lin
     assert wide.result.initial_bias == exact.result.initial_bias
     assert wide.fingerprint == exact.fingerprint
     assert not np.isnan(x).any()  # the caller's array is left as it was
+
+
+def test_a_choice_wise_model_without_choices_is_refused_before_any_features():
+    rows = [{"t": f"text {i}", "label": "ab"[i % 2]} for i in range(40)]
+    for model in ("choice", "choice-ridge"):
+        with pytest.raises(DataError, match=f"model='{model}' fits multiple-choice items"):
+            aflite.filter_dataset(rows, label="label", text="t", model=model)

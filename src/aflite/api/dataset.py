@@ -199,6 +199,11 @@ def filter_dataset(
         choice_context=choice_context,
     ):
         refuse_for_items(filter_options, NOT_FOR_ITEMS)
+    elif filter_options.get("model") in ("choice", "choice-ridge"):
+        raise DataError(
+            f"model='{filter_options['model']}' fits multiple-choice items: name their choices "
+            "with choices="
+        )
     options = FILTER_DEFAULTS | filter_options
     data_ = read_labelled(
         data, label=label, text=text, id=id, group=group, split=split,
