@@ -42,7 +42,9 @@ def report_cmd(
 def export_cmd(
     out_dir: str = typer.Argument(..., metavar="OUT", help="A filter run's output folder."),
     to: str = typer.Option(
-        ..., metavar="FORMAT", help="label-studio | argilla | csv (see the README for each format)."
+        ...,
+        metavar="FORMAT",
+        help="label-studio | argilla | csv (see the report and review page of the docs for each format).",
     ),
     rows: str = typer.Option("removed", metavar="removed|all", help="The removed rows, or all."),
     output: str | None = typer.Option(
@@ -84,7 +86,6 @@ def audit_cmd(
     config: AuditConfig,
 ) -> None:
     """Measure dataset biases (before/after filtering with --compare)."""
-    import sys
 
     from aflite._internal.progress import silence_third_party_progress
     from aflite.jobs.audit_job import run_audit_job
@@ -92,8 +93,8 @@ def audit_cmd(
 
     if quiet:
         silence_third_party_progress()
-    # bars (on stderr) only on a terminal, as the filter's are
-    out = run_audit_job(config, progress=not quiet and sys.stderr.isatty(),
+    # a bar on a terminal, a line every few seconds off one, as the filter's
+    out = run_audit_job(config, progress=not quiet,
                         note=lambda line: typer.echo(line, err=True))  # fmt: skip
     print_audits(out.before, out.after)
     if out.control:

@@ -90,7 +90,7 @@ def run_audit_job(
     if run_t is not None and bias_t is not None and run_t != bias_t:
         note(
             f"note: the run scored its rows at t = {run_t} training rows, the bias audit at "
-            f"t = {bias_t}; --bias-train-size {run_t} measures at the run's"
+            f"t = {bias_t}; --bias-train-size {run_t} measures the bias at the run's t"
         )
     sizes = [len(s) for s in audit_sets]
     sized = sized_audits(names)
