@@ -44,6 +44,7 @@ def run_audit_job(
     from aflite.audits.before_after import AuditSet, audit_before_after, sized_audits
     from aflite.audits.registry import audits_for
     from aflite.features.build import build_features, parse_feature_spec
+    from aflite.features.cache import default_cache_dir
     from aflite.jobs.audit_sources import compare_source, run_train_size
 
     compare, features, fields = config.compare, config.features, list(config.text_fields)
@@ -65,9 +66,12 @@ def run_audit_job(
             return None
         # each set's Phi from its own texts (n-grams: its own vocabulary), as the spec says
         with progress_bar("embedding", enabled=progress) as bar:
+            # the filter's embedding cache: an audit of a file the filter read reuses its
+            # embeddings, and a second audit its own
             phi, _ = build_features(
                 spec, {f: inputs.texts[f] for f in rep_fields}, n_rows=len(inputs.labels),
                 ids=inputs.ids, fingerprint=inputs.table.fingerprint(), progress=bar,
+                cache_dir=str(default_cache_dir()),
             )  # fmt: skip
         return phi
 
