@@ -470,3 +470,17 @@ def test_a_choice_wise_model_without_choices_is_refused_before_any_features():
     for model in ("choice", "choice-ridge"):
         with pytest.raises(DataError, match=f"model='{model}' fits multiple-choice items"):
             aflite.filter_dataset(rows, label="label", text="t", model=model)
+
+
+def test_bad_item_arrays_in_python_are_one_clear_error():
+    rows = [{"a": "x", "b": "y", "label": 0}, {"a": "u", "b": "v", "label": 1}] * 20
+    kw = dict(label="label", choices=["a", "b"], target_size=0.8)
+    x = np.ones((40, 2, 3))
+    x[3, 1, 2] = np.inf
+    with pytest.raises(DataError, match=r"^features: item 4 choice 2 holds inf$"):
+        aflite.filter_dataset(rows, features=x, **kw)
+    with pytest.raises(DataError, match="must be real numbers, got dtype complex128"):
+        aflite.filter_dataset(rows, features=np.ones((40, 2, 3)) * 1j, **kw)
+    ragged = [np.ones((2, 3))] * 39 + [np.ones((3, 3))]
+    with pytest.raises(DataError, match="items' arrays differ in shape"):
+        aflite.filter_dataset(rows, features=ragged, **kw)

@@ -212,3 +212,18 @@ def test_backends_are_looked_up_by_name_and_ray_is_registered_by_the_package():
     assert "ray" in BACKENDS
     with pytest.raises(ValueError, match="unknown backend 'nope': use None, 'ray' or a"):
         aflite.filter(np.zeros((10, 2)), np.arange(10) % 2, target_size=5, backend="nope")
+
+
+def test_filtering_items_by_given_scores_keeps_the_answers_as_positions():
+    # answers only at positions 1 to 3, the answer's choice marked: the positions must not be
+    # renumbered (0..2) on the way to the choice-wise measurement
+    rng = np.random.default_rng(0)
+    y = rng.integers(1, 4, 300)
+    x = rng.normal(size=(300, 4, 6))
+    x[np.arange(300), y, 0] += 4.0
+    kw = dict(target_size=240, slice_size=None, n_partitions=8, train_size=60, seed=0)
+    by = aflite.filter(x, y, ranker=aflite.ByScores(np.zeros(300)), **kw)
+    plain = aflite.predictability_scores(x, y, n_partitions=8, train_size=60, seed=0)
+    assert by.initial_bias == pytest.approx(plain.representation_bias, abs=1e-12)
+    assert by.initial_bias > 0.9
+    assert by.classes == [0, 1, 2, 3]

@@ -16,6 +16,7 @@ from aflite.algorithm._validation import (
     encode_labels,
     resolve_filter_sizes,
 )
+from aflite.algorithm.choices import check_choices
 from aflite.algorithm.loop import run_phases
 from aflite.algorithm.rankers import ScoreRanker
 from aflite.algorithm.result import FilterResult
@@ -86,8 +87,11 @@ def run_by_scores(
     scores, lower_is_easier = by.scores, by.lower_is_easier
     initial_predictability, info, params = by.initial_predictability, by.info, by.params
     # the measurements' checks (a sparse matrix taken as its dense rows), as an AFLITE run's
-    x = np.asarray(features) if np.ndim(features) == 3 else check_features(features)
-    codes, classes = encode_labels(labels, x.shape[0])
+    if np.ndim(features) == 3:  # multiple-choice items: the answers are choice positions
+        x, codes, classes = check_choices(features, labels)
+    else:
+        x = check_features(features)
+        codes, classes = encode_labels(labels, x.shape[0])
     n_input = len(codes)
     n, t, k = resolve_filter_sizes(
         n_input, target_size=target_size, train_size=train_size,

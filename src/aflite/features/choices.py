@@ -199,19 +199,28 @@ def items_array(x: Any, items: Choices, name: str, dtype: Any = None) -> np.ndar
     whose rows of choices an item lacks are NaN (padding, whatever the array holds there); a
     wrong shape or a NaN in a real choice is a DataError naming ``name``."""
     n, k = len(items), items.width
-    if np.ndim(x) != 3 or np.shape(x)[0] != n or np.shape(x)[1] < k:
+    try:
+        given = np.asarray(x)
+    except ValueError:  # arrays of several shapes, one an item
+        raise DataError(
+            f"{name}: items' arrays differ in shape; pad them to one (N, K, d) array "
+            "(aflite.algorithm.choices.pad_choices)"
+        ) from None
+    if given.ndim != 3 or given.shape[0] != n or given.shape[1] < k:
         raise DataError(
             f"{name}: expected an ({n}, {k}, d) array (items, choices, features), "
-            f"got shape {np.shape(x)}"
+            f"got shape {given.shape}"
         )
-    given = np.asarray(x)
+    if not np.issubdtype(given.dtype, np.number) or np.issubdtype(given.dtype, np.complexfloating):
+        raise DataError(f"{name}: features must be real numbers, got dtype {given.dtype}")
     if dtype is None:
         dtype = given.dtype if np.issubdtype(given.dtype, np.floating) else np.float64
     x = np.array(given, dtype=dtype)  # a copy: the padding must not reach the caller's array
     real = np.arange(x.shape[1])[None, :] < items.n_choices[:, None]
-    bad = np.isnan(x).any(axis=2) & real
+    bad = ~np.isfinite(x).all(axis=2) & real
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        raise DataError(f"{name}: item {i + 1} choice {j + 1} holds NaN")
+        what = "NaN" if np.isnan(x[i, j]).any() else "inf"
+        raise DataError(f"{name}: item {i + 1} choice {j + 1} holds {what}")
     x[~real] = np.nan
     return x
