@@ -136,6 +136,9 @@ def test_filtering_by_given_scores_measures_the_bias_as_aflite_does():
         aflite.filter(x, y, ranker=by, target_size=140, resume=aflite.FilterState(rows=[]))
     with pytest.raises(ValueError, match="ranker must be None"):
         aflite.filter(x, y, ranker=easy, target_size=140)
+    five = np.arange(200) % 5
+    with pytest.raises(ValueError, match="fewer than the 5 classes"):
+        aflite.filter(x, five, ranker=by, target_size=140, train_size=3)
 
 
 def test_filtering_by_given_scores_takes_the_runs_measurement_options():

@@ -96,6 +96,8 @@ def run_by_scores(
     n, t, k = resolve_filter_sizes(
         n_input, target_size=target_size, train_size=train_size,
         slice_size=1 if slice_size is None else slice_size,
+        # as an AFLITE run: every class in a training part (an item holds every choice)
+        n_classes=None if x.ndim == 3 else len(classes),
     )  # fmt: skip
     k = n_input - n if slice_size is None else k  # no slice size: one slice to the target
     if min_bias is not None:
