@@ -173,3 +173,20 @@ def test_audit_cli_compare_json_and_query(tmp_path, snli):
         text=True,
     )
     assert bad.returncode == 2 and "not in the vocabulary" in bad.stderr
+
+
+@pytest.mark.slow
+def test_the_audit_embeds_through_the_cache_the_filter_uses(tmp_path):
+    from conftest import run_in_process
+
+    rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()[:60]]
+    data = tmp_path / "small.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ["audit", str(data), "--text-fields", "hypothesis", "--audits", "knn", "--quiet",
+            "--features", "sentence-transformers:all-MiniLM-L6-v2",
+            "--cache-dir", str(tmp_path / "cache")]  # fmt: skip
+    first = run_in_process(*args)
+    assert first.returncode == 0, first.stderr
+    assert any((tmp_path / "cache").rglob("*")), "nothing cached"
+    again = run_in_process(*args)
+    assert again.returncode == 0 and again.stdout == first.stdout

@@ -137,6 +137,12 @@ class AuditConfig(Config):
         "--compare against a filter run, the representation that run filtered with.",
         check=c.optional_text,
     )
+    cache_dir: str | None = option(
+        None,
+        "Embedding cache folder, shared with `filter` (default ~/.cache/aflite).",
+        metavar="DIR",
+        check=c.optional_text,
+    )
     json_out: str | None = option(
         None, "Write all results as JSON here.", flag="--json", check=c.optional_text
     )

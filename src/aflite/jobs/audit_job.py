@@ -71,7 +71,7 @@ def run_audit_job(
             phi, _ = build_features(
                 spec, {f: inputs.texts[f] for f in rep_fields}, n_rows=len(inputs.labels),
                 ids=inputs.ids, fingerprint=inputs.table.fingerprint(), progress=bar,
-                cache_dir=str(default_cache_dir()),
+                cache_dir=config.cache_dir or str(default_cache_dir()),
             )  # fmt: skip
         return phi
 
