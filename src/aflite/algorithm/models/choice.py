@@ -12,13 +12,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from aflite.algorithm.choices import choice_chance, choice_store, valid_choices
 from aflite.algorithm.models.base import PhaseCounts, register_model
+from aflite.algorithm.models.items import ItemModel
 from aflite.algorithm.partitions import BlockDesign
 from aflite.algorithm.solvers.blocks import TASK_ROWS, plan_blocks
 from aflite.algorithm.solvers.choice import ChoiceEnsemble, choice_heldout_counts, fit_choices
-from aflite.algorithm.solvers.primal import NEG
-from aflite.algorithm.storage import FeatureStore
 
 __all__ = ["ChoiceModel", "choice_model"]
 
@@ -32,7 +30,7 @@ def _is_choice_ensemble(model: object) -> bool:
     description="choice-wise linear model of multiple-choice items (features (N, K, d))",
     accepts=_is_choice_ensemble,
 )
-class ChoiceModel:
+class ChoiceModel(ItemModel):
     """All partitions' choice-wise models of a phase fitted at once
     (:mod:`aflite.algorithm.solvers.choice`); a held-out item counts as predicted when its
     right choice is picked out."""
@@ -42,23 +40,6 @@ class ChoiceModel:
     def __init__(self, model: ChoiceEnsemble | None = None) -> None:
         self.model = model or ChoiceEnsemble()
         self._valid: np.ndarray | None = None
-
-    def make_store(self, x: np.ndarray, device: torch.device, **kwargs: Any) -> FeatureStore:
-        """The phase runner's store: one row of K*d features per item."""
-        self._valid = valid_choices(x)
-        return choice_store(x, device, **kwargs)
-
-    def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
-        if self._valid is None:
-            self._valid = valid_choices(raw)
-        self.store, self.y = store, y
-        valid = torch.as_tensor(self._valid[store.rows], device=store.device)
-        self.neg = torch.where(valid, 0.0, NEG)
-        self.k = valid.shape[1]
-
-    def chance(self, rows: np.ndarray, labels: np.ndarray) -> float:
-        """Chance level of the items ``rows`` (input positions) with answers ``labels``."""
-        return choice_chance(labels, self._valid[rows].sum(axis=1))
 
     def score(
         self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor

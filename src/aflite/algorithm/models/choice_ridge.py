@@ -24,12 +24,11 @@ import numpy as np
 import torch
 
 from aflite._internal.threads import workers
-from aflite.algorithm.choices import choice_chance, choice_store, valid_choices
 from aflite.algorithm.models.base import PhaseCounts, register_model
+from aflite.algorithm.models.items import ItemModel
 from aflite.algorithm.partitions import BlockDesign
 from aflite.algorithm.solvers.blocks import TASK_ROWS, plan_blocks
 from aflite.algorithm.solvers.choice import choice_heldout_counts
-from aflite.algorithm.solvers.primal import NEG
 from aflite.algorithm.solvers.ridge import Parts, RidgeEnsemble
 from aflite.algorithm.solvers.ridge_direct import SOLVE_BYTES, PrimalSums, primal_solve
 from aflite.algorithm.storage import FeatureStore
@@ -49,7 +48,7 @@ class _Fit:
     description="exact least-squares model of multiple-choice items (model='ridge' on (N, K, d))",
     accepts=lambda model: False,  # chosen by the choice-wise runs for model='ridge'
 )
-class ChoiceRidgeModel:
+class ChoiceRidgeModel(ItemModel):
     """All partitions of a phase on multiple-choice items, each solved exactly."""
 
     supports_blocks = True
@@ -59,18 +58,9 @@ class ChoiceRidgeModel:
         self.model = model or RidgeEnsemble()
         self._valid: np.ndarray | None = None
 
-    def make_store(self, x: np.ndarray, device: torch.device, **kwargs: Any) -> FeatureStore:
-        """The phase runner's store: one row of K*d item-centred features per item."""
-        self._valid = valid_choices(x)
-        return choice_store(x, device, **kwargs)
-
     def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
-        if self._valid is None:
-            self._valid = valid_choices(raw)
-        self.store, self.y = store, y
-        valid = torch.as_tensor(self._valid[store.rows], device=store.device)
-        self.neg = torch.where(valid, 0.0, NEG)
-        self.k = valid.shape[1]
+        super().attach(store, raw, y, n_classes)
+        valid = self.neg == 0
         d = store.dim // self.k
         # the same rows, one choice each: item i's choice c is row i*K + c
         self.choices = FeatureStore.from_standardised(
@@ -86,10 +76,6 @@ class ChoiceRidgeModel:
         from aflite.algorithm.partitions import MIN_BLOCKS_PER_PART
 
         return max(1, -(-train_size // MIN_BLOCKS_PER_PART))
-
-    def chance(self, rows: np.ndarray, labels: np.ndarray) -> float:
-        """Chance level of the items ``rows`` (input positions) with answers ``labels``."""
-        return choice_chance(labels, self._valid[rows].sum(axis=1))
 
     def _weights(self, parts: Parts) -> torch.Tensor:
         """(d, P) float64 weights of every part."""

@@ -34,12 +34,13 @@ from typing import Literal
 import torch
 
 from aflite._internal.threads import workers
-from aflite.algorithm.partitions import MIN_BLOCKS_PER_PART, BlockDesign
+from aflite.algorithm.partitions import MIN_BLOCKS_PER_PART
 from aflite.algorithm.solvers.kernel import KernelCache, kernel_fits
 from aflite.algorithm.solvers.ridge_cg import fit_primal
 from aflite.algorithm.solvers.ridge_direct import (
     REFINE_STEPS,
     SOLVE_BYTES,
+    Parts,
     PrimalSums,
     dual_solve,
     primal_solve,
@@ -162,23 +163,6 @@ def choose_form(
     if dual_ok:
         cost["dual"] = p * (t**3 / 3 + 4.0 * t * t + 2.0 * t * d)
     return min(cost, key=cost.get)
-
-
-@dataclass
-class Parts:
-    """A phase's training parts: ``order`` (P, t_max) store positions of each part's rows,
-    ``weight`` (P, t_max) 1 for a row, 0 for padding. Under block partitions also the design
-    and the store positions of the rows it dealt (``positions``), through whose blocks the
-    primal form applies every part's matrix in one pass."""
-
-    order: torch.Tensor
-    weight: torch.Tensor
-    design: BlockDesign | None = None
-    positions: torch.Tensor | None = None
-
-    @property
-    def n_partitions(self) -> int:
-        return int(self.order.shape[0])
 
 
 def fit_ridge(

@@ -27,14 +27,12 @@ iterations stalled is solved directly (:func:`~.ridge_direct.primal_solve`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
 from aflite._internal.threads import workers
 from aflite.algorithm.solvers.blocks import BlockPlan, plan_blocks
 from aflite.algorithm.solvers.reduce import add_rows
-from aflite.algorithm.solvers.ridge_direct import SOLVE_BYTES, PrimalSums, primal_solve
+from aflite.algorithm.solvers.ridge_direct import SOLVE_BYTES, Parts, PrimalSums, primal_solve
 from aflite.algorithm.solvers.ridge_sparse import TOL
 from aflite.algorithm.storage import FeatureStore
 
@@ -64,16 +62,17 @@ class BlockProducts:
             if n * plan.store.dim * 8 <= KEEP64_BYTES
             else None
         )
-        self.at = {id(t): i for i, t in enumerate(plan.tasks)}
-
-    def _rows(self, task) -> torch.Tensor:
-        if self.kept is not None:
-            return self.kept[self.at[id(task)]]
-        return self.plan.rows(task).double()
 
     def _each(self, fn, width: int, dev: torch.device) -> torch.Tensor:
+        """Sum ``fn(task, its float64 rows)`` (member ids, their rows) over the tasks."""
+        tasks = self.plan.tasks
+
+        def run(i: int):
+            x = self.kept[i] if self.kept is not None else self.plan.rows(tasks[i]).double()
+            return fn(tasks[i], x)
+
         out = torch.zeros((self.p + 1, width), dtype=torch.float64, device=dev)
-        for idx, u in workers().map(fn, self.plan.tasks):
+        for idx, u in workers().map(run, range(len(tasks))):
             add_rows(out, idx, u)
         return out[: self.p]
 
@@ -81,8 +80,7 @@ class BlockProducts:
         """Per part: (P, d) sum of rows, (P, C, d) sum of y x^T, (P, C) sum of targets."""
         d, c, dev = self.plan.store.dim, targets.shape[1], targets.device
 
-        def run(task):
-            x = self._rows(task)
+        def run(task, x):
             w = task.w.double()
             yw = targets[task.pos] * w[:, :, None]  # (g, n, C)
             u = torch.cat(
@@ -101,8 +99,7 @@ class BlockProducts:
         p, c, d = v.shape
         ext = torch.cat([v.reshape(p, c * d), v.new_zeros(1, c * d)])
 
-        def run(task):
-            x = self._rows(task)
+        def run(task, x):
             g, s = task.members.shape
             z = torch.bmm(ext[task.members].view(g, s * c, d), x.transpose(1, 2))
             z.mul_(task.w.double()[:, None, :])
@@ -113,7 +110,7 @@ class BlockProducts:
 
 class RowProducts:
     """The same products from each part's own gathered rows (``order``/``w``: (k, t_max)
-    store positions and 1/0 weights): uniform partitions, and the parts run on alone."""
+    store positions and 1/0 weights): uniform partitions."""
 
     def __init__(self, store: FeatureStore, order: torch.Tensor, w: torch.Tensor) -> None:
         self.store, self.order, self.w = store, order, w.to(torch.float64)
@@ -262,23 +259,13 @@ def fit_primal(store, y, targets, parts, sizes, alpha, held_count, n_classes):
         per = max(1, SOLVE_BYTES // (8 * 4 * (d + targets.shape[1]) ** 2))
         for s in range(0, len(direct), per):
             j = direct[s : s + per]
-            own = _Rows(parts.order[j], parts.weight[j])
+            own = Parts(parts.order[j], parts.weight[j])
             sums = PrimalSums(store, targets, own).of(torch.arange(len(j), device=j.device))
             coef, intercept, _ = primal_solve(sums, alpha[j])
             theta[:, j] = torch.cat([coef.permute(1, 0, 2), intercept[None]], dim=0)
         # counted again whole: a count patched part by part could round another way
         counts = held_count(theta, None, None)
     return theta, counts, {"cg_steps": cg.steps, "direct_parts": int(len(direct))}
-
-
-@dataclass
-class _Rows:
-    """Parts by their own rows (no design), as :class:`~.ridge_direct.PrimalSums` reads them."""
-
-    order: torch.Tensor
-    weight: torch.Tensor
-    design: None = None
-    positions: None = None
 
 
 def _plan(store, y, parts, n_classes) -> BlockPlan:

@@ -12,6 +12,7 @@ import torch
 
 from aflite._internal.threads import workers
 from aflite._internal.transfer import to_host
+from aflite.algorithm.partitions import BlockDesign
 from aflite.algorithm.storage import FeatureStore
 
 __all__ = [
@@ -65,6 +66,23 @@ def dual_solve(k_all, targets, order, w, alpha, steps: int = REFINE_STEPS):
     a, info = solve_spd(kc, yc, steps)
     info["bound"] = info["resid"].amax(dim=1) / alpha.sqrt()
     return a, ymean, info
+
+
+@dataclass
+class Parts:
+    """A phase's training parts: ``order`` (P, t_max) store positions of each part's rows,
+    ``weight`` (P, t_max) 1 for a row, 0 for padding. Under block partitions also the design
+    and the store positions of the rows it dealt (``positions``), through whose blocks the
+    primal form applies every part's matrix in one pass."""
+
+    order: torch.Tensor
+    weight: torch.Tensor
+    design: BlockDesign | None = None
+    positions: torch.Tensor | None = None
+
+    @property
+    def n_partitions(self) -> int:
+        return int(self.order.shape[0])
 
 
 @dataclass
