@@ -1,6 +1,6 @@
 """Do the filter defaults do real work without going below chance?
 
-Runs the defaults of ``aflite filter`` (``aflite.defaults.FILTER_DEFAULTS``) on real data that
+Runs the defaults of ``aflite filter`` (``aflite.PRESETS["practical"]``) on real data that
 ships with the package or with scikit-learn, and evaluates the kept rows against a random
 subset of the same size, with the filter's own features and model and with a different feature
 set and model:
@@ -28,7 +28,6 @@ from sklearn.naive_bayes import MultinomialNB
 
 import aflite
 from aflite.data import bundled_snli
-from aflite.defaults import FILTER_DEFAULTS
 from aflite.features import ngram_features
 
 
@@ -43,7 +42,9 @@ def run(name, x, y, evaluations, groups=None) -> None:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = aflite.filter(x, y, groups=groups, seed=0, progress=False, **FILTER_DEFAULTS)
+        res = aflite.filter(
+            x, y, groups=groups, seed=0, progress=False, options=aflite.PRESETS["practical"]
+        )
     seconds = time.perf_counter() - start
     kept = np.zeros(len(y), bool)
     kept[res.kept] = True
@@ -65,7 +66,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="first 3,000 SNLI pairs only")
     args = ap.parse_args()
-    print("defaults:", FILTER_DEFAULTS)
+    print("defaults:", aflite.PRESETS["practical"])
     rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()]
     if args.quick:
         rows = rows[:3000]

@@ -119,7 +119,9 @@ def test_block_scores_agree_with_uniform_as_seeds_of_uniform_do():
 
 def test_bad_design_and_thread_options_are_refused():
     x, y, _ = planted_data(n=200)
-    with pytest.raises(ValueError, match="partitions must be 'blocks' or 'uniform'"):
+    with pytest.raises(
+        ValueError, match="^partitions: unknown value 'random': choose one of blocks, uniform$"
+    ):
         aflite.predictability_scores(x, y, partitions="random")
     with pytest.raises(ValueError, match="threads must be a positive whole number"):
         aflite.filter(x, y, target_size=150, train_size=50, threads=0)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aflite.config import FilterConfig
-from aflite.defaults import FILTER_DEFAULTS as D
+from aflite.algorithm import PRESETS, FilterOptions
 from aflite.experiments import compare_run
 from aflite.experiments.compare_run import PreparedCompare, run_compare
 from aflite.experiments.results import FILTERED, FULL, RANDOM
@@ -39,9 +38,7 @@ def run():
     phi_tr, y_tr = _planted(120, 1)
     phi_dv, y_dv = _planted(60, 2)
     dev = LabelledTexts({"t": [str(i) for i in range(60)]}, y_dv)
-    keys = ("target_size", "train_size", "slice_size", "threshold", "balance", "strategy")
-    options = FilterConfig.check_fields({k: D[k] for k in keys} | {"n_partitions": 8,
-                                                                   "min_bias": None})  # fmt: skip
+    options = FilterOptions.of(PRESETS["practical"], n_partitions=8, min_bias=None, model="linear")
     calls = {"fit": [], "filtered_dev": [], "predicted": []}
 
     def fit(name, idx, seed):
@@ -85,10 +82,13 @@ def test_each_run_filters_as_the_filter_does_and_fits_each_training_set(run):
     for run_seed, r in zip((5, 6), res.runs):
         (phi, y, kw, res_d), (phi_dev, y_dev, kw_dev, res_dev) = filtered[2 * (run_seed - 5) :][:2]
         common = dict(device="cpu", progress=False, seed=run_seed, groups=None, ids=None)
-        assert phi is prep.phi_train and y is prep.y_train and kw == prep.options | common
+        # the options objects, handed to the filter as made
         assert (
-            phi_dev is prep.phi_dev and y_dev is prep.y_dev and kw_dev == prep.dev_options | common
+            phi is prep.phi_train and y is prep.y_train and kw == {"options": prep.options} | common
         )
+        assert kw["options"] is prep.options and kw_dev["options"] is prep.dev_options
+        assert phi_dev is prep.phi_dev and y_dev is prep.y_dev
+        assert kw_dev == {"options": prep.dev_options} | common
         want, want_dev = res_d.kept, res_dev.kept
         assert 0 < len(want) < 120 and len(want_dev) < 60  # something was removed
         assert calls["filtered_dev"][run_seed - 5] == want_dev.tolist()

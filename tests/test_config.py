@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 import aflite.jobs
 from aflite.cli.main import app  # every command registered
 from aflite.config import (
+    PRESET_OPTIONS,
     PRESETS,
     ConfigError,
     FilterConfig,
@@ -180,23 +181,38 @@ def test_a_misspelt_scorer_option_in_a_config_file_is_named(tmp_path):
 # --- presets -------------------------------------------------------------------------------------
 
 
-def test_the_presets_are_the_paper_and_the_practical_defaults():
+def test_one_table_of_defaults_and_the_presets_are_instances_of_it():
+    import dataclasses
     import inspect
 
-    from aflite.algorithm import adversarial_filter
-    from aflite.defaults import FILTER_DEFAULTS
+    from aflite.algorithm import FilterOptions, adversarial_filter
+    from aflite.api import filter_dataset
+    from aflite.experiments import compare_experiment
 
-    assert dict(PRESETS["practical"]) == FILTER_DEFAULTS
-    assert FILTER_DEFAULTS == {
-        k: f.default for f in config_fields(FilterConfig) if (k := f.name) in FILTER_DEFAULTS
-    }
-    params = inspect.signature(adversarial_filter).parameters
-    paper = PRESETS["paper"]
-    for name in ("n_partitions", "train_size", "slice_size", "threshold", "strategy",
-                 "min_bias", "balance"):  # fmt: skip
-        assert paper[name] == params[name].default, name  # aflite.filter's own defaults
-    assert paper["partitions"] == "uniform"  # Algorithm 1's wording: independent parts
-    assert paper["threshold"] == 0.75 and paper["min_bias"] is None
+    assert set(PRESETS) == {"paper", "practical"}
+    assert all(type(p) is FilterOptions for p in PRESETS.values())
+    # aflite.filter's defaults: Algorithm 1 as published, on block partitions
+    paper, defaults = PRESETS["paper"], FilterOptions()
+    assert paper == dataclasses.replace(defaults, partitions="uniform")
+    assert (paper.threshold, paper.min_bias, paper.slice_size) == (0.75, None, 500)
+    # the command line starts from the practical preset: the same fields, other defaults
+    practical = PRESETS["practical"]
+    assert practical.changed_from(defaults) == {
+        "threshold": 0.6, "slice_size": 0.05, "min_bias": 0.02, "model": "auto",
+        "n_partitions": "auto",
+    }  # fmt: skip
+    config = FilterConfig(input="data.jsonl")
+    assert FilterOptions.of(config) == practical
+    assert isinstance(config, FilterOptions)  # the config is the options, passed as is
+    # no signature re-lists an option with its own default
+    for fn in (adversarial_filter, filter_dataset, compare_experiment):
+        params = inspect.signature(fn).parameters
+        assert not set(params) & set(PRESET_OPTIONS), fn.__name__
+    # the checks and help of an option are declared once: the config's are the options'
+    ours = {f.name: f for f in config_fields(FilterConfig)}
+    for f in dataclasses.fields(FilterOptions):
+        assert ours[f.name].metadata["check"] is f.metadata["check"], f.name
+        assert ours[f.name].metadata["help"] == f.metadata["help"], f.name
 
 
 def test_a_preset_on_the_command_line_and_explicit_options_over_it(monkeypatch):
@@ -233,8 +249,9 @@ def test_a_preset_in_python(monkeypatch):
     rows = [{"text": f"w{i % 5}", "label": i % 2} for i in range(40)]
     with pytest.raises(SystemExit):
         aflite.filter_dataset(rows, label="label", preset="paper", slice_size=4, target_size=20)
-    assert seen["threshold"] == 0.75 and seen["min_bias"] is None
-    assert seen["partitions"] == "uniform" and seen["slice_size"] == 4
+    options = seen["options"]  # one object, handed down as made
+    assert options.threshold == 0.75 and options.min_bias is None
+    assert options.partitions == "uniform" and options.slice_size == 4
 
 
 # --- --config FILE -------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 MODULES = [
     "aflite.algorithm.filtering",
     "aflite.algorithm.scoring",
-    "aflite.algorithm.optimum",
+    "aflite.algorithm.afopt",
     "aflite.audits.cooccurrence",
     "aflite.audits.identity",
     "aflite.api.dataset",

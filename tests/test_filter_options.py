@@ -346,7 +346,7 @@ def test_score_refuses_a_training_part_smaller_than_the_classes(snli300, tmp_pat
 
 
 def test_by_help_names_as_not_applying_exactly_the_options_it_ignores():
-    from aflite.config.base import config_fields, flag
+    from aflite._internal.options import config_fields, flag
     from aflite.config.filter import NOT_FOR_BY, FilterConfig
 
     help_ = next(f for f in config_fields(FilterConfig) if f.name == "by").metadata["help"]

@@ -225,7 +225,7 @@ LAYERS = [
     {"__main__"},
     {"cli"},
     {"jobs"},
-    {"api", "experiments", "config", "defaults"},
+    {"api", "experiments", "config"},
     {"distributed", "reports", "exports", "training"},
     {"audits"},
     {"scoring", "features"},
@@ -235,7 +235,6 @@ LAYERS = [
     {"errors", "types"},
 ]
 SIDEWAYS = {("config", "experiments"), ("experiments", "config"), ("api", "config"),
-            ("api", "defaults"), ("experiments", "defaults"), ("defaults", "config"),
             ("exports", "reports")}  # fmt: skip
 # the package's own entry module and the built-in list sit above everything they gather;
 # types.py names algorithm classes for type checkers only (tests/test_loop.py checks that)

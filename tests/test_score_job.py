@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from conftest import planted_data, run_in_process
 
+import aflite
 from aflite.scoring import EXAMPLE_SCORERS, register_example_scorer, score_examples
 
 
@@ -179,30 +180,33 @@ def test_score_job_in_process(tmp_path):
 # --- aflite filter --by -------------------------------------------------------------------
 
 
-def test_filter_by_a_score_removes_the_easiest_rows_in_one_pass():
-    from aflite.scoring.filter_by import filter_by_score
+def _filter_by(x, y, *, by, scorer=None, **options):
+    """The filter's one driver with a scoring ranker (what ``aflite filter --by`` runs): one
+    slice to the target unless a slice size is given."""
+    return aflite.filter(x, y, ranker=aflite.ByScorer(by, scorer),
+                         **({"slice_size": None} | options))  # fmt: skip
 
+
+def test_filter_by_a_score_removes_the_easiest_rows_in_one_pass():
     x, y, planted = planted_data(n=600)
-    r = filter_by_score(x, y, by="pvi", target_size=400, n_partitions=8, seed=0, device="cpu")
+    r = _filter_by(x, y, by="pvi", target_size=400, n_partitions=8, seed=0, device="cpu")
     assert len(r.kept) == 400 and len(r.removed) == 200 and len(r.history) == 1
     np.testing.assert_array_equal(np.sort(np.concatenate([r.kept, r.removed])), np.arange(600))
     assert planted[r.removed].mean() > 0.85  # the give-away rows go first
     assert np.all(np.diff(r.removed_score) <= 0)  # easiest first, with its PVI
     assert r.final_bias < r.initial_bias - 0.15 and r.stop_reason == "by_score"
     # lower is easier for forgetting; balance keeps every class's share
-    b = filter_by_score(x, y, by="forgetting", target_size=300, balance="classes",
-                        n_partitions=8, seed=0, device="cpu", epochs=3)  # fmt: skip
+    b = _filter_by(x, y, by="forgetting", target_size=300, balance="classes",
+                   n_partitions=8, seed=0, device="cpu", scorer={"epochs": 3})  # fmt: skip
     assert np.all(np.diff(b.removed_score) >= 0)
     assert np.abs(np.bincount(y[b.kept]) - np.bincount(y) / 2).max() <= 1
 
 
 def test_filter_by_a_score_stops_at_chance_instead_of_going_below():
-    from aflite.scoring.filter_by import filter_by_score
-
     x, y, planted = planted_data(n=600)
     opts = dict(by="pvi", target_size=100, n_partitions=8, seed=0, device="cpu")
-    free = filter_by_score(x, y, **opts)  # no chance stop: all the way to 100 rows
-    r = filter_by_score(x, y, slice_size=50, min_bias=0.02, **opts)
+    free = _filter_by(x, y, **opts)  # no chance stop: all the way to 100 rows
+    r = _filter_by(x, y, slice_size=50, min_bias=0.02, **opts)
     assert len(free.kept) == 100 and r.stop_reason == "chance"
     assert 100 < len(r.kept) < 600 and len(r.history) >= 2
     assert r.final_bias <= r.final_chance + 0.02 + 1e-9
@@ -215,12 +219,11 @@ def test_filter_by_a_score_stops_at_chance_instead_of_going_below():
 
 def test_filter_by_slice_size_follows_the_filter_rule_and_is_checked_before_scoring(monkeypatch):
     import aflite.scoring.run
-    from aflite.scoring.filter_by import filter_by_score
 
     x, y, _ = planted_data(n=200)
     opts = dict(by="pvi", target_size=195, n_partitions=4, seed=0, device="cpu")
     # a fraction of a small set still removes one row per slice, as in adversarial_filter
-    r = filter_by_score(x, y, slice_size=0.001, **opts)
+    r = _filter_by(x, y, slice_size=0.001, **opts)
     assert r.params["slice_size"] == 1 and len(r.removed) == 5 and len(r.history) == 5
 
     def no_scoring(*a, **k):
@@ -228,7 +231,9 @@ def test_filter_by_slice_size_follows_the_filter_rule_and_is_checked_before_scor
 
     monkeypatch.setattr(aflite.scoring.run, "score_examples", no_scoring)
     with pytest.raises(ValueError, match="slice_size"):
-        filter_by_score(x, y, slice_size=0, **opts)
+        _filter_by(x, y, slice_size=0, **opts)
+    with pytest.raises(ValueError, match="target_size"):  # a size the rows cannot take
+        _filter_by(x, y, slice_size=1, **(opts | {"target_size": 250}))
 
 
 @pytest.mark.parametrize(

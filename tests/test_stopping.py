@@ -8,7 +8,7 @@ import pytest
 from conftest import planted_data
 
 import aflite
-from aflite.defaults import FILTER_DEFAULTS, overrides
+from aflite.algorithm import PRESETS, FilterOptions
 
 
 def _majority(y):
@@ -126,15 +126,17 @@ def test_job_defaults_turn_the_chance_stop_on_and_the_api_does_not():
     from aflite.jobs import FilterJob
 
     job = FilterJob(input="x.jsonl")
-    assert job.min_bias == FILTER_DEFAULTS["min_bias"] > 0
+    practical = PRESETS["practical"]
+    assert job.min_bias == practical.min_bias > 0
     assert (job.threshold, job.train_size, job.slice_size) == (
-        FILTER_DEFAULTS["threshold"],
-        FILTER_DEFAULTS["train_size"],
-        FILTER_DEFAULTS["slice_size"],
+        practical.threshold,
+        practical.train_size,
+        practical.slice_size,
     )
-    sig = inspect.signature(aflite.filter).parameters
-    assert sig["min_bias"].default is None and sig["threshold"].default == 0.75
-    assert overrides({"threshold": 0.6, "train_size": 0.4}) == {"train_size": 0.4}
+    assert "min_bias" not in inspect.signature(aflite.filter).parameters  # one table
+    assert FilterOptions().min_bias is None and FilterOptions().threshold == 0.75
+    changed = FilterOptions.of(practical, threshold=0.6, train_size=0.4)
+    assert changed.changed_from(practical) == {"train_size": 0.4}
 
 
 def test_a_run_that_stops_far_from_its_target_says_which_flag_to_change(planted):

@@ -35,11 +35,14 @@ __all__ = [
     "filter_dataset",
     "score_dataset",
     "MODELS",
+    "PRESETS",
     "STOP_REASONS",
     "STRATEGIES",
+    "ByScorer",
     "ByScores",
     "ChoiceEnsemble",
     "ConvergenceWarning",
+    "FilterOptions",
     "FilterResult",
     "FilterState",
     "LinearEnsemble",
@@ -63,8 +66,13 @@ __all__ = [
 # stays out of ``__all__`` so that ``from aflite import *`` does not shadow the built-in.
 __getattr__, __dir__ = lazy_exports(
     __name__,
-    {name: "aflite.algorithm" for name in __all__ if name not in ("__version__", *_DATA_API)}
+    {
+        name: "aflite.algorithm"
+        for name in __all__
+        if name not in ("__version__", "ByScorer", *_DATA_API)
+    }
     | {name: "aflite.api" for name in _DATA_API}
+    | {"ByScorer": "aflite.scoring.filter_by"}
     | {"filter": "aflite.algorithm:adversarial_filter"},
 )
 
@@ -75,11 +83,13 @@ set_builtins_loader(load_builtins)
 if TYPE_CHECKING:
     from aflite.algorithm import (
         MODELS,
+        PRESETS,
         STOP_REASONS,
         STRATEGIES,
         ByScores,
         ChoiceEnsemble,
         ConvergenceWarning,
+        FilterOptions,
         FilterResult,
         FilterState,
         LinearEnsemble,
@@ -105,3 +115,4 @@ if TYPE_CHECKING:
         filter_dataset,
         score_dataset,
     )
+    from aflite.scoring.filter_by import ByScorer

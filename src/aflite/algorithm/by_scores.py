@@ -5,26 +5,21 @@ place of the ensemble."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from aflite._internal.device import resolve_device
-from aflite.algorithm._validation import (
-    check_features,
-    check_fraction,
-    encode_labels,
-    resolve_filter_sizes,
-)
+from aflite.algorithm._validation import check_features, encode_labels
 from aflite.algorithm.choices import check_choices
 from aflite.algorithm.loop import run_phases
+from aflite.algorithm.options import FilterOptions
 from aflite.algorithm.rankers import ScoreRanker
 from aflite.algorithm.result import FilterResult
-from aflite.algorithm.scoring import predictability_scores
-from aflite.algorithm.selection import BALANCE
-from aflite.types import ArrayLike, Balance, DeviceLike, Size
+from aflite.algorithm.scoring import phase_model_for, predictability_scores
+from aflite.types import ArrayLike, DeviceLike
 
-__all__ = ["ByScores", "run_by_scores"]
+__all__ = ["ByScores", "ScoreSource", "run_by_scores"]
 
 
 @dataclass(frozen=True)
@@ -62,23 +57,26 @@ class ByScores:
     params: dict[str, Any] | None = None
 
 
+@runtime_checkable
+class ScoreSource(Protocol):
+    """A ranker that scores the rows itself before the loop (:class:`aflite.ByScorer`):
+    ``by_scores`` gets the filter's features, labels and :class:`aflite.FilterOptions`, and
+    the run's ``groups``, ``seed`` and ``device``, and returns the :class:`ByScores` to rank
+    by."""
+
+    def by_scores(self, features: Any, labels: Any, opts: Any, **run: Any) -> ByScores: ...
+
+
 def run_by_scores(
     features: ArrayLike,
     labels: ArrayLike,
     by: ByScores,
+    opts: FilterOptions,
     *,
-    target_size: Size,
-    slice_size: Size | None,
-    balance: Balance,
-    min_bias: float | None,
-    n_partitions: int,
-    train_size: Size,
-    model: Any,
     groups: ArrayLike | None,
     seed: int,
     device: DeviceLike,
     progress: Any,
-    partitions: str = "blocks",
     threads: int | None = None,
     score_kept: bool = True,
 ) -> FilterResult:
@@ -93,17 +91,9 @@ def run_by_scores(
         x = check_features(features)
         codes, classes = encode_labels(labels, x.shape[0])
     n_input = len(codes)
-    n, t, k = resolve_filter_sizes(
-        n_input, target_size=target_size, train_size=train_size,
-        slice_size=1 if slice_size is None else slice_size,
-        # as an AFLITE run: every class in a training part (an item holds every choice)
-        n_classes=None if x.ndim == 3 else len(classes),
-    )  # fmt: skip
-    k = n_input - n if slice_size is None else k  # no slice size: one slice to the target
-    if min_bias is not None:
-        check_fraction(min_bias, "min_bias")
-    if balance not in BALANCE:
-        raise ValueError(f"balance must be None or 'classes', got {balance!r}")
+    # as an AFLITE run: every class in a training part (an item holds every choice)
+    n, t, k = opts.resolve(n_input, None if x.ndim == 3 else len(classes))
+    _, m = phase_model_for(opts.model, opts.n_partitions, t, x.shape)
     g = None if groups is None else np.asarray(groups)
 
     def measure(rows: np.ndarray) -> np.ndarray:
@@ -112,8 +102,8 @@ def run_by_scores(
         whole = len(rows) == n_input  # the input as given: no copy
         return predictability_scores(
             x if whole else x[rows], codes if whole else codes[rows],
-            n_partitions=n_partitions, train_size=t, seed=seed, device=device, model=model,
-            partitions=partitions, threads=threads,
+            n_partitions=m, train_size=t, seed=seed, device=device, model=opts.model,
+            partitions=opts.partitions, threads=threads,
             groups=None if g is None else (g if whole else g[rows]),
         ).scores  # fmt: skip
 
@@ -121,26 +111,27 @@ def run_by_scores(
     if not callable(given) and given.shape != (n_input,):
         raise ValueError(f"scores must hold one value per row ({n_input}), got {given.shape}")
     ranker = ScoreRanker(
-        given, measure=measure, codes=codes, lower_is_easier=lower_is_easier, balance=balance,
-        seed=seed, info=info,
+        given, measure=measure, codes=codes, lower_is_easier=lower_is_easier,
+        balance=opts.balance, seed=seed, info=info,
     )  # fmt: skip
+    model = opts.model
     defaults = {
         "target_size": n,
-        "n_partitions": n_partitions,
+        "n_partitions": m,
         "train_size": t,
         "slice_size": k,
         "threshold": None,
         "strategy": "by_score",
-        "min_bias": min_bias,
-        "balance": balance,
+        "min_bias": opts.min_bias,
+        "balance": opts.balance,
         "model": model if isinstance(model, str) else repr(model),
         "seed": seed,
         "device": str(resolve_device(device)),
         "grouped": groups is not None,
-        "partitions": partitions,
+        "partitions": opts.partitions,
         "backend": "local",
     }
     return run_phases(
-        ranker, codes, classes, n=n, k=min(k, n_input - n), t=t, min_bias=min_bias,
+        ranker, codes, classes, n=n, k=min(k, n_input - n), t=t, min_bias=opts.min_bias,
         progress=progress, params=defaults | (params or {}), score_kept=score_kept,
     )  # fmt: skip

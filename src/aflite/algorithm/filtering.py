@@ -27,30 +27,18 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.backends import make_backend
-from aflite.algorithm._validation import (
-    check_fraction,
-    resolve_filter_sizes,
-)
-from aflite.algorithm.by_scores import ByScores, run_by_scores
+from aflite.algorithm.by_scores import ByScores, ScoreSource, run_by_scores
 from aflite.algorithm.choices import is_choice_input
 from aflite.algorithm.loop import run_phases
 from aflite.algorithm.models.base import family_name
+from aflite.algorithm.options import FilterOptions
 from aflite.algorithm.progress import ConvergenceWarning
 from aflite.algorithm.rankers import EnsembleRanker
 from aflite.algorithm.result import FilterResult, PhaseRecord
 from aflite.algorithm.scoring import prepare_runner
-from aflite.algorithm.selection import BALANCE, STRATEGIES
+from aflite.algorithm.selection import STRATEGIES
 from aflite.algorithm.state import FilterState
-from aflite.types import (
-    ArrayLike,
-    Backend,
-    Balance,
-    DeviceLike,
-    ModelLike,
-    SeedLike,
-    Size,
-    Strategy,
-)
+from aflite.types import ArrayLike, Backend, DeviceLike, SeedLike
 
 __all__ = ["adversarial_filter", "FilterState", "STRATEGIES", "ConvergenceWarning"]
 
@@ -59,15 +47,8 @@ def adversarial_filter(
     features: ArrayLike,
     labels: ArrayLike,
     *,
-    target_size: Size = 0.5,
-    n_partitions: int | str = 64,
-    train_size: Size = 0.1,
-    slice_size: Size = 500,
-    threshold: float = 0.75,
-    strategy: Strategy = "slicing",
-    min_bias: float | None = None,
-    balance: Balance = None,
-    model: ModelLike = "linear",
+    options: FilterOptions | None = None,
+    ranker: ByScores | ScoreSource | None = None,
     groups: ArrayLike | None = None,
     seed: SeedLike = 0,
     device: DeviceLike = "auto",
@@ -77,11 +58,10 @@ def adversarial_filter(
     resume: FilterState | None = None,
     backend: Backend | None = None,
     copy: bool = True,
-    partitions: str = "blocks",
     threads: int | None = None,
     protected: ArrayLike | None = None,
     ids: ArrayLike | None = None,
-    ranker: ByScores | None = None,
+    **kwargs: Any,
 ) -> FilterResult:
     """Remove the most predictable instances until the set is ``target_size`` or clean.
 
@@ -93,6 +73,12 @@ def adversarial_filter(
     threshold, or (with ``min_bias``) when the representation bias is at most the chance level
     plus ``min_bias``.
 
+    What the run does is one :class:`aflite.FilterOptions` (``target_size`` to ``partitions``
+    below), given as ``options``, as keywords of the same names, or both (the keywords win);
+    its defaults are Algorithm 1 as published, on block partitions. Each option is checked
+    once, when the options are made; the rest of the arguments say what to filter and how to
+    run.
+
     Parameters
     ----------
     features:
@@ -101,6 +87,9 @@ def adversarial_filter(
     labels:
         (N,) class labels, strings or integers, at least two classes (0-based answer positions
         for multiple choice).
+    options:
+        An :class:`aflite.FilterOptions` (e.g. ``aflite.PRESETS["practical"]``), or a
+        command's config that extends it (:class:`aflite.config.FilterConfig`).
     target_size:
         n: rows to keep at least; an int, or a fraction of N (default 0.5). Must exceed
         ``train_size``.
@@ -170,11 +159,12 @@ def adversarial_filter(
         Optional (N,) unique row ids. Partitions are drawn, and equal scores ordered, by id,
         so the same rows in any order give the same result (without ids: by position).
     ranker:
-        None (AFLITE: each phase's rows ranked by the ensemble's predictability), or an
+        None (AFLITE: each phase's rows ranked by the ensemble's predictability), an
         :class:`aflite.ByScores` to remove rows by a given per-example score instead, in the
-        same loop and with the same measurements (``slice_size=None``: one slice down to the
-        target; ``threshold``, ``strategy`` and ``copy`` do not apply; ``backend``,
-        ``checkpoint``, ``resume``, ``protected`` and ``ids`` are refused).
+        same loop and with the same measurements, or an :class:`aflite.ByScorer` that
+        computes that score once with a registered scorer (``slice_size=None``: one slice
+        down to the target; ``threshold``, ``strategy`` and ``copy`` do not apply;
+        ``backend``, ``checkpoint``, ``resume``, ``protected`` and ``ids`` are refused).
 
     Returns
     -------
@@ -190,91 +180,37 @@ def adversarial_filter(
     >>> len(res.kept) >= 200
     True
     """
+    opts = FilterOptions.of(options, **kwargs)
     if ranker is not None:
-        return _by_scores(
-            features, labels, ranker, target_size=target_size, slice_size=slice_size,
-            balance=balance, min_bias=min_bias, n_partitions=n_partitions, train_size=train_size,
-            model=model, groups=groups, seed=seed, device=device, progress=progress,
-            partitions=partitions, threads=threads, score_kept=score_kept,
-            unused={"backend": backend, "resume": resume, "checkpoint": checkpoint,
-                    "protected": protected, "ids": ids},
-        )  # fmt: skip
+        unused = {"backend": backend, "resume": resume, "checkpoint": checkpoint,
+                  "protected": protected, "ids": ids}  # fmt: skip
+        given = [name for name, value in unused.items() if value is not None]
+        if given:
+            raise ValueError(f"ranker={ranker!r}: {given[0]} applies to AFLITE's phases only")
+        run = {"groups": groups, "seed": seed, "device": device}
+        if not isinstance(ranker, ByScores):  # a ranker that scores the rows itself first
+            if not isinstance(ranker, ScoreSource):
+                raise ValueError(
+                    "ranker must be None (AFLITE), an aflite.ByScores or an aflite.ByScorer, "
+                    f"got {ranker!r}"
+                )
+            ranker = ranker.by_scores(features, labels, opts, **run)
+        return run_by_scores(features, labels, ranker, opts, progress=progress, threads=threads,
+                             score_kept=score_kept, **run)  # fmt: skip
+    if opts.slice_size is None:
+        raise ValueError("slice_size=None (one slice to the target) applies to ranker= only")
     own_backend = isinstance(backend, str)
     if own_backend:
         backend = make_backend(backend)
     try:
         return _filter(
-            features,
-            labels,
-            target_size=target_size,
-            n_partitions=n_partitions,
-            train_size=train_size,
-            slice_size=slice_size,
-            threshold=threshold,
-            strategy=strategy,
-            min_bias=min_bias,
-            balance=balance,
-            model=model,
-            groups=groups,
-            seed=seed,
-            device=device,
-            progress=progress,
-            score_kept=score_kept,
-            checkpoint=checkpoint,
-            resume=resume,
-            backend=backend,
-            copy=copy,
-            partitions=partitions,
-            threads=threads,
-            protected=protected,
-            ids=ids,
-        )
+            features, labels, opts, groups=groups, seed=seed, device=device, progress=progress,
+            score_kept=score_kept, checkpoint=checkpoint, resume=resume, backend=backend,
+            copy=copy, threads=threads, protected=protected, ids=ids,
+        )  # fmt: skip
     finally:
         if own_backend:
             backend.close()
-
-
-def _by_scores(features, labels, ranker, *, unused, **options) -> FilterResult:
-    if not isinstance(ranker, ByScores):
-        raise ValueError(f"ranker must be None (AFLITE) or an aflite.ByScores, got {ranker!r}")
-    given = [name for name, value in unused.items() if value is not None]
-    if given:
-        raise ValueError(f"ranker=ByScores(...): {given[0]} applies to AFLITE's phases only")
-    return run_by_scores(features, labels, ranker, **options)
-
-
-def check_filter_options(
-    n_input: int,
-    *,
-    target_size: Any,
-    train_size: Any,
-    slice_size: Any,
-    threshold: Any,
-    strategy: Any,
-    min_bias: Any,
-    balance: Any,
-    n_classes: int | None = None,
-) -> tuple[int, int, int, float]:
-    """Validate the options of :func:`adversarial_filter` for the ``n_input`` rows to filter
-    (of ``n_classes`` classes, see :func:`resolve_filter_sizes`) before any work; returns
-    (target size n, train size t, slice size k, tau)."""
-    # the options' own values first, then the sizes they give on these rows
-    tau = check_fraction(threshold, "threshold")
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")
-    if min_bias is not None:
-        check_fraction(min_bias, "min_bias")
-    if balance not in BALANCE:
-        raise ValueError(f"balance must be None or 'classes', got {balance!r}")
-    n, t, slice_size = resolve_filter_sizes(
-        n_input,
-        target_size=target_size,
-        train_size=train_size,
-        slice_size=slice_size,
-        n_classes=n_classes,
-    )
-    k = 1 if strategy == "greedy" else int(slice_size)
-    return n, t, k, tau
 
 
 def _n_classes(labels: Any) -> int | None:
@@ -288,65 +224,23 @@ def _n_classes(labels: Any) -> int | None:
 
 
 def _filter(
-    features,
-    labels,
-    *,
-    target_size,
-    n_partitions,
-    train_size,
-    slice_size,
-    threshold,
-    strategy,
-    min_bias,
-    balance,
-    model,
-    groups,
-    seed,
-    device,
-    progress,
-    score_kept,
-    checkpoint,
-    resume,
-    backend,
-    copy,
-    partitions,
-    threads,
-    protected=None,
-    ids=None,
-) -> FilterResult:
+    features, labels, opts: FilterOptions, *, groups, seed, device, progress, score_kept,
+    checkpoint, resume, backend, copy, threads, protected=None, ids=None,
+) -> FilterResult:  # fmt: skip
     n_rows = np.asarray(labels).shape[0] if np.ndim(labels) else 0
     if protected is not None:
         protected = np.asarray(protected, dtype=bool)
         if protected.shape != (n_rows,):
             raise ValueError(f"protected must be a boolean mask of {n_rows} rows")
     # an item holds every choice, so any one item covers the answers' positions
-    n_classes = None if is_choice_input(features, model) else _n_classes(labels)
-    n, _, k, tau = check_filter_options(
-        n_rows,
-        target_size=target_size,
-        train_size=train_size,
-        slice_size=slice_size,
-        threshold=threshold,
-        strategy=strategy,
-        min_bias=min_bias,
-        balance=balance,
-        n_classes=n_classes,
-    )
+    n_classes = None if is_choice_input(features, opts.model) else _n_classes(labels)
+    n, _, k = opts.resolve(n_rows, n_classes)
+    tau, strategy, balance = float(opts.threshold), opts.strategy, opts.balance
     runner, classes, t = prepare_runner(
-        features,
-        labels,
-        n_partitions=n_partitions,
-        model=model,
-        groups=groups,
-        seed=seed,
-        device=device,
-        train_size=train_size,
-        backend=backend,
-        copy=copy,
-        partitions=partitions,
-        threads=threads,
-        ids=ids,
-    )
+        features, labels, n_partitions=opts.n_partitions, model=opts.model, groups=groups,
+        seed=seed, device=device, train_size=opts.train_size, backend=backend, copy=copy,
+        partitions=opts.partitions, threads=threads, ids=ids,
+    )  # fmt: skip
     params = {
         "target_size": n,
         "n_partitions": runner.n_partitions,
@@ -354,7 +248,7 @@ def _filter(
         "slice_size": k,
         "threshold": tau,
         "strategy": strategy,
-        "min_bias": min_bias,
+        "min_bias": opts.min_bias,
         "balance": balance,
         "model": runner.model.describe(),
         "model_family": family_name(runner.model),
@@ -362,7 +256,7 @@ def _filter(
         "device": str(runner.device),
         "grouped": groups is not None,
         "backend": "local" if backend is None else type(backend).__name__,
-        "partitions": partitions,
+        "partitions": opts.partitions,
     }
 
     ranker = EnsembleRanker(runner, tau=tau, strategy=strategy, balance=balance,
@@ -376,7 +270,7 @@ def _filter(
         n=n,
         k=k,
         t=t,
-        min_bias=min_bias,
+        min_bias=opts.min_bias,
         single_shot=strategy == "single_shot",
         protected=protected,
         state=resume,

@@ -14,8 +14,6 @@ from aflite.algorithm._validation import (
     AUTO_PARTITIONS,
     canonical_ranks,
     check_features,
-    check_partition_design,
-    check_partitions,
     encode_groups,
     encode_labels,
     resolve_size,
@@ -23,6 +21,7 @@ from aflite.algorithm._validation import (
 from aflite.algorithm.choices import check_choices, is_choice_input
 from aflite.algorithm.models import resolve_model
 from aflite.algorithm.models.choice import choice_model
+from aflite.algorithm.options import FilterOptions
 from aflite.algorithm.phases import PhaseRunner
 from aflite.types import ArrayLike, Backend, DeviceLike, ModelLike, SeedLike, Size
 
@@ -69,7 +68,7 @@ def prepare_runner(
     features: ArrayLike,
     labels: ArrayLike,
     *,
-    n_partitions: int,
+    n_partitions: int | str,
     model: ModelLike,
     groups: ArrayLike | None,
     seed: SeedLike,
@@ -77,7 +76,7 @@ def prepare_runner(
     train_size: Size,
     backend: Backend | None = None,
     copy: bool = True,
-    partitions: str = "blocks",
+    partitions: str,
     threads: int | None = None,
     ids: ArrayLike | None = None,
 ) -> tuple[PhaseRunner, np.ndarray, int]:
@@ -88,22 +87,15 @@ def prepare_runner(
         x = check_features(features)
         y, classes = encode_labels(labels, x.shape[0])
     g = encode_groups(groups, x.shape[0])
-    n_partitions = check_partitions(n_partitions)
     t = resolve_size(train_size, x.shape[0], "train_size")
     if t >= x.shape[0]:
         raise ValueError(
             f"train_size ({t}) must be smaller than the number of rows ({x.shape[0]}): "
             "some rows must be held out"
         )
-    check_partition_design(partitions)
     keys = canonical_ranks(ids, x.shape[0])
     threads = resolve_threads(threads)
-    phase_model = choice_model(model, backend) if x.ndim == 3 else resolve_model(model, backend)
-    choose = getattr(phase_model, "choose", None)
-    if choose is not None:  # model="auto": a family chosen from the shapes
-        phase_model = choose(t, x.shape[1])
-    if n_partitions == "auto":
-        n_partitions = AUTO_PARTITIONS[bool(getattr(phase_model, "exact", False))]
+    phase_model, n_partitions = phase_model_for(model, n_partitions, t, x.shape, backend)
     dev = resolve_device(device)
     runner = PhaseRunner(
         x,
@@ -123,18 +115,36 @@ def prepare_runner(
     return runner, classes, t
 
 
+def phase_model_for(
+    model: ModelLike, n_partitions: int | str, t: int, shape: tuple[int, ...], backend: Any = None
+) -> tuple[Any, int]:
+    """The phase model for ``model`` (``"auto"``: a family chosen from t and the width) on
+    features of ``shape``, and m for ``n_partitions`` (``"auto"``: by that family)."""
+    phase_model = choice_model(model, backend) if len(shape) == 3 else resolve_model(model, backend)
+    choose = getattr(phase_model, "choose", None)
+    if choose is not None:  # model="auto": a family chosen from the shapes
+        phase_model = choose(t, shape[-1])
+    if n_partitions == "auto":
+        n_partitions = AUTO_PARTITIONS[bool(getattr(phase_model, "exact", False))]
+    return phase_model, int(n_partitions)
+
+
+# the defaults of one phase are the filter's (one table: aflite.FilterOptions)
+_D = FilterOptions
+
+
 def predictability_scores(
     features: ArrayLike,
     labels: ArrayLike,
     *,
-    n_partitions: int = 64,
-    train_size: Size = 0.1,
-    model: ModelLike = "linear",
+    n_partitions: int | str = _D.n_partitions,
+    train_size: Size = _D.train_size,
+    model: ModelLike = _D.model,
     groups: ArrayLike | None = None,
     seed: SeedLike = 0,
     device: DeviceLike = "auto",
     copy: bool = True,
-    partitions: str = "blocks",
+    partitions: str = _D.partitions,
     threads: int | None = None,
     ids: ArrayLike | None = None,
 ) -> PhaseScores:
@@ -159,20 +169,13 @@ def predictability_scores(
     >>> ps.representation_bias > 0.9
     True
     """
+    # each option checked as aflite.FilterOptions checks it; trusted from here on
+    checked = FilterOptions.check_fields({"n_partitions": n_partitions, "train_size": train_size,
+                                          "model": model, "partitions": partitions})  # fmt: skip
     runner, _, _ = prepare_runner(
-        features,
-        labels,
-        n_partitions=n_partitions,
-        model=model,
-        groups=groups,
-        seed=seed,
-        device=device,
-        train_size=train_size,
-        copy=copy,
-        partitions=partitions,
-        threads=threads,
-        ids=ids,
-    )
+        features, labels, groups=groups, seed=seed, device=device, copy=copy, threads=threads,
+        ids=ids, **checked,
+    )  # fmt: skip
     out = runner.run(np.arange(runner.n_input))
     return PhaseScores(
         scores=out.scores(),

@@ -10,12 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from aflite._internal.options import ConfigError
 from aflite._internal.text import did_you_mean
-from aflite.config import FilterConfig, config_fields
 from aflite.config import preset as config_preset
 from aflite.config.choices import check_item_arguments, refuse_for_items
 from aflite.config.filter import NOT_FOR_ITEMS
-from aflite.defaults import FILTER_DEFAULTS
 from aflite.errors import DataError, LabelWarning
 from aflite.io.dropped import without_dropped
 from aflite.io.label_check import check_dropped_labels, drop_names
@@ -106,10 +105,6 @@ def text_features(data: LabelledData, features: str, **kw: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-# the options of aflite.adversarial_filter that a filtering run's config holds
-_ALGORITHM_OPTIONS = [f.name for f in config_fields(FilterConfig) if f.metadata["algorithm"]]
-
-
 def _named_arguments(fn: Any) -> list[str]:
     """The arguments ``fn`` names (its ``**options`` left out): a misspelt ``lable=`` lands
     among the options and is pointed back at ``label``."""
@@ -141,6 +136,8 @@ def filter_dataset(
     blank: str | None = None,
     answer_format: str | None = None,
     choice_context: str = "joint",
+    options: Any = None,
+    score_kept: bool = True,
     **filter_options: Any,
 ) -> DatasetFilterResult:
     """Filter ``data`` with AFLITE and return the kept and removed rows in its own type.
@@ -151,11 +148,11 @@ def filter_dataset(
     defaults to the only text column besides ``label``/``id``/``group``; ``id`` to a column
     named ``id`` (``"none"``: row numbers). ``features`` is a
     feature spec (``"ngrams"``, ``"sentence-transformers:MODEL"``, ...) or a precomputed
-    (N, d) matrix. ``filter_options`` are those of :func:`aflite.adversarial_filter`
-    (``target_size``, ``train_size``, ``threshold``, ``min_bias``, ...), starting from the
-    same defaults as ``aflite filter`` (:data:`aflite.defaults.FILTER_DEFAULTS`), or from
-    ``preset`` (``"paper"``: Algorithm 1 as published; ``"practical"``: those defaults; see
-    :data:`aflite.config.PRESETS`); a bad value is a DataError naming the option.
+    (N, d) matrix. The filter's options are an :class:`aflite.FilterOptions` (``options``),
+    or keywords of the same names (``target_size``, ``train_size``, ``threshold``,
+    ``min_bias``, ...), or both; they start from the same defaults as ``aflite filter`` (the
+    ``practical`` preset), or from ``preset`` (``"paper"``: Algorithm 1 as published; see
+    :data:`aflite.PRESETS`); a bad value is a DataError naming the option.
     ``keep_ids`` / ``drop_ids`` (ids, or a file with one id a line) apply a reviewer's
     decisions: kept ids are never removed, dropped ids are removed before filtering (phase -1,
     no score, ``review`` "drop" in ``scores``); so are the rows of the classes named in
@@ -178,16 +175,7 @@ def filter_dataset(
     >>> len(out.kept) + len(out.removed)
     300
     """
-    unknown = set(filter_options) - set(_ALGORITHM_OPTIONS) - {"score_kept"}
-    if unknown:
-        first = sorted(unknown)[0]
-        known = [*_ALGORITHM_OPTIONS, "score_kept", *_named_arguments(filter_dataset)]
-        raise TypeError(
-            f"filter_dataset() got unexpected option(s): {', '.join(sorted(unknown))}"
-            f"{did_you_mean(first, known)}"
-        )
-    given = {k: v for k, v in filter_options.items() if k != "score_kept"}
-    filter_options = filter_options | FilterConfig.check_fields(config_preset(preset) | given)
+    opts = _filter_options(options, preset, filter_options)
     # the command line's checks of the item options, on this call's arguments
     if check_item_arguments(
         label=label,
@@ -198,13 +186,11 @@ def filter_dataset(
         answer_format=answer_format,
         choice_context=choice_context,
     ):
-        refuse_for_items(filter_options, NOT_FOR_ITEMS)
-    elif filter_options.get("model") in ("choice", "choice-ridge"):
+        refuse_for_items({"balance": opts.balance}, NOT_FOR_ITEMS)
+    elif opts.model in ("choice", "choice-ridge"):
         raise DataError(
-            f"model='{filter_options['model']}' fits multiple-choice items: name their choices "
-            "with choices="
+            f"model='{opts.model}' fits multiple-choice items: name their choices with choices="
         )
-    options = FILTER_DEFAULTS | filter_options
     data_ = read_labelled(
         data, label=label, text=text, id=id, group=group, split=split,
         need_text=needs_text(features), choices=choices, context=context, blank=blank,
@@ -223,7 +209,7 @@ def filter_dataset(
         )
     # the sizes are checked on the rows the filter sees: dropped rows leave before it
     rest = np.arange(len(data_)) if decisions is None else np.flatnonzero(~decisions.dropped)
-    _check_sizes(data_, rest, options)
+    _check_sizes(data_, rest, opts)
     if data_.choices is not None:
         x = item_features(data_, features, choice_context, device=device, seed=seed)
     elif isinstance(features, str):
@@ -252,7 +238,8 @@ def filter_dataset(
         progress=progress,
         protected=None if decisions is None else decisions.protected[rest],
         ids=[ids[i] for i in rest],
-        **options,
+        options=opts,
+        score_kept=score_kept,
     )
     if decisions is not None:
         result = result.with_dropped(rest, np.flatnonzero(decisions.dropped))
@@ -299,22 +286,38 @@ def item_features(data: LabelledData, features: Any, context: str, **kw: Any) ->
     return items_array(features, items, "features")
 
 
-def _check_sizes(data: LabelledData, rest: np.ndarray, options: dict[str, Any]) -> None:
-    """The algorithm's size and option checks on the ``rest`` rows of this data that the
-    filter sees, as a DataError naming the data (a 3-row set cannot train a classifier on 0.1
-    of its rows) or the option, before any features."""
+def _filter_options(options: Any, preset: str | None, given: dict[str, Any]) -> Any:
+    """The run's :class:`aflite.FilterOptions`: ``options`` (else ``preset``'s, else the
+    command line's defaults) with the ``given`` keywords; a misspelt keyword is a TypeError
+    that points at the option or argument meant."""
+    from aflite.algorithm.options import PRESETS, FilterOptions
+
+    names = FilterOptions.names()
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        known = [*names, *_named_arguments(filter_dataset)]
+        raise TypeError(
+            f"filter_dataset() got unexpected option(s): {', '.join(unknown)}"
+            f"{did_you_mean(unknown[0], known)}"
+        )
+    if options is not None and preset is not None:
+        raise TypeError("filter_dataset(): give options= or preset=, not both")
+    if preset is not None:
+        config_preset(preset)  # an unknown name: a one-line error with a did-you-mean
+    base = options if options is not None else PRESETS[preset or "practical"]
+    return FilterOptions.of(base, **given)
+
+
+def _check_sizes(data: LabelledData, rest: np.ndarray, opts: Any) -> None:
+    """The filter's sizes on the ``rest`` rows of this data that the filter sees, as a
+    DataError naming the data (a 3-row set cannot train a classifier on 0.1 of its rows) or
+    the option, before any features."""
     from aflite.algorithm import SizeError
-    from aflite.algorithm.filtering import check_filter_options
-    from aflite.config.base import ConfigError
 
     # an item holds every choice: any one item covers them
     n_classes = None if data.choices is not None else len(np.unique(data.labels[rest]))
     try:
-        check_filter_options(
-            len(rest), n_classes=n_classes,
-            **{k: options[k] for k in ("target_size", "train_size", "slice_size", "threshold",
-                                       "strategy", "min_bias", "balance")},
-        )  # fmt: skip
+        opts.resolve(len(rest), n_classes)
     except SizeError as e:
         raise ConfigError(e.field, e.why) from None
     except ValueError as e:

@@ -246,8 +246,8 @@ def _check_train_size(names: list[str], options: dict[str, Any], data: LabelledD
     """The training part of the scorers that train AFLITE's ensemble (``train_size``, e.g.
     predictability's) checked on the data as the filter checks its own: at least one row per
     class, and rows left to score."""
+    from aflite._internal.options import ConfigError
     from aflite.algorithm import SizeError, check_train_covers_classes, resolve_size
-    from aflite.config.base import ConfigError
     from aflite.scoring.registry import EXAMPLE_SCORERS
 
     readers = [EXAMPLE_SCORERS[n] for n in names if "train_size" in EXAMPLE_SCORERS[n].options]

@@ -18,9 +18,8 @@ from aflite.cli.signals import (
     install_signal_handlers,
     restore_signal_handlers,
 )
-from aflite.config import FilterConfig
+from aflite.config import PRESETS, FilterConfig
 from aflite.data import bundled_snli
-from aflite.defaults import FILTER_DEFAULTS as D
 from aflite.errors import DataError, MissingExtraError
 
 if TYPE_CHECKING:  # the jobs package imports numpy and more: only when a command runs
@@ -98,7 +97,7 @@ def demo_cmd(quiet: bool = _QUIET, *, options: dict) -> None:
     typer.echo("SNLI slice (CC BY-SA 4.0, Bowman et al. 2015), hypothesis-only n-gram features")
     typer.echo(
         "filter options: the defaults of `aflite filter` ("
-        + ", ".join(f"{k}={v}" for k, v in D.items())
+        + ", ".join(f"{k}={v}" for k, v in PRESETS["practical"].as_options().items())
         + ")"
     )
     _echo_outcome(outcome)

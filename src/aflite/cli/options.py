@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from aflite.config.base import Config, ConfigError, config_fields, deferred_heavy_checks
+from aflite._internal.options import Config, ConfigError, config_fields, deferred_heavy_checks
 from aflite.errors import DataError
 
 

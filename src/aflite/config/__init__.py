@@ -6,11 +6,11 @@ files and the API's defaults are all read from them.
 >>> FilterConfig(input="data.jsonl", threshold=75)
 Traceback (most recent call last):
 ...
-aflite.config.base.ConfigError: threshold: must be in [0, 1], got 75
+aflite.config.ConfigError: threshold: must be in [0, 1], got 75
 """
 
+from aflite._internal.options import Config, ConfigError, config_fields, flag, option
 from aflite.config.audit import AUDIT_CONTEXT_OPTIONS, AuditConfig
-from aflite.config.base import Config, ConfigError, config_fields, flag, option
 from aflite.config.compare import CompareConfig
 from aflite.config.files import read_config_file
 from aflite.config.filter import FilterConfig

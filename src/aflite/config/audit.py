@@ -7,16 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aflite.config import checks as c
-from aflite.config.base import Config, ConfigError, option
-from aflite.config.choices import (
-    answer_format_option,
-    blank_option,
-    check_item_fields,
-    choices_field_option,
-    choices_fields_option,
-    context_fields_option,
-)
+from aflite._internal import checks as c
+from aflite._internal.options import ConfigError, option
+from aflite.config.fields import DataFields
 
 __all__ = ["AuditConfig", "AUDIT_CONTEXT_OPTIONS"]
 
@@ -58,7 +51,7 @@ def _min_counts(value: Any, name: str) -> None:
 
 
 @dataclass(frozen=True)
-class AuditConfig(Config):
+class AuditConfig(DataFields):
     """Options of one audit run (the ``aflite audit`` command line, as a frozen dataclass)."""
 
     input: str = option(
@@ -69,17 +62,6 @@ class AuditConfig(Config):
         argument=True,
         required=True,
     )
-    label_field: str = option(
-        "label", "Field holding the class label.", metavar="FIELD", check=c.text
-    )
-    text_fields: tuple[str, ...] = option(
-        (),
-        "Comma-separated text fields, e.g. premise,hypothesis.",
-        metavar="FIELDS",
-        coerce=c.to_names,
-        cli_type=str,
-        cli_default=None,
-    )
     drop_labels: tuple[str, ...] = option(
         (),
         "Comma-separated class labels whose rows are left out, e.g. '-' for no gold label.",
@@ -88,11 +70,6 @@ class AuditConfig(Config):
         cli_type=str,
         cli_default=None,
     )
-    choices_field: str | None = choices_field_option()
-    choices_fields: tuple[str, ...] = choices_fields_option()
-    context_fields: tuple[str, ...] = context_fields_option()
-    blank: str | None = blank_option()
-    answer_format: str | None = answer_format_option()
     field: str | None = option(
         None,
         "Field for word audits and the partial-input baseline (default: last text field).",
@@ -168,7 +145,8 @@ class AuditConfig(Config):
     def check_together(self) -> None:
         if self.input is None:
             raise ConfigError("input", "name the data file to audit")
-        items = check_item_fields(self)
+        super().check_together()
+        items = self.choices is not None
         if not self.text_fields and not items:
             raise ConfigError(
                 "text_fields",

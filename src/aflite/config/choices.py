@@ -1,70 +1,32 @@
-"""The options that read multiple-choice items, declared once for every command that reads
-them (``aflite filter``, ``score``, ``audit``, ``experiment compare``): one factory per field,
-so each config declares the field with the same default, help and check, and the checks the
-fields need together."""
+"""The checks of the options that read multiple-choice items (declared once, in
+:class:`aflite.config.fields.DataFields`), for every command that reads them (``aflite
+filter``, ``score``, ``audit``, ``experiment compare``) and the Python calls that take them
+as arguments."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aflite.config import checks as c
-from aflite.config.base import ConfigError, option
+from aflite._internal import checks as c
+from aflite._internal.options import ConfigError, option
 
 __all__ = [
-    "answer_format_option",
-    "blank_option",
+    "check_answer_format",
     "check_item_arguments",
     "check_item_features",
     "check_item_fields",
     "choice_context_option",
-    "choices_field_option",
-    "choices_fields_option",
-    "context_fields_option",
     "refuse_for_items",
 ]
 
 
-def _answers() -> tuple[str, ...]:
-    from aflite.io.choices import ANSWER_FORMATS
+def check_answer_format(value: Any, name: str) -> None:
+    """None (detected), or one of the answer formats items are read with."""
+    if value is not None:
+        from aflite.io.choices import ANSWER_FORMATS
 
-    return ANSWER_FORMATS
-
-
-def choices_field_option() -> Any:
-    return option(
-        None, "Multiple-choice items: the field holding each item's list of choices (e.g. "
-        "endings); --label-field is then the answer.", metavar="FIELD", check=c.optional_text,
-    )  # fmt: skip
-
-
-def choices_fields_option() -> Any:
-    return option(
-        (), "Multiple-choice items: one field per choice, e.g. option1,option2 (an item may "
-        "leave the last ones empty); --label-field is then the answer.",
-        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
-    )  # fmt: skip
-
-
-def context_fields_option() -> Any:
-    return option(
-        (), "Multiple-choice items: the context the choices follow, e.g. premise,question.",
-        metavar="FIELDS", coerce=c.to_names, cli_type=str, cli_default=None,
-    )  # fmt: skip
-
-
-def blank_option() -> Any:
-    return option(
-        None, "Multiple-choice items: the mark in the context each choice fills (e.g. _).",
-        metavar="TEXT", check=c.optional_text,
-    )  # fmt: skip
-
-
-def answer_format_option() -> Any:
-    return option(
-        None, "How the answer is given: index0 | index1 | letter | text (default: detected).",
-        metavar="FORMAT", check=lambda v, n: None if v is None else c.choice(_answers)(v, n),
-    )  # fmt: skip
+        c.choice(ANSWER_FORMATS)(value, name)
 
 
 def choice_context_option() -> Any:
@@ -139,7 +101,7 @@ def check_item_arguments(
     import re
     from types import SimpleNamespace
 
-    answer_format_option().metadata["check"](answer_format, "answer_format")
+    check_answer_format(answer_format, "answer_format")
     choice_context_option().metadata["check"](choice_context, "choice_context")
     names = (choices,) if isinstance(choices, str) else tuple(choices or ())
     config = SimpleNamespace(

@@ -9,19 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aflite.config import checks as c
-from aflite.config.base import Config, ConfigError, option
-from aflite.config.choices import (
-    answer_format_option,
-    blank_option,
-    check_item_features,
-    check_item_fields,
-    choice_context_option,
-    choices_field_option,
-    choices_fields_option,
-    context_fields_option,
-    refuse_for_items,
-)
+from aflite._internal import checks as c
+from aflite._internal.options import ConfigError, option
+from aflite.config.choices import check_item_features, choice_context_option, refuse_for_items
+from aflite.config.fields import DataFields
 
 __all__ = ["CompareConfig", "COMPARE_FILTER_OPTIONS", "check_item_options"]
 
@@ -73,7 +64,7 @@ def _evaluators(value: Any, name: str) -> None:
 
 
 def _per_set(value: Any, name: str) -> None:
-    from aflite.config.base import flag
+    from aflite._internal.options import flag
     from aflite.errors import DataError
     from aflite.experiments.ood import parse_per_set
 
@@ -98,7 +89,7 @@ def _to_label_map(value: Any, name: str) -> Mapping[Any, Any] | None:
 
 
 @dataclass(frozen=True)
-class CompareConfig(Config):
+class CompareConfig(DataFields):
     """Options of one comparison (the ``aflite experiment compare`` command line, less the
     filter's options, as a frozen dataclass), each checked when the object is made."""
 
@@ -140,23 +131,6 @@ class CompareConfig(Config):
         cli_type=list[str],
         cli_default=None,
     )
-    label_field: str = option(
-        "label", "Field holding the class label.", metavar="FIELD", check=c.text
-    )
-    text_fields: tuple[str, ...] = option(
-        (),
-        "Comma-separated text fields, e.g. premise,hypothesis (required, but for "
-        "multiple-choice items).",
-        metavar="FIELDS",
-        coerce=c.to_names,
-        cli_type=str,
-        cli_default=None,
-    )
-    choices_field: str | None = choices_field_option()
-    choices_fields: tuple[str, ...] = choices_fields_option()
-    context_fields: tuple[str, ...] = context_fields_option()
-    blank: str | None = blank_option()
-    answer_format: str | None = answer_format_option()
     choice_context: str = choice_context_option()
     feature_fields: tuple[str, ...] | None = option(
         None,
@@ -204,7 +178,8 @@ class CompareConfig(Config):
     )
 
     def check_together(self) -> None:
-        if not check_item_fields(self):
+        super().check_together()
+        if self.choices is None:
             if not self.text_fields:
                 raise ConfigError(
                     "text_fields", "name the text fields, e.g. premise,hypothesis (or "
@@ -223,8 +198,3 @@ class CompareConfig(Config):
                 check_evaluator(ev, items=items)
             except ValueError as e:
                 raise c.flagged("evaluators", e) from None
-
-    @property
-    def choices(self) -> str | tuple[str, ...] | None:
-        """Where the multiple-choice items' choices are (None: rows with a class label)."""
-        return self.choices_field or self.choices_fields or None

@@ -40,7 +40,7 @@ def read_config_file(path: str, known: list[str]) -> dict[str, Any]:
             raise DataError(f"{path}: not TOML ({e})") from None
     if not isinstance(doc, dict):
         raise DataError(f"{path}: expected a table of options")
-    from aflite.config.base import unknown_key
+    from aflite._internal.options import unknown_key
 
     out: dict[str, Any] = {}
     for key, value in doc.items():

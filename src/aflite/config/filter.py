@@ -11,20 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aflite.config import checks as c
-from aflite.config.base import Config, ConfigError, option
-from aflite.config.choices import (
-    answer_format_option,
-    blank_option,
-    check_item_features,
-    check_item_fields,
-    choice_context_option,
-    choices_field_option,
-    choices_fields_option,
-    context_fields_option,
-    refuse_for_items,
-)
-from aflite.types import Balance, Strategy
+from aflite._internal import checks as c
+from aflite._internal.options import ConfigError, defaults_from, option
+from aflite.algorithm.options import PRESETS, FilterOptions
+from aflite.config.choices import check_item_features, choice_context_option, refuse_for_items
+from aflite.config.fields import DataFields
 
 __all__ = ["FilterConfig"]
 
@@ -52,12 +43,6 @@ def _model(value: Any, name: str) -> None:
         check_model_name(value)
     except DataError as e:
         raise c.flagged(name, e) from None
-
-
-def _strategies() -> list[str]:
-    from aflite.types import STRATEGIES
-
-    return list(STRATEGIES)
 
 
 def _features(value: Any, name: str) -> None:
@@ -127,9 +112,6 @@ def help_text(value: Any) -> str:
     return _help(value.kind) if isinstance(value, LazyHelp) else str(value)
 
 
-_SIZE = {"coerce": c.to_size, "check": c.size, "cli_type": str, "metavar": "SIZE"}
-
-
 # options of a filtering run that only mean something for rows with a class label
 NOT_FOR_ITEMS = ("warmup_fraction", "by", "balance", "backend")
 
@@ -139,9 +121,12 @@ NOT_FOR_BY = ("threshold", "strategy", "model", "partitions")
 
 
 @dataclass(frozen=True)
-class FilterConfig(Config):
+@defaults_from(PRESETS["practical"].as_options())
+class FilterConfig(FilterOptions, DataFields):
     """Options of one filtering run (the ``aflite filter`` command line, as a frozen
-    dataclass), each checked when the object is made.
+    dataclass), each checked when the object is made: the input's fields
+    (:class:`~aflite.config.fields.DataFields`), the filter's own options
+    (:class:`aflite.FilterOptions`, from the ``practical`` preset) and the run's.
 
     ``id_field=None`` uses a column named ``id`` where there is one (``"none"``: row numbers);
     empty ``text_fields`` with text features use the only text column. ``cache_dir=None`` is
@@ -161,18 +146,6 @@ class FilterConfig(Config):
         metavar="FORMAT",
         check=lambda v, n: None if v is None else c.registered(_formats)(v, n),
     )
-    label_field: str = option(
-        "label", "Field holding the class label.", metavar="FIELD", check=c.text
-    )
-    text_fields: tuple[str, ...] = option(
-        (),
-        "Comma-separated text fields, e.g. premise,hypothesis; default: the only text "
-        "column besides the label, id and group fields.",
-        metavar="FIELDS",
-        coerce=c.to_names,
-        cli_type=str,
-        cli_default=None,
-    )
     id_field: str | None = option(
         None,
         "Field with unique row ids (checked for duplicates); default: a column named id, "
@@ -186,75 +159,8 @@ class FilterConfig(Config):
         metavar="FIELD",
         check=c.optional_text,
     )
-    choices_field: str | None = choices_field_option()
-    choices_fields: tuple[str, ...] = choices_fields_option()
-    context_fields: tuple[str, ...] = context_fields_option()
-    blank: str | None = blank_option()
-    answer_format: str | None = answer_format_option()
     choice_context: str = choice_context_option()
     features: str = option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=_features)
-    model: str = option(
-        "auto",
-        "Model family the partitions train: ridge (exact least squares), linear "
-        "(batched logistic regression), auto (ridge where a training part has at most as many "
-        "rows as there are features, else linear), or one added with aflite.register_model.",
-        metavar="NAME",
-        check=_model,
-        algorithm=True,
-        heavy=True,
-    )
-    target_size: Any = option(0.5, "n: rows to keep (count or fraction).", algorithm=True, **_SIZE)
-    n_partitions: Any = option(
-        "auto",
-        "m: random partitions per phase (auto: 512 with the exact family ridge, whose "
-        "partitions are cheap, 64 with logistic regression).",
-        metavar="M|auto",
-        coerce=c.to_auto_int,
-        check=c.positive_int_or_auto,
-        cli_type=str,
-        algorithm=True,
-    )
-    train_size: Any = option(
-        0.1, "t: training rows per partition (count or fraction).", algorithm=True, **_SIZE
-    )
-    slice_size: Any = option(
-        0.05, "k: rows removed per phase at most (count or fraction).", algorithm=True, **_SIZE
-    )
-    threshold: float = option(
-        0.6,
-        "tau: minimum predictability for removal (the paper: 0.75).",
-        metavar="TAU",
-        check=c.unit,
-        algorithm=True,
-    )
-    min_bias: float | None = option(
-        0.02,
-        "Stop when the representation bias is within this margin of chance; 'off' for "
-        "Algorithm 1 as published.",
-        metavar="MARGIN|off",
-        coerce=c.to_margin,
-        check=c.margin,
-        cli_type=str,
-        algorithm=True,
-    )
-    balance: Balance = option(
-        None,
-        "none | classes: remove from every class in proportion to its size.",
-        metavar="none|classes",
-        coerce=c.to_none("none"),
-        cli_type=str,
-        cli_default="none",
-        check=lambda v, n: None if v in (None, "classes") else _bad_balance(v, n),
-        algorithm=True,
-    )
-    strategy: Strategy = option(
-        "slicing",
-        "slicing | greedy | sampling | single_shot.",
-        metavar="NAME",
-        check=c.choice(_strategies),
-        cli_type=str,
-        algorithm=True,
-    )
     by: str | None = option(
         None,
         "Instead of AFLITE's phases, score every row once by one per-example score (e.g. "
@@ -278,14 +184,6 @@ class FilterConfig(Config):
         check=c.boolean,
     )
     out_dir: str = option("aflite-out", "Output folder.", metavar="DIR", check=c.text, result=False)
-    partitions: str = option(
-        "blocks",
-        "blocks: rows dealt into blocks, each classifier trains on whole blocks "
-        "(fast); uniform: independent uniform training parts (Algorithm 1's wording).",
-        metavar="blocks|uniform",
-        check=c.choice(["blocks", "uniform"]),
-        algorithm=True,
-    )
     seed: int = option(0, "Random seed.", metavar="N", check=c.seed)
     device: str = option(
         "auto", "auto | cpu | cuda.", metavar="DEVICE", check=c.device, result=False
@@ -297,7 +195,6 @@ class FilterConfig(Config):
         metavar="N",
         check=c.optional_positive_int,
         result=False,
-        algorithm=True,
     )
     resume: bool = option(
         False,
@@ -372,15 +269,8 @@ class FilterConfig(Config):
 
         if self.input is None:
             raise ConfigError("input", "name the data file to filter")
-        if not self.label_field:
-            raise ConfigError("label_field", "must name a field")
-        seen: set[str] = set()
-        for f in self.text_fields:
-            if f in seen:
-                raise ConfigError("text_fields", f"'{f}' is named twice")
-            if f == self.label_field:
-                raise ConfigError("text_fields", f"'{f}' is the label field ({{label_field}})")
-            seen.add(f)
+        _model_family(self.model, "model")  # at once: the registry's own check imports torch
+        super().check_together()
         kind = parse_feature_spec(self.features).entry
         self._check_choices()
         if (
@@ -396,7 +286,6 @@ class FilterConfig(Config):
             )
         if self.ray_address and self.backend != "ray":
             raise ConfigError("ray_address", "needs {backend} ray")
-        c.model_family(self.model, "model")  # at once: the registry's own check imports torch
         if self.model in ("choice", "choice-ridge") and not self.choices:
             raise ConfigError(
                 "model",
@@ -404,7 +293,7 @@ class FilterConfig(Config):
                 "{choices_field} or {choices_fields}",
             )
         if self.backend != "ray":  # on Ray the workers load the model, from their own disks
-            c.feature_source(self.features, "features")
+            _feature_source(self.features, "features")
         if self.backend == "ray":
             from aflite.algorithm.models import MODELS
 
@@ -415,13 +304,8 @@ class FilterConfig(Config):
         if self.by is not None and self.backend == "ray":
             raise ConfigError("by", "scores on this machine; leave out {backend} ray")
 
-    @property
-    def choices(self) -> str | tuple[str, ...] | None:
-        """Where the multiple-choice items' choices are (None: rows with a class label)."""
-        return self.choices_field or self.choices_fields or None
-
     def _check_choices(self) -> None:
-        if not check_item_fields(self):
+        if not self.choices:
             self._check_audit_kind(choices=False)
             return
         check_item_features(self.features)
@@ -441,7 +325,7 @@ class FilterConfig(Config):
         defaults; see :meth:`unset_as`), as flags with ``cli``."""
         if self.by is None:
             return None
-        from aflite.config.base import flag, show
+        from aflite._internal.options import flag, show
 
         given = [n for n in NOT_FOR_BY if getattr(self, n) != self.unset_value(n)]
         if not given:
@@ -456,22 +340,39 @@ class FilterConfig(Config):
         verb = "do" if len(named) > 1 else "does"
         return f"{names} {verb} not apply with {by}; ignored"
 
-    def algorithm_options(self) -> dict[str, Any]:
-        """The options :func:`aflite.adversarial_filter` takes, by its parameter names."""
-        from aflite.config.base import config_fields
-
-        return {
-            f.name: getattr(self, f.name) for f in config_fields(self) if f.metadata["algorithm"]
-        }
-
-
-def _bad_balance(value: Any, name: str) -> None:
-    from aflite.config.base import show
-
-    raise ConfigError(name, f"must be none or classes, got {show(value)}")
-
 
 def _bad_backend(value: Any, name: str) -> None:
-    from aflite.config.base import show
+    from aflite._internal.options import show
 
     raise ConfigError(name, f"must be local or ray, got {show(value)}")
+
+
+def _feature_source(value: Any, name: str) -> None:
+    """What a feature spec names can be had on this machine (a sentence-transformers model
+    found, or downloadable): refused in well under a second, before torch is imported."""
+    from aflite.errors import DataError
+    from aflite.features.build import check_feature_source
+
+    try:
+        check_feature_source(value)
+    except DataError as e:
+        raise c.flagged(name, e) from None
+
+
+def _model_family(value: Any, name: str) -> None:
+    """A model family's name refused at once where no family can have it: no built-in's, and
+    neither an installed plug-in package nor this process (its registry loaded) could add it.
+    The registry imports torch, so its own check, which knows the plug-ins, runs later."""
+    import sys
+
+    from aflite import plugins
+
+    c.text(value, name)
+    known = plugins.BUILTIN_MODEL_NAMES
+    if value in known or "aflite.algorithm.models.base" in sys.modules:
+        return
+    if plugins.has_plugin_packages():
+        return
+    from aflite._internal.registry import unknown_message
+
+    raise ConfigError(name, unknown_message("model family", value, known))

@@ -9,18 +9,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from aflite.config import checks as c
-from aflite.config.base import Config, ConfigError, option
-from aflite.config.choices import (
-    answer_format_option,
-    blank_option,
-    check_item_features,
-    check_item_fields,
-    choice_context_option,
-    choices_field_option,
-    choices_fields_option,
-    context_fields_option,
-)
+from aflite._internal import checks as c
+from aflite._internal.options import ConfigError, option
+from aflite.config.choices import check_item_features, choice_context_option
+from aflite.config.fields import DataFields
 from aflite.config.filter import LazyHelp
 
 __all__ = ["ScoreConfig", "check_item_inputs", "scorer_options"]
@@ -114,7 +106,7 @@ def _folds(value: Any, name: str) -> None:
 
 
 @dataclass(frozen=True)
-class ScoreConfig(Config):
+class ScoreConfig(DataFields):
     """Options of one scoring run (the ``aflite score`` command line, as a frozen dataclass);
     ``options`` are scorer options (``epochs``, ``C``, ...: :func:`scorer_options`)."""
 
@@ -126,22 +118,6 @@ class ScoreConfig(Config):
         coerce=_scorers,
         cli_type=str,
     )
-    label_field: str = option(
-        "label", "Field holding the class label.", metavar="FIELD", check=c.text
-    )
-    text_fields: tuple[str, ...] = option(
-        (),
-        "Comma-separated text fields, e.g. premise,hypothesis.",
-        metavar="FIELDS",
-        coerce=c.to_names,
-        cli_type=str,
-        cli_default=None,
-    )
-    choices_field: str | None = choices_field_option()
-    choices_fields: tuple[str, ...] = choices_fields_option()
-    context_fields: tuple[str, ...] = context_fields_option()
-    blank: str | None = blank_option()
-    answer_format: str | None = answer_format_option()
     choice_context: str = choice_context_option()
     partial_text_fields: tuple[str, ...] = option(
         (),
@@ -216,15 +192,9 @@ class ScoreConfig(Config):
     def check_together(self) -> None:
         if self.input is None:
             raise ConfigError("input", "name the data file to score")
-        if not self.label_field:
-            raise ConfigError("label_field", "must name a field")
-        if check_item_fields(self):
+        super().check_together()
+        if self.choices is not None:
             self._check_items()
-
-    @property
-    def choices(self) -> str | tuple[str, ...] | None:
-        """Where the multiple-choice items' choices are (None: rows with a class label)."""
-        return self.choices_field or self.choices_fields or None
 
     def _check_items(self) -> None:
         """What scoring items allows: the feature kinds and scorers for items, no partial

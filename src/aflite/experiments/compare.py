@@ -10,9 +10,8 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.labels import majority_rate
-from aflite.config import CompareConfig, FilterConfig, config_fields
-from aflite.defaults import FILTER_DEFAULTS as D
-from aflite.defaults import overrides
+from aflite.algorithm.options import PRESETS, FilterOptions
+from aflite.config import CompareConfig, config_fields
 from aflite.errors import DataError
 from aflite.experiments.compare_run import EvalSet, PreparedCompare, ids_of, run_compare
 from aflite.experiments.evaluators import (
@@ -43,14 +42,7 @@ def compare_experiment(
     evaluators: Sequence[str] | None = None,
     ood: dict[str, Any] | None = None,
     ood_labels: Sequence[Any] | dict[str | None, Sequence[Any]] | None = None,
-    target_size: int | float = D["target_size"],
-    n_partitions: int | str = D["n_partitions"],
-    train_size: int | float = D["train_size"],
-    slice_size: int | float = D["slice_size"],
-    threshold: float = D["threshold"],
-    min_bias: float | None = D["min_bias"],
-    balance: str | None = D["balance"],
-    strategy: str = D["strategy"],
+    options: FilterOptions | None = None,
     warmup_fraction: float | None = None,
     warmup_finetune: bool = False,
     cache_dir: str | None = None,
@@ -64,6 +56,7 @@ def compare_experiment(
     blank: str | None = None,
     answer_format: str | None = None,
     choice_context: str = _OWN["choice_context"],
+    **filter_options: Any,
 ) -> CompareResult:
     """Run the protocol (the paper's Table 3): train ``evaluators`` on D, a random D_n of the
     filtered size and the filtered D(Phi); score them on dev, on dev filtered by the same
@@ -78,10 +71,11 @@ def compare_experiment(
 
     The options are those of ``aflite experiment compare``
     (:class:`~aflite.config.CompareConfig`), checked there (a bad value is a
-    :class:`~aflite.config.ConfigError` naming it), and the filter's of ``aflite filter`` with
-    its defaults (:data:`aflite.defaults.FILTER_DEFAULTS`, from
-    :class:`~aflite.config.FilterConfig`); sizes given as counts apply to D, and dev is
-    filtered to the same fractions. Every arm uses one representation
+    :class:`~aflite.config.ConfigError` naming it), and the filter's: an
+    :class:`aflite.FilterOptions` (``options``) or keywords of the same names
+    (``target_size``, ``threshold``, ...), from the defaults of ``aflite filter`` (the
+    ``practical`` preset); sizes given as counts apply to D, and dev is filtered to the same
+    fractions. Every arm uses one representation
     (:func:`~aflite.experiments.represent.shared_representation`): ``features`` is any text
     ``--features`` spec over ``feature_fields`` (all text fields by default; the evaluators
     always see every field), fitted on the training file, optionally through a warm-up model
@@ -131,13 +125,9 @@ def compare_experiment(
         own["evaluators"],
         own["label_map"],
     )
-    options = FilterConfig.check_fields({
-        "target_size": target_size, "n_partitions": n_partitions, "train_size": train_size,
-        "slice_size": slice_size, "threshold": threshold, "min_bias": min_bias,
-        "balance": balance, "strategy": strategy,
-        # the filter's model family, as aflite filter's default
-        "model": D["model"],
-    })  # fmt: skip
+    options = FilterOptions.of(PRESETS["practical"] if options is None else options,
+                               **filter_options)  # fmt: skip
+    balance = options.balance
     if getattr(train, "choices", None) is None:
         from aflite.config.choices import check_item_arguments
 
@@ -256,7 +246,7 @@ def compare_experiment(
         details={
             "features": features,
             "feature_fields": feature_fields,
-            "filter_options": overrides(options),
+            "filter_options": options.changed_from(PRESETS["practical"]),
             "label_map": {str(k): str(v) for k, v in (label_map or {}).items()},
             "mapped_sets": [k for k, (_, _, space) in fixed.items() if space],
             "ood_labels": {k: [str(v) for v in for_set(ood_labels, k) or []] for k in ood},

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from aflite.defaults import overrides
+from aflite.algorithm.options import PRESETS
 from aflite.errors import DataError
 from aflite.experiments.compare_run import EvalSet, PreparedCompare, ids_of
 from aflite.experiments.evaluators import check_evaluator, default_evaluators, make_evaluator
@@ -66,7 +66,7 @@ def prepare_items(
     features: str,
     choice_context: str,
     evaluators: list[str] | None,
-    options: dict[str, Any],
+    options: Any,
     device: str,
     seed: int,
 ) -> PreparedCompare:
@@ -117,7 +117,7 @@ def prepare_items(
         details={
             "features": features,
             "choice_context": choice_context,
-            "filter_options": overrides(options),
+            "filter_options": options.changed_from(PRESETS["practical"]),
             "items": tr_items.as_dict() | {"note": tr_items.note()},
             "sets_represented": 2 + len(others),
         },

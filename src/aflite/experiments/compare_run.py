@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.labels import label_counts
-from aflite.algorithm import adversarial_filter
+from aflite.algorithm import FilterOptions, adversarial_filter
 from aflite.audits.before_after import bias_with_control
 from aflite.experiments.results import FILTERED, FULL, RANDOM, CompareResult
 from aflite.reports.warnings import outcome_lines, warning_facts
@@ -37,8 +37,8 @@ class PreparedCompare:
     phi_dev: np.ndarray
     y_dev: np.ndarray
     groups_dev: np.ndarray | None
-    options: dict[str, Any]  # the filter's options on D
-    dev_options: dict[str, Any]  # the same sizes in proportion to dev
+    options: FilterOptions  # the filter's options on D
+    dev_options: FilterOptions  # the same sizes in proportion to dev
     fixed: dict[str, EvalSet]  # "dev", then every other set that is the same in each run
     evaluators: list[str]
     # evaluator name, rows of D, seed -> a trained model, as ``score`` reads it
@@ -83,7 +83,7 @@ def run_compare(
             prep.y_train,
             groups=prep.groups_train,
             ids=prep.ids_train,
-            **prep.options,
+            options=prep.options,
             **common,
         )
         rng = np.random.default_rng(run_seed)
@@ -93,7 +93,7 @@ def run_compare(
             prep.y_dev,
             groups=prep.groups_dev,
             ids=prep.ids_dev,
-            **prep.dev_options,
+            options=prep.dev_options,
             **common,
         )
         sets = dict(prep.fixed)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from numbers import Integral
 from typing import TYPE_CHECKING
 
-from aflite.config.base import ConfigError, show
+from aflite._internal.options import ConfigError, show
 from aflite.errors import DataError
 
 if TYPE_CHECKING:

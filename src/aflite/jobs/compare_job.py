@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from aflite._internal.atomic import atomic_path
+from aflite._internal.checks import to_names
 from aflite.config import CompareConfig
-from aflite.config.checks import to_names
 from aflite.errors import DataError
 
 __all__ = ["run_compare_job", "run_synthetic_job", "write_compare_files"]
@@ -20,7 +20,7 @@ __all__ = ["run_compare_job", "run_synthetic_job", "write_compare_files"]
 def run_compare_job(config: CompareConfig, filter_options: dict[str, Any]) -> Any:
     """The comparison ``config`` asks for, with the filter's ``filter_options``: a
     :class:`~aflite.experiments.results.CompareResult`."""
-    from aflite.config.base import ConfigError
+    from aflite._internal.options import ConfigError
 
     try:
         return _compare_result(config, filter_options)

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from aflite._internal.options import flag
 from aflite.algorithm import FilterState, adversarial_filter
-from aflite.config.base import flag
 from aflite.errors import DataError, LabelWarning, MissingExtraError, OptionWarning
 from aflite.io.labelled import LabelledData
 from aflite.jobs.checks import check_environment
@@ -138,7 +138,7 @@ def _shown(value: Any) -> str:
         return "none"
     if isinstance(value, list):
         return ",".join(str(v) for v in value) or "none"
-    from aflite.config.base import show
+    from aflite._internal.options import show
 
     return show(value).strip("'")
 
@@ -224,25 +224,25 @@ def _filter(job, phi, inputs, plan, resume_state, checkpoint, *, progress):
 
         backend = RayBackend(address=job.ray_address)
     try:
+        groups = None if inputs.groups is None else inputs.groups[rest]
+        run = {"groups": groups, "seed": job.seed, "device": job.device, "threads": job.threads}
         if job.by is not None:
-            result = _filter_by(job, phi, labels[rest], plan.target, inputs.groups, rest)
+            from aflite.scoring import ByScorer
+
+            # the bias between slices is measured as the paper does: logistic regression on
+            # block partitions (the options a --by run does not read, NOT_FOR_BY)
+            by = {"model": "linear", "partitions": "blocks"}
+            result = adversarial_filter(
+                phi, labels[rest], options=job, ranker=ByScorer(job.by),
+                target_size=plan.target, progress=False, **by, **run,
+            )  # fmt: skip
         else:
             result = adversarial_filter(
-                phi,
-                labels[rest],
-                **(job.algorithm_options() | {"target_size": plan.target}),
-                groups=None if inputs.groups is None else inputs.groups[rest],
-                seed=job.seed,
-                device=job.device,
-                progress=progress,
-                checkpoint=checkpoint,
-                resume=resume_state,
-                backend=backend,
+                phi, labels[rest], options=job, target_size=plan.target, progress=progress,
+                checkpoint=checkpoint, resume=resume_state, backend=backend,
                 # Phi is on disk in the checkpoint: the filter may standardise it in place
-                copy=False,
-                protected=plan.protected,
-                ids=[inputs.ids[i] for i in rest],
-            )
+                copy=False, protected=plan.protected, ids=[inputs.ids[i] for i in rest], **run,
+            )  # fmt: skip
     except _Interrupted:
         raise KeyboardInterrupt("interrupted after a checkpoint") from None
     finally:
@@ -250,26 +250,6 @@ def _filter(job, phi, inputs, plan, resume_state, checkpoint, *, progress):
             backend.close()
 
     return result
-
-
-def _filter_by(job: FilterJob, phi, labels, target: int, groups, rest):
-    """``--by SCORER[:COLUMN]``: the filter's loop, ranking rows by a score computed once."""
-    from aflite.scoring.filter_by import filter_by_score
-
-    return filter_by_score(
-        phi,
-        labels,
-        by=job.by,
-        target_size=target,
-        n_partitions=job.n_partitions,
-        train_size=job.train_size,
-        balance=job.balance,
-        slice_size=job.slice_size,
-        min_bias=job.min_bias,
-        groups=None if groups is None else groups[rest],
-        seed=job.seed,
-        device=job.device,
-    )
 
 
 class _Interrupted(Exception):

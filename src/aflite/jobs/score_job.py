@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.atomic import atomic_path, clean_stale_parts
+from aflite._internal.options import ConfigError
 from aflite.config import ScoreConfig
-from aflite.config.base import ConfigError
 from aflite.errors import DataError
 from aflite.jobs.run_folder import RunFolder
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from aflite._internal.lazy import lazy_exports
 
 _EXPORTS = {
+    "ByScorer": "aflite.scoring.filter_by",
     "DEFAULT_SCORERS": "aflite.scoring.run",
     "DynamicsOptions": "aflite.scoring.dynamics",
     "EXAMPLE_SCORERS": "aflite.scoring.registry",

@@ -1,14 +1,17 @@
-"""Remove rows by any per-example score: ``aflite filter --by SCORER[:COLUMN]``.
+"""Remove rows by any per-example score: ``aflite filter --by SCORER[:COLUMN]``, or
+``aflite.filter(..., ranker=aflite.ByScorer(...))``.
 
 Every row is scored once (out of sample, as by :func:`~aflite.scoring.score_examples`) and the
-filter's loop removes the easiest rows by that column (``aflite.filter(...,
-ranker=aflite.ByScores(...))``), so the filter job writes its usual outputs. The representation bias before
+filter's loop removes the easiest rows by that column (as with ``ranker=aflite.ByScores``), so
+the filter job writes its usual outputs. The representation bias before
 and after is AFLITE's (mean predictability, at the same t), so runs by any score compare with
 the adversarial filter.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,7 +19,7 @@ import numpy as np
 from aflite.errors import DataError
 from aflite.scoring.registry import EXAMPLE_SCORERS
 
-__all__ = ["filter_by_score", "parse_by"]
+__all__ = ["ByScorer", "parse_by"]
 
 
 def parse_by(spec: str) -> tuple[str, str, bool]:
@@ -36,68 +39,60 @@ def parse_by(spec: str) -> tuple[str, str, bool]:
     return name, column, column in scorer.lower_is_easier
 
 
-def filter_by_score(
-    features: Any,
-    labels: Any,
-    *,
-    by: str,
-    target_size: int | float,
-    n_partitions: int | str = 64,
-    train_size: int | float = 0.1,
-    balance: str | None = None,
-    slice_size: int | float | None = None,
-    min_bias: float | None = None,
-    groups: Any = None,
-    seed: int = 0,
-    device: Any = "auto",
-    **options: Any,
-) -> Any:
-    """Keep the ``target_size`` rows that are hardest by ``by`` (``SCORER[:COLUMN]``, e.g.
-    ``pvi`` or ``datamap:confidence``): one scoring pass, no re-scoring between removals.
+@dataclass(frozen=True)
+class ByScorer:
+    """The ranker of :func:`aflite.filter` (``ranker=``) that scores every row once with a
+    registered scorer and removes the easiest by one of its columns, in the filter's loop:
+    ``aflite.filter(x, y, ranker=aflite.ByScorer("pvi"), target_size=400)``, what ``aflite
+    filter --by pvi`` runs.
 
-    With ``min_bias`` the rows go in slices of ``slice_size`` (easiest first) and the
-    representation bias of what remains is measured before each slice: the run stops once it
-    is within ``min_bias`` of the chance level, as AFLITE's chance stop does, so a score that
-    keeps ranking rows after the artifact is gone does not push the set below chance.
+    ``by`` is ``SCORER[:COLUMN]`` (e.g. ``pvi`` or ``datamap:confidence``; the column defaults
+    to the scorer's first), checked when the ranker is made; ``options`` go to the scorer
+    (e.g. ``{"epochs": 5}``). Without ``slice_size`` (``None``) the rows go in one slice; with
+    ``min_bias`` they go in slices of ``slice_size`` (easiest first) and the representation
+    bias of what remains is measured before each slice, so the run stops once it is within
+    ``min_bias`` of the chance level, as AFLITE's chance stop does. The filter's
+    ``n_partitions`` and ``train_size`` set that measurement (and the predictability scorer's
+    own phase); ``threshold`` and ``strategy`` do not apply.
 
-    Returns a :class:`~aflite.FilterResult` with one phase per slice (one in all without
-    ``slice_size``): ``removed`` easiest first with their score in ``removed_score``,
-    ``kept_scores`` the kept rows' predictability on the kept set, the bias before and after as
-    AFLITE measures it (``n_partitions``, t = ``train_size``). ``options`` go to the scorer
-    (e.g. ``epochs=5``).
+    >>> import numpy as np, aflite
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(300, 4)); y = (x[:, 0] + rng.normal(size=300) > 0).astype(int)
+    >>> res = aflite.filter(x, y, ranker=aflite.ByScorer("aum"), target_size=200,
+    ...                     slice_size=None, n_partitions=8, device="cpu")
+    >>> len(res.kept), res.stop_reason
+    (200, 'by_score')
     """
-    from aflite.algorithm import ByScores, adversarial_filter, encode_labels
-    from aflite.algorithm.filtering import resolve_filter_sizes
-    from aflite.scoring.run import score_examples
 
-    name, column, lower = parse_by(by)
-    shown = name if column == name else f"{name}:{column}"
-    if n_partitions == "auto":  # the bias between slices is logistic regression's
-        from aflite.algorithm import AUTO_PARTITIONS
+    by: str
+    options: Mapping[str, Any] | None = None
 
-        n_partitions = AUTO_PARTITIONS[False]
-    codes, _ = encode_labels(labels, np.asarray(features).shape[0])
-    # before any scoring: a bad size must not cost a scoring pass
-    _, t, _ = resolve_filter_sizes(
-        len(codes), target_size=target_size, train_size=train_size,
-        slice_size=1 if slice_size is None else slice_size,
-    )  # fmt: skip
-    phase = EXAMPLE_SCORERS.lookup(name).filter_phase
-    opts = dict(options) | ({"n_partitions": n_partitions, "train_size": t} if phase else {})
-    scored = score_examples(
-        features, codes, scorers=[name], groups=groups, seed=seed, device=device, **opts
-    )
-    value = np.asarray(scored.columns[column], dtype=np.float64)
-    ranker = ByScores(
-        value, lower_is_easier=lower,
-        # the predictability scorer ran the loop's first measurement: no need to run it twice
-        initial_predictability=value if phase else None,
-        info={"by": shown, "seconds": scored.info["seconds"]},
-        params={"by": shown, "device": scored.info["device"],
-                "scorer_options": scored.info["options"]},
-    )  # fmt: skip
-    return adversarial_filter(
-        features, labels, ranker=ranker, target_size=target_size, slice_size=slice_size,
-        balance=balance, min_bias=min_bias, n_partitions=n_partitions, train_size=t,
-        groups=groups, seed=seed, device=device, progress=False,
-    )  # fmt: skip
+    def __post_init__(self) -> None:
+        parse_by(self.by)  # a bad name or column: at once, before any work
+
+    def by_scores(self, features: Any, labels: Any, opts: Any, **run: Any) -> Any:
+        """The :class:`aflite.ByScores` of these rows: each scored once, out of sample."""
+        from aflite.algorithm import ByScores, encode_labels
+        from aflite.scoring.run import score_examples
+
+        name, column, lower = parse_by(self.by)
+        shown = name if column == name else f"{name}:{column}"
+        codes, classes = encode_labels(labels, np.asarray(features).shape[0])
+        # before any scoring: a bad size must not cost a scoring pass
+        _, t, _ = opts.resolve(len(codes), len(classes))
+        phase = EXAMPLE_SCORERS.lookup(name).filter_phase
+        n_partitions = 64 if opts.n_partitions == "auto" else opts.n_partitions
+        given = dict(self.options or {})
+        opts_ = given | ({"n_partitions": n_partitions, "train_size": t} if phase else {})
+        scored = score_examples(features, codes, scorers=[name], **run, **opts_)
+        value = np.asarray(scored.columns[column], dtype=np.float64)
+        return ByScores(
+            value, lower_is_easier=lower,
+            # the predictability scorer ran the loop's first measurement: not run twice
+            initial_predictability=(
+                value if phase and (opts.model, opts.partitions) == ("linear", "blocks") else None
+            ),
+            info={"by": shown, "seconds": scored.info["seconds"]},
+            params={"by": shown, "device": scored.info["device"],
+                    "scorer_options": scored.info["options"]},
+        )  # fmt: skip

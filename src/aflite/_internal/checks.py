@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from numbers import Integral, Real
 from typing import Any
 
-from aflite.config.base import ConfigError, show
+from aflite._internal.options import ConfigError, show
 
 # scikit-learn's random_state (the audits' folds, the n-gram SVD) takes at most 2**32 - 1; a
 # larger seed would pass here and fail after the filter, with the outputs half written
@@ -149,7 +149,7 @@ def choice(choices: Sequence[Any] | Callable[[], Sequence[Any]]) -> Callable[[An
         names = list(choices() if callable(choices) else choices)
         if value in names:
             return
-        from aflite.io.base import did_you_mean
+        from aflite._internal.text import did_you_mean
 
         shown = ", ".join(str(c) for c in names)
         hint = did_you_mean(str(value), [str(c) for c in names])
@@ -195,38 +195,7 @@ def device(value: Any, name: str) -> None:
 def flagged(name: str, e: Exception) -> ConfigError:
     """A ConfigError from a message that may already begin with ``--name: ``."""
     msg = str(e)
-    from aflite.config.base import flag
+    from aflite._internal.options import flag
 
     prefix = flag(name) + ": "
     return ConfigError(name, msg[len(prefix) :] if msg.startswith(prefix) else msg)
-
-
-def model_family(value: Any, name: str) -> None:
-    """A model family's name refused at once where no family can have it: no built-in's, and
-    neither an installed plug-in package nor this process (its registry loaded) could add it.
-    The registry imports torch, so its own check, which knows the plug-ins, runs later."""
-    import sys
-
-    from aflite import plugins
-
-    text(value, name)
-    known = plugins.BUILTIN_MODEL_NAMES
-    if value in known or "aflite.algorithm.models.base" in sys.modules:
-        return
-    if plugins.has_plugin_packages():
-        return
-    from aflite._internal.registry import unknown_message
-
-    raise ConfigError(name, unknown_message("model family", value, known))
-
-
-def feature_source(value: Any, name: str) -> None:
-    """What a feature spec names can be had on this machine (a sentence-transformers model
-    found, or downloadable): refused in well under a second, before torch is imported."""
-    from aflite.errors import DataError
-    from aflite.features.build import check_feature_source
-
-    try:
-        check_feature_source(value)
-    except DataError as e:
-        raise flagged(name, e) from None

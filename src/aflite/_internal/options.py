@@ -27,6 +27,7 @@ __all__ = [
     "config_fields",
     "show",
     "deferred_heavy_checks",
+    "defaults_from",
 ]
 
 C = TypeVar("C", bound="Config")
@@ -65,6 +66,8 @@ class ConfigError(DataError):
     """A bad option value: ``field: why``. ``why`` may name other options as ``{field}``, so
     :meth:`render` can name every option as a flag for the command line."""
 
+    __module__ = "aflite.config"  # where users import it from
+
     def __init__(self, field: str, why: str) -> None:
         self.field, self.why = field, why
         super().__init__(self.render(cli=False))
@@ -88,7 +91,6 @@ def option(
     required: bool = False,
     flag: str | None = None,
     result: bool = True,
-    algorithm: bool = False,
     entries: Callable[[], dict[str, tuple[Any, str]]] | None = None,
     heavy: bool = False,
 ) -> Any:
@@ -100,8 +102,7 @@ def option(
     sizes), ``cli_default`` what its help shows; ``argument`` makes it positional,
     ``required`` required on the command line, ``flag`` its flag other than ``--field-name``. ``result``
     False marks an option that cannot change a run's result (the output folder, the device):
-    a checkpoint resumes across it. ``algorithm`` marks an option of
-    :func:`aflite.adversarial_filter` itself. ``entries`` makes a mapping field whose keys
+    a checkpoint resumes across it. ``entries`` makes a mapping field whose keys
     are options of their own: ``entries()`` gives each key's default and help (the options
     the registered scorers declare), and each becomes a command-line option. ``heavy``: its
     check imports much (a registry of torch-backed plug-ins), so it runs after every other
@@ -118,7 +119,6 @@ def option(
         "required": required,
         "flag": flag,
         "result": result,
-        "algorithm": algorithm,
         "entries": entries,
         "heavy": heavy,
     }
@@ -130,6 +130,34 @@ def option(
 def config_fields(cls: type[Config] | Config) -> Iterator[dataclasses.Field]:
     """The declared options of a config class, in declaration order."""
     return iter(dataclasses.fields(cls))  # type: ignore[arg-type]
+
+
+def defaults_from(values: Mapping[str, Any]) -> Callable[[type], type]:
+    """A class decorator, put under ``@dataclass``: the inherited fields named in ``values``
+    get these defaults, their checks and help unchanged (a command's config starts from a
+    preset of the options it inherits). A help that showed the old default shows the new."""
+
+    def apply(cls: type) -> type:
+        import typing
+
+        inherited = {}
+        for base in reversed(cls.__mro__[1:]):
+            if dataclasses.is_dataclass(base):
+                hints = typing.get_type_hints(base)
+                for f in dataclasses.fields(base):
+                    inherited[f.name] = (f, hints[f.name])
+        own = cls.__dict__.get("__annotations__", {})
+        for name, value in values.items():
+            f, hint = inherited[name]
+            meta = dict(f.metadata)
+            if meta["cli_default"] == f.default:
+                meta["cli_default"] = value
+            own[name] = hint
+            setattr(cls, name, dataclasses.field(default=value, metadata=meta))
+        cls.__annotations__ = own
+        return cls
+
+    return apply
 
 
 @dataclasses.dataclass(frozen=True)
@@ -230,7 +258,7 @@ class Config:
 
 
 def unknown_key(key: str, known: list[str], source: str = "") -> DataError:
-    from aflite.io.base import did_you_mean
+    from aflite._internal.text import did_you_mean
 
     where = f"{source}: " if source else ""
     return DataError(f"{where}unknown option '{key}'{did_you_mean(key, known)}")
