@@ -1,0 +1,135 @@
+"""The filter's options as one object (:class:`aflite.FilterOptions`): declared and checked
+once, given to :func:`aflite.filter` as an object, as keywords of the same names or both,
+passed down unchanged from the command line's config and the data API, and the one driver
+that every way of filtering goes through (AFLITE, a given score, a registered scorer)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from conftest import planted_data
+
+import aflite
+from aflite.algorithm import options as options_module
+from aflite.config import ConfigError, FilterConfig
+
+
+@pytest.fixture(scope="module")
+def data():
+    x, y, planted = planted_data(n=300)
+    return x, y, planted
+
+
+def _same(a, b):
+    np.testing.assert_array_equal(a.kept, b.kept)
+    assert a.params == b.params
+
+
+def test_an_options_object_and_keywords_of_the_same_names_run_the_same(data):
+    x, y, _ = data
+    kw = dict(target_size=150, train_size=60, slice_size=15, threshold=0.6, n_partitions=16)
+    by_keywords = aflite.filter(x, y, seed=0, **kw)
+    by_object = aflite.filter(x, y, seed=0, options=aflite.FilterOptions(**kw))
+    _same(by_keywords, by_object)
+    # both: the keywords win over the object's values
+    both = aflite.filter(x, y, seed=0, options=aflite.FilterOptions(**(kw | {"threshold": 0.9})),
+                         threshold=0.6)  # fmt: skip
+    _same(by_keywords, both)
+    # a preset is an options object; the command line's config is one too
+    practical = aflite.filter(x, y, seed=0, options=aflite.PRESETS["practical"])
+    config = FilterConfig(input="data.jsonl", seed=0)
+    _same(practical, aflite.filter(x, y, seed=0, options=config))
+
+
+def test_the_options_are_checked_once_when_made_and_trusted_inside(data, monkeypatch):
+    x, y, _ = data
+    made = []
+    real = options_module.FilterOptions.__post_init__
+
+    def counted(self):
+        made.append(self)
+        real(self)
+
+    monkeypatch.setattr(options_module.FilterOptions, "__post_init__", counted)
+    opts = aflite.FilterOptions(target_size=150, train_size=60, slice_size=30, n_partitions=8)
+    assert len(made) == 1
+    aflite.filter(x, y, options=opts, progress=False)
+    assert len(made) == 1  # handed down as made: no copy, no second check
+    aflite.filter(x, y, options=opts, threshold=0.7, progress=False)
+    assert len(made) == 2  # one changed copy, checked once
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"threshold": 75}, "^threshold: must be in \\[0, 1\\], got 75$"),
+        ({"n_partitions": 0}, "^n_partitions: must be a positive whole number or auto, got 0$"),
+        ({"balance": "labels"}, "^balance: must be none or classes, got 'labels'$"),
+        ({"strategy": "slice"}, "did you mean 'slicing'"),
+        ({"target_size": 1.5}, "^target_size: as a fraction must be in \\(0, 1\\), got 1.5$"),
+    ],
+)
+def test_a_bad_option_is_one_error_naming_it_before_any_data_is_read(kw, message):
+    with pytest.raises(ConfigError, match=message):
+        aflite.FilterOptions(**kw)
+    with pytest.raises(ConfigError, match=message):  # the array is never looked at
+        aflite.filter(object(), object(), **kw)
+
+
+def test_a_misspelt_option_keyword_is_a_type_error_with_a_did_you_mean(data):
+    x, y, _ = data
+    with pytest.raises(TypeError, match="treshold; did you mean 'threshold'"):
+        aflite.filter(x, y, treshold=0.7)
+    with pytest.raises(TypeError, match="options must be an aflite.FilterOptions"):
+        aflite.filter(x, y, options={"threshold": 0.7})
+
+
+def test_changed_copies_are_checked_and_the_presets_cannot_be_changed():
+    paper = aflite.PRESETS["paper"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        paper.threshold = 0.5  # type: ignore[misc]
+    with pytest.raises(ConfigError, match="^slice_size: "):
+        dataclasses.replace(paper, slice_size=-3)
+    with pytest.raises(TypeError):
+        aflite.PRESETS["mine"] = paper  # type: ignore[index]
+
+
+def test_the_data_api_hands_the_options_down_as_one_object(monkeypatch):
+    import aflite.algorithm
+
+    seen = {}
+
+    def fake(x, y, **kw):
+        seen.update(kw)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(aflite.algorithm, "adversarial_filter", fake)
+    rows = [{"text": f"w{i % 5}", "label": i % 2} for i in range(40)]
+    opts = aflite.FilterOptions.of(aflite.PRESETS["practical"], target_size=20, slice_size=4)
+    with pytest.raises(SystemExit):
+        aflite.filter_dataset(rows, label="label", options=opts)
+    assert seen["options"] is opts
+    with pytest.raises(TypeError, match="options= or preset=, not both"):
+        aflite.filter_dataset(rows, label="label", options=opts, preset="paper")
+
+
+def test_one_driver_for_every_ranker(data):
+    x, y, planted = data
+    kw = dict(target_size=200, train_size=60, n_partitions=8, seed=0, device="cpu")
+    # a given score: the give-away rows (planted) as the easiest
+    given = aflite.filter(x, y, ranker=aflite.ByScores(planted.astype(float)), slice_size=None,
+                          **kw)  # fmt: skip
+    assert given.stop_reason == "by_score" and not planted[given.kept].any()  # all removed
+    # a registered scorer, run once before the loop
+    scored = aflite.filter(x, y, ranker=aflite.ByScorer("pvi"), slice_size=None, **kw)
+    assert scored.params["by"] == "pvi" and len(scored.kept) == 200
+    assert planted[scored.removed].mean() > 0.8
+    # what AFLITE's phases alone read is refused with a ranker, naming it
+    with pytest.raises(ValueError, match="checkpoint applies to AFLITE's phases only"):
+        aflite.filter(x, y, ranker=aflite.ByScorer("pvi"), checkpoint=print, **kw)
+    with pytest.raises(ValueError, match="slice_size=None .* applies to ranker= only"):
+        aflite.filter(x, y, slice_size=None, **kw)
+    with pytest.raises(ValueError, match="ranker must be None"):
+        aflite.filter(x, y, ranker="pvi", **kw)
