@@ -178,7 +178,7 @@ def test_a_tampered_manifest_is_one_line_on_resume_through_the_command_line(tmp_
             "--no-report"]  # fmt: skip
     from aflite.jobs import FilterJob, run_filter_job
 
-    job = FilterJob(input=str(src), text_fields=["hypothesis"], target_size=150, slice_size=10,
+    job = FilterJob(input=str(src), text=["hypothesis"], target_size=150, slice_size=10,
                     n_partitions=8, out_dir=str(out), report=False)  # fmt: skip
     with pytest.raises(KeyboardInterrupt):
         run_filter_job(job, progress=False, log=lambda s: None, stop_after_phases=1)

@@ -159,17 +159,18 @@ def test_bad_items_give_the_same_error_through_every_door(case, tmp_path):
     "args, message",
     [
         (
-            ["--choices-fields", "o1"],
-            "--choices-fields: name two or more fields, or --choices-field for one list",
+            ["--choices-fields", "o1,o2", "--label-field", "o2"],
+            "--label-field: 'o2' is a choice or context field",
         ),
         (
             ["--choices-fields", "o1,o2", "--blank", "_"],
             "--blank: needs --context-fields, the fields holding it",
         ),
-        (["--context-fields", "q"], "--context-fields: needs --choices-field or --choices-fields"),
+        (["--context-fields", "q"], "--context-fields: needs --choices-field"),
         (
             ["--choices-field", "c", "--text-fields", "q"],
-            "--text-fields: multiple-choice items are read from --choices-field / --choices-fields and --context-fields",
+            "--text-fields: multiple-choice items are read from --choices-field and "
+            "--context-fields",
         ),
         (
             ["--choices-field", "c", "--answer-format", "roman"],
@@ -196,7 +197,7 @@ def test_bad_items_give_the_same_error_through_every_door(case, tmp_path):
         (
             ["--text-fields", "t", "--model", "choice-ridge"],
             "--model: 'choice-ridge' fits multiple-choice items: name their choices with "
-            "--choices-field or --choices-fields",
+            "--choices-field",
         ),
     ],
 )
@@ -438,7 +439,7 @@ def test_a_resumed_run_on_items_ends_as_an_uninterrupted_one(tmp_path):
 
     path = tmp_path / "mc.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in artifact_items(100)))
-    kw = dict(input=str(path), choices_field="endings", context_fields=("ctx",),
+    kw = dict(input=str(path), choices="endings", context=("ctx",),
               choice_context="none", features="ngrams:min_df=1", n_partitions=8,
               train_size=0.5, min_bias=None, target_size=70, slice_size=10)  # fmt: skip
     whole = run_filter_job(FilterJob(out_dir=str(tmp_path / "a"), **kw), progress=False)

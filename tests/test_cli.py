@@ -132,8 +132,8 @@ def test_other_formats_round_trip(tmp_path, snli_rows, fmt):
     out = tmp_path / "out"
     job = FilterJob(
         input=str(src),
-        text_fields=["hypothesis"],
-        id_field="id",
+        text=["hypothesis"],
+        id="id",
         target_size=200,
         train_size=60,
         slice_size=20,
@@ -162,7 +162,7 @@ def test_hf_dataset_folder(tmp_path, snli_rows):
     out = tmp_path / "out"
     job = FilterJob(
         input=str(tmp_path / "ds"),
-        text_fields=["hypothesis"],
+        text=["hypothesis"],
         target_size=200,
         train_size=60,
         slice_size=20,
@@ -181,8 +181,8 @@ def test_hf_dataset_folder(tmp_path, snli_rows):
 def test_resume_after_interruption_is_identical(tmp_path, small_snli):
     common = dict(
         input=str(small_snli),
-        text_fields=["hypothesis"],
-        id_field="id",
+        text=["hypothesis"],
+        id="id",
         target_size=300,
         train_size=120,
         slice_size=40,
@@ -452,7 +452,7 @@ def test_hf_name_from_local_source(tmp_path, snli_rows):
     out = tmp_path / "out"
     job = FilterJob(
         input=f"hf:{src}:train",
-        text_fields=["hypothesis"],
+        text=["hypothesis"],
         target_size=200,
         train_size=60,
         slice_size=20,

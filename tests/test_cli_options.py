@@ -87,17 +87,17 @@ def _snli_rows(n=300):
 
 
 def test_the_only_text_column_and_a_column_named_id_are_picked():
-    job = FilterJob(input=SNLI, group_field="premise")
+    job = FilterJob(input=SNLI, group="premise")
     inputs = load_job_inputs(job)
     assert inputs.fields.text == ("hypothesis",) and inputs.fields.id == "id"
-    assert job.text_fields == () and job.id_field is None  # the given options stay as given
+    assert job.text == () and job.id is None  # the given options stay as given
     assert inputs.picked == ["text", "id"]
     assert (
         list(inputs.texts) == ["hypothesis"]
         and inputs.ids[0] == json.loads(bundled_snli().read_text().splitlines()[0])["id"]
     )
     # given fields are never replaced
-    job = FilterJob(input=SNLI, text_fields=["premise", "hypothesis"], id_field="id")
+    job = FilterJob(input=SNLI, text=["premise", "hypothesis"], id="id")
     inputs = load_job_inputs(job)
     assert inputs.picked == [] and inputs.fields.text == ("premise", "hypothesis")
 
@@ -134,7 +134,7 @@ def test_a_picked_id_column_is_checked_and_none_numbers_the_rows(tmp_path):
         load_job_inputs(FilterJob(input=src))
     assert "in.jsonl:2: field 'id' duplicates id 'a'" in str(e.value)
     assert "--id-field none / id='none'" in str(e.value)
-    job = FilterJob(input=src, id_field="none")
+    job = FilterJob(input=src, id="none")
     inputs = load_job_inputs(job)
     assert inputs.ids == [0, 1] and inputs.picked == ["text"] and inputs.fields.text == ("t",)
 

@@ -23,8 +23,8 @@ HINT = "aflite: interrupted; run the same command with --resume to continue"
 
 # many short phases (min-bias off, a low threshold, small slices), so a signal lands mid-run
 OPTIONS = dict(
-    text_fields=["hypothesis"],
-    id_field="id",
+    text=["hypothesis"],
+    id="id",
     target_size=300,
     train_size=120,
     slice_size=20,

@@ -192,7 +192,7 @@ def test_ray_backend_embeds_through_build_features(tmp_path, monkeypatch):
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     job = FilterJob(
         input=str(src),
-        text_fields=["premise", "hypothesis"],
+        text=["premise", "hypothesis"],
         cache_dir=str(tmp_path / "c"),
         features="sentence-transformers:some-model",
         backend="ray",

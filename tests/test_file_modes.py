@@ -61,7 +61,7 @@ def test_run_outputs_are_readable_by_others_under_umask_022(tmp_path):
     src.write_text("".join(bundled_snli().read_text().splitlines(keepends=True)[:300]))
     out = tmp_path / "out"
     job = FilterJob(
-        input=str(src), text_fields=["hypothesis"], target_size=250, n_partitions=8,
+        input=str(src), text=["hypothesis"], target_size=250, n_partitions=8,
         out_dir=str(out), cache_dir=None, report=False,
     )  # fmt: skip
     with umask(0o022):

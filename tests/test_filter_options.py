@@ -46,7 +46,7 @@ def test_a_training_part_smaller_than_the_classes_is_refused_everywhere(
                        str(size), "--out-dir", str(out), "--quiet")  # fmt: skip
     assert r.returncode == 2 and r.stderr == f"aflite: error: --train-size: {message}\n"
     assert not out.exists()
-    job = FilterJob(input=snli300, text_fields=("hypothesis",), train_size=size,
+    job = FilterJob(input=snli300, text=("hypothesis",), train_size=size,
                     out_dir=str(out))  # fmt: skip
     with pytest.raises(DataError) as e:
         run_filter_job(job, progress=False, log=lambda s: None)
@@ -211,7 +211,7 @@ def test_resume_on_a_finished_run_says_so_and_rewrites_nothing(snli300, tmp_path
     assert _files(out) == before
 
     logged = []
-    job = FilterJob(input=snli300, text_fields=("hypothesis",), n_partitions=8,
+    job = FilterJob(input=snli300, text=("hypothesis",), n_partitions=8,
                     out_dir=str(out), report=False, resume=True)  # fmt: skip
     outcome = run_filter_job(job, progress=False, log=logged.append)
     assert logged == [] and outcome.summary_text.endswith("nothing to resume")
@@ -291,7 +291,7 @@ def test_options_of_the_phases_given_with_by_are_named_as_ignored(snli300, tmp_p
                        "--min-bias", "off")  # fmt: skip
     assert r.returncode == 0 and ignored(r) == [], r.stderr
 
-    job = FilterJob(input=snli300, text_fields=("hypothesis",), by="predictability",
+    job = FilterJob(input=snli300, text=("hypothesis",), by="predictability",
                     n_partitions=4, target_size=0.9, out_dir=str(out), overwrite=True,
                     report=False, model="auto", partitions="uniform")  # fmt: skip
     with pytest.warns(OptionWarning) as seen:

@@ -77,7 +77,7 @@ def _check_api(path: Path, job: dict) -> None:
 
     try:
         data = read_labelled(
-            str(path), label="label", text=job.get("text_fields"), id=job.get("id_field")
+            str(path), label="label", text=job.get("text"), id=job.get("id")
         )
     except ALLOWED as e:
         _one_line(e)
@@ -158,7 +158,7 @@ MANGLE = dict(how=st.integers(0, 5), cut=st.floats(0, 1), junk=st.binary(min_siz
 def test_jsonl(rows, how, cut, junk):
     path = _tmp(".jsonl")
     path.write_bytes(_mangle(_jsonl(rows), how, cut, junk))
-    _check_read(path, text_fields=["text"])
+    _check_read(path, text=["text"])
 
 
 @pytest.mark.parametrize("suffix, sep", [(".csv", ","), (".tsv", "\t")])
@@ -171,7 +171,7 @@ def test_csv_and_tsv(suffix, sep, rows, how, cut, junk):
     except UnicodeEncodeError:
         assume(False)
     path.write_bytes(_mangle(data, how, cut, junk))
-    _check_read(path, text_fields=["text"], id_field="id")
+    _check_read(path, text=["text"], id="id")
 
 
 @FUZZ
@@ -202,7 +202,7 @@ def test_parquet(rows, how, cut, junk):
     elif how == 2:
         data = data[: int(len(data) * cut)] + junk + data[int(len(data) * cut) :]
     path.write_bytes(data)
-    _check_read(path, text_fields=["text"])
+    _check_read(path, text=["text"])
 
 
 # --- feature files --------------------------------------------------------------------------
@@ -305,7 +305,7 @@ def test_hf_dataset_folder(junk, name):
     for fname in ("data-00000-of-00001.arrow", "state.json", "dataset_info.json"):
         (root / fname).write_bytes(b"{}" if fname.endswith(".json") else b"")
     (root / name).write_bytes(junk)
-    _check_read(root, text_fields=["text"])
+    _check_read(root, text=["text"])
 
 
 # --- through a whole job --------------------------------------------------------------------
@@ -328,7 +328,7 @@ def test_a_job_partitions_what_it_reads_or_fails_in_one_line(rows):
     path.write_bytes(_jsonl(rows))
     out = path.parent / "out"
     # train_size 0.2: a training part of at least 4 of the 20+ rows covers the 3 classes
-    job = FilterJob(input=str(path), text_fields=["text"], n_partitions=4, train_size=0.2,
+    job = FilterJob(input=str(path), text=["text"], n_partitions=4, train_size=0.2,
                     out_dir=str(out), report=False, cache_dir=None)  # fmt: skip
     try:
         outcome = run_filter_job(job, progress=False, log=lambda s: None)

@@ -37,7 +37,7 @@ def data(tmp_path_factory):
 def _job(data: Path, out: Path, cache: Path, resume: bool = False) -> FilterJob:
     return FilterJob(
         input=str(data),
-        text_fields=["hypothesis"],
+        text=["hypothesis"],
         target_size=180,
         train_size=80,
         slice_size=20,

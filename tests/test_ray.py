@@ -62,7 +62,7 @@ def test_cli_filter_with_ray_backend(tmp_path, local_ray):
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     common = dict(
         input=str(src),
-        text_fields=["hypothesis"],
+        text=["hypothesis"],
         target_size=300,
         train_size=120,
         slice_size=40,

@@ -33,8 +33,8 @@ def run_dir(tmp_path_factory):
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     job = FilterJob(
         input=str(src),
-        text_fields=["premise", "hypothesis"],
-        id_field="id",
+        text=["premise", "hypothesis"],
+        id="id",
         target_size=450,
         train_size=300,
         slice_size=60,

@@ -37,7 +37,7 @@ def run_dir(tmp_path_factory):
     src = d / "in.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     job = FilterJob(
-        input=str(src), text_fields=["premise", "hypothesis"], id_field="id", target_size=400,
+        input=str(src), text=["premise", "hypothesis"], id="id", target_size=400,
         train_size=200, slice_size=60, threshold=0.5, min_bias=None, n_partitions=8,
         out_dir=str(d / "out"), cache_dir=None,
     )  # fmt: skip

@@ -239,7 +239,7 @@ def test_a_planted_token_leads_why_removed_in_a_whole_run(tmp_path_factory):
     src = d / "in.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     job = FilterJob(
-        input=str(src), text_fields=["hypothesis"], target_size=0.5, train_size=0.3,
+        input=str(src), text=["hypothesis"], target_size=0.5, train_size=0.3,
         slice_size=40, threshold=0.5, min_bias=None, n_partitions=16, out_dir=str(d / "out"),
         cache_dir=None,
     )  # fmt: skip

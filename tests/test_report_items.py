@@ -132,7 +132,7 @@ def test_a_run_on_items_reports_removed_items_whole_and_the_planted_word(tmp_pat
     src = tmp_path / "mc.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     job = FilterJob(
-        input=str(src), choices_field="endings", context_fields=("ctx",), label_field="label",
+        input=str(src), choices="endings", context=("ctx",), label="label",
         choice_context="none", features="ngrams:min_df=1", n_partitions=8, train_size=0.5,
         min_bias=None, target_size=50, slice_size=10, out_dir=str(tmp_path / "out"),
         cache_dir=None,
@@ -215,7 +215,7 @@ def test_a_run_on_items_says_items_in_its_page_warnings_and_plots(tmp_path):
     src = tmp_path / "mc.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in mc_rows(n=80, planted=40)))
     job = FilterJob(
-        input=str(src), choices_field="endings", context_fields=("ctx",), label_field="label",
+        input=str(src), choices="endings", context=("ctx",), label="label",
         choice_context="none", features="ngrams:min_df=1", n_partitions=8, train_size=0.5,
         min_bias=None, target_size=50, slice_size=10, out_dir=str(tmp_path / "out"),
         cache_dir=None,

@@ -102,7 +102,7 @@ def long_run(tmp_path_factory):
     src = d / "in.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     job = FilterJob(
-        input=str(src), text_fields=["premise", "hypothesis"], id_field="id", target_size=250,
+        input=str(src), text=["premise", "hypothesis"], id="id", target_size=250,
         train_size=150, slice_size=50, threshold=0.5, min_bias=None, n_partitions=8,
         out_dir=str(d / "out"), cache_dir=None,
     )  # fmt: skip

@@ -161,7 +161,7 @@ def test_score_job_in_process(tmp_path):
              "label": ["a", "b"][i % 2]} for i in range(150)]  # fmt: skip
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    job = ScoreJob(input=str(src), text_fields=["t"], id_field="id", out_dir=str(tmp_path / "o"),
+    job = ScoreJob(input=str(src), text=["t"], id="id", out_dir=str(tmp_path / "o"),
                    scorers=["datamap", "aum"], report=False, options={"epochs": 3})  # fmt: skip
     outcome = run_score_job(job)
     df = pd.read_parquet(tmp_path / "o" / "scores.parquet")

@@ -34,7 +34,7 @@ def run(tmp_path_factory):
     table = pa.Table.from_pylist([json.loads(r) for r in rows])
     pq.write_table(table, d / "snli.parquet")
     job = FilterJob(
-        input=str(d / "snli.parquet"), text_fields=["hypothesis"], id_field="id",
+        input=str(d / "snli.parquet"), text=["hypothesis"], id="id",
         target_size=200, n_partitions=M, slice_size=30, threshold=0.5, min_bias=None,
         out_dir=str(d / "out"), cache_dir=None, model="linear",
     )  # fmt: skip

@@ -50,9 +50,15 @@ def deferred_heavy_checks() -> Iterator[None]:
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
+# fields declared with a flag of their own (``option(flag=...)``): name -> flag. A name has
+# the same flag in every config (``label`` is ``--label-field`` wherever it is an option)
+_FLAGS: dict[str, str] = {}
+
+
 def flag(name: str) -> str:
-    """The command-line flag of a field: ``train_size`` -> ``--train-size``."""
-    return "--" + name.replace("_", "-")
+    """The command-line flag of a field: ``train_size`` -> ``--train-size``, ``label`` ->
+    ``--label-field`` (its own)."""
+    return _FLAGS.get(name) or "--" + name.replace("_", "-")
 
 
 def show(value: Any) -> str:
@@ -89,7 +95,7 @@ def option(
     cli_default: Any = dataclasses.MISSING,
     argument: bool = False,
     required: bool = False,
-    flag: str | None = None,
+    flag: str | tuple[str, ...] | None = None,
     result: bool = True,
     entries: Callable[[], dict[str, tuple[Any, str]]] | None = None,
     heavy: bool = False,
@@ -100,7 +106,8 @@ def option(
     ``"a,b"``) into the field's value; ``check(value, name)`` raises a :class:`ConfigError`
     for a bad one. ``cli_type`` is the type the command line parses before ``coerce`` (str for
     sizes), ``cli_default`` what its help shows; ``argument`` makes it positional,
-    ``required`` required on the command line, ``flag`` its flag other than ``--field-name``. ``result``
+    ``required`` required on the command line, ``flag`` its flag other than ``--field-name`` (or
+    flags: the first is the one messages name). ``result``
     False marks an option that cannot change a run's result (the output folder, the device):
     a checkpoint resumes across it. ``entries`` makes a mapping field whose keys
     are options of their own: ``entries()`` gives each key's default and help (the options
@@ -167,6 +174,13 @@ class Config:
     Use :meth:`build` to make one from loose values (a file, the command line, a preset);
     ``dataclasses.replace`` makes a changed copy, checked again.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name, value in vars(cls).items():  # the fields as declared, before @dataclass
+            own = value.metadata.get("flag") if isinstance(value, dataclasses.Field) else None
+            if own:
+                _FLAGS[name] = own if isinstance(own, str) else own[0]
 
     def __post_init__(self) -> None:
         heavy = []

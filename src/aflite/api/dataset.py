@@ -13,7 +13,8 @@ import numpy as np
 from aflite._internal.options import ConfigError
 from aflite._internal.text import did_you_mean
 from aflite.config import preset as config_preset
-from aflite.config.choices import check_item_arguments, refuse_for_items
+from aflite.config.choices import refuse_for_items
+from aflite.config.fields import check_item_arguments
 from aflite.config.filter import NOT_FOR_ITEMS
 from aflite.errors import DataError, LabelWarning
 from aflite.io.dropped import without_dropped

@@ -136,7 +136,7 @@ def score_dataset(
     >>> bool(scores.loc[scores.label == 1, "pvi"].mean() > 1.0)
     True
     """
-    from aflite.config.choices import check_item_arguments
+    from aflite.config.fields import check_item_arguments
     from aflite.config.score import check_item_inputs
     from aflite.scoring import resolve_scorers, score_examples, spearman
 

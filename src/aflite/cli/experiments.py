@@ -82,7 +82,7 @@ _EVALUATORS_HELP = (
 _with_filter_options = config_options(
     FilterConfig,
     only=COMPARE_FILTER_OPTIONS,
-    helps={"id_field": "Field with row ids (finds rows in a precomputed:FILE with ids)."},
+    helps={"id": "Field with row ids (finds rows in a precomputed:FILE with ids)."},
     into="filter_options",
 )
 _COMPARE = {"helps": {"evaluators": _EVALUATORS_HELP}}

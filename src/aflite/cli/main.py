@@ -58,10 +58,10 @@ def _note(message: str) -> None:
 
 # the demo's data; its filter options are the defaults of `aflite filter`, unchanged
 _DEMO = {
-    "label_field": "label",
-    "text_fields": ("hypothesis",),
-    "id_field": "id",
-    "group_field": "premise",
+    "label": "label",
+    "text": ("hypothesis",),
+    "id": "id",
+    "group": "premise",
     "features": "ngrams",
 }
 

@@ -62,7 +62,8 @@ def _typer_param(
     help_ = help_text(help_)
     if meta["required"] or required:
         default = ...
-    decls = [meta["flag"]] if meta["flag"] else []
+    own = meta["flag"]
+    decls = ([own] if isinstance(own, str) else list(own)) if own else []
     if meta["argument"]:
         info = typer.Argument(default, metavar=meta["metavar"], help=help_)
     elif annotation is bool:

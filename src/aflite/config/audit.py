@@ -147,11 +147,10 @@ class AuditConfig(DataFields):
             raise ConfigError("input", "name the data file to audit")
         super().check_together()
         items = self.choices is not None
-        if not self.text_fields and not items:
+        if not self.text and not items:
             raise ConfigError(
-                "text_fields",
-                "name at least one text field (or {choices_field} "
-                "/ {choices_fields} for multiple-choice items)",
+                "text",
+                "name at least one text field (or {choices} for multiple-choice items)",
             )
         from aflite.audits.registry import wrong_kind
 

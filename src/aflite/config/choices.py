@@ -13,7 +13,6 @@ from aflite._internal.options import ConfigError, option
 
 __all__ = [
     "check_answer_format",
-    "check_item_arguments",
     "check_item_features",
     "check_item_fields",
     "choice_context_option",
@@ -38,31 +37,23 @@ def choice_context_option() -> Any:
 
 
 def check_item_fields(config: Any) -> bool:
-    """The checks the item fields of ``config`` need together; True when it reads
-    multiple-choice items (then its ``text_fields`` must be empty)."""
-    if config.choices_field and config.choices_fields:
-        raise ConfigError("choices_fields", "name the choices one way: this or {choices_field}")
-    if len(config.choices_fields) == 1:
-        raise ConfigError(
-            "choices_fields", "name two or more fields, or {choices_field} for one list"
-        )
-    if not (config.choices_field or config.choices_fields):
-        for name in ("context_fields", "blank", "answer_format"):
+    """The checks the item fields of ``config`` (a :class:`~aflite.config.fields.DataFields`)
+    need together; True when it reads multiple-choice items (then its ``text`` must be
+    empty)."""
+    if not config.choices:
+        for name in ("context", "blank", "answer_format"):
             if getattr(config, name):
-                raise ConfigError(name, "needs {choices_field} or {choices_fields}")
+                raise ConfigError(name, "needs {choices}")
         if getattr(config, "choice_context", "joint") != "joint":
-            raise ConfigError("choice_context", "needs {choices_field} or {choices_fields}")
+            raise ConfigError("choice_context", "needs {choices}")
         return False
-    if config.blank is not None and not config.context_fields:
-        raise ConfigError("blank", "needs {context_fields}, the fields holding it")
-    named = [config.choices_field] if config.choices_field else list(config.choices_fields)
-    if config.label_field in named + list(config.context_fields):
-        raise ConfigError("label_field", f"'{config.label_field}' is a choice or context field")
-    if config.text_fields:
-        raise ConfigError(
-            "text_fields", "multiple-choice items are read from {choices_field} / "
-            "{choices_fields} and {context_fields}",
-        )  # fmt: skip
+    if config.blank is not None and not config.context:
+        raise ConfigError("blank", "needs {context}, the fields holding it")
+    named = [config.choices] if isinstance(config.choices, str) else list(config.choices)
+    if config.label in named + list(config.context):
+        raise ConfigError("label", f"'{config.label}' is a choice or context field")
+    if config.text:
+        raise ConfigError("text", "multiple-choice items are read from {choices} and {context}")
     return True
 
 
@@ -84,36 +75,3 @@ def refuse_for_items(values: Mapping[str, Any], names: Sequence[str]) -> None:
     for name in names:
         if values.get(name) not in (None, False, (), {}, []):
             raise ConfigError(name, "is not available for multiple-choice items")
-
-
-# a config field -> the argument of a Python call (``aflite.score_dataset``) that gives it
-_ARGUMENTS = {"choices_field": "choices", "choices_fields": "choices", "context_fields": "context",
-              "text_fields": "text", "label_field": "label"}  # fmt: skip
-
-
-def check_item_arguments(
-    *, label: str | None, text: Any, choices: Any, context: Any, blank: str | None,
-    answer_format: str | None, choice_context: str,
-) -> bool:  # fmt: skip
-    """:func:`check_item_fields` (and the checks of ``answer_format`` and ``choice_context``
-    on their own) on the arguments of a Python call (``choices``: one field holding a list,
-    or several fields): True when it reads items; a ConfigError names the argument."""
-    import re
-    from types import SimpleNamespace
-
-    check_answer_format(answer_format, "answer_format")
-    choice_context_option().metadata["check"](choice_context, "choice_context")
-    names = (choices,) if isinstance(choices, str) else tuple(choices or ())
-    config = SimpleNamespace(
-        label_field=label, text_fields=(text,) if isinstance(text, str) else tuple(text or ()),
-        choices_field=names[0] if len(names) == 1 else None,
-        choices_fields=names if len(names) > 1 else (),
-        context_fields=(context,) if isinstance(context, str) else tuple(context or ()),
-        blank=blank, answer_format=answer_format, choice_context=choice_context,
-    )  # fmt: skip
-    try:
-        return check_item_fields(config)
-    except ConfigError as e:
-        why = re.sub(r"\{choices_field\} (or|/) \{choices_fields\}", "{choices}", e.why)
-        why = re.sub(r"\{([a-z_]+)\}", lambda m: _ARGUMENTS.get(m.group(1), m.group(1)), why)
-        raise ConfigError(_ARGUMENTS.get(e.field, e.field), why) from None

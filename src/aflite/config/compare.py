@@ -18,7 +18,7 @@ __all__ = ["CompareConfig", "COMPARE_FILTER_OPTIONS", "check_item_options"]
 
 # the filter's options compare and ood take, with the filter's defaults
 COMPARE_FILTER_OPTIONS = (
-    "group_field", "id_field", "features", "target_size", "n_partitions", "train_size",
+    "group", "id", "features", "target_size", "n_partitions", "train_size",
     "slice_size", "threshold", "min_bias", "balance", "strategy", "warmup_fraction",
     "warmup_finetune", "device", "cache_dir",
 )  # fmt: skip
@@ -180,10 +180,10 @@ class CompareConfig(DataFields):
     def check_together(self) -> None:
         super().check_together()
         if self.choices is None:
-            if not self.text_fields:
+            if not self.text:
                 raise ConfigError(
-                    "text_fields", "name the text fields, e.g. premise,hypothesis (or "
-                    "{choices_field} / {choices_fields} for multiple-choice items)",
+                    "text", "name the text fields, e.g. premise,hypothesis (or {choices} for "
+                    "multiple-choice items)",
                 )  # fmt: skip
             self._check_evaluators(items=False)
             return

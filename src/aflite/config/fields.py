@@ -9,51 +9,61 @@ from typing import Any
 
 from aflite._internal import checks as c
 from aflite._internal.options import Config, ConfigError, option
-from aflite.config.choices import check_answer_format, check_item_fields
+from aflite.config.choices import check_answer_format, check_item_fields, choice_context_option
 
-__all__ = ["DataFields"]
+__all__ = ["DataFields", "check_item_arguments"]
 
 
 _NAMES = {"coerce": c.to_names, "cli_type": str, "cli_default": None}
 
 
+def _to_choices(value: Any, name: str) -> str | tuple[str, ...] | None:
+    """Where the choices are: one field holding each item's list (``"endings"``), or one field
+    per choice (``"option1,option2"`` or a list of names); None or empty: no items."""
+    names = c.to_names(value, name)
+    if not names:
+        return None
+    return names[0] if len(names) == 1 else names
+
+
 @dataclass(frozen=True)
 class DataFields(Config):
     """The label, text and item fields of a command's input, checked together: a text field
-    named twice or naming the label, item fields named both ways or without choices.
-    :attr:`choices` says whether the input is multiple-choice items."""
+    named twice or naming the label, item options without choices. ``choices`` set: the input
+    is multiple-choice items. The Python API takes them as keywords of the same names
+    (``label=``, ``text=``, ``choices=``, ...); the command line as ``--label-field``,
+    ``--text-fields``, ``--choices-field`` (or ``--choices-fields``), ... ."""
 
-    label_field: str = option(
+    label: str = option(
         "label",
         "Field holding the class label (the answer, for multiple-choice items).",
         metavar="FIELD",
         check=c.text,
+        flag="--label-field",
     )
-    text_fields: tuple[str, ...] = option(
+    text: tuple[str, ...] = option(
         (),
         "Comma-separated text fields, e.g. premise,hypothesis; default: the only text "
         "column besides the label, id and group fields.",
         metavar="FIELDS",
+        flag="--text-fields",
         **_NAMES,
     )
-    choices_field: str | None = option(
+    choices: str | tuple[str, ...] | None = option(
         None,
         "Multiple-choice items: the field holding each item's list of choices (e.g. "
-        "endings); --label-field is then the answer.",
-        metavar="FIELD",
-        check=c.optional_text,
+        "endings), or one field per choice, comma-separated (e.g. option1,option2; an item "
+        "may leave the last ones empty); --label-field is then the answer.",
+        metavar="FIELD[,FIELD...]",
+        coerce=_to_choices,
+        cli_type=str,
+        flag=("--choices-field", "--choices-fields"),
     )
-    choices_fields: tuple[str, ...] = option(
-        (),
-        "Multiple-choice items: one field per choice, e.g. option1,option2 (an item may "
-        "leave the last ones empty); --label-field is then the answer.",
-        metavar="FIELDS",
-        **_NAMES,
-    )
-    context_fields: tuple[str, ...] = option(
+    context: tuple[str, ...] = option(
         (),
         "Multiple-choice items: the context the choices follow, e.g. premise,question.",
         metavar="FIELDS",
+        flag="--context-fields",
         **_NAMES,
     )
     blank: str | None = option(
@@ -71,29 +81,39 @@ class DataFields(Config):
 
     def check_together(self) -> None:
         super().check_together()
-        if not self.label_field:
-            raise ConfigError("label_field", "must name a field")
+        if not self.label:
+            raise ConfigError("label", "must name a field")
         seen: set[str] = set()
-        for f in self.text_fields:
+        for f in self.text:
             if f in seen:
-                raise ConfigError("text_fields", f"'{f}' is named twice")
-            if f == self.label_field:
-                raise ConfigError("text_fields", f"'{f}' is the label field ({{label_field}})")
+                raise ConfigError("text", f"'{f}' is named twice")
+            if f == self.label:
+                raise ConfigError("text", f"'{f}' is the label field ({{label}})")
             seen.add(f)
         check_item_fields(self)
-
-    @property
-    def choices(self) -> str | tuple[str, ...] | None:
-        """Where the multiple-choice items' choices are (None: rows with a class label)."""
-        return self.choices_field or self.choices_fields or None
 
     def read_arguments(self) -> dict[str, Any]:
         """These fields as the keyword arguments of :func:`aflite.io.labelled.read_labelled`."""
         return {
-            "label": self.label_field,
-            "text": list(self.text_fields) or None,
+            "label": self.label,
+            "text": list(self.text) or None,
             "choices": self.choices,
-            "context": list(self.context_fields) or None,
+            "context": list(self.context) or None,
             "blank": self.blank,
             "answer_format": self.answer_format,
         }
+
+
+def check_item_arguments(
+    *, label: str | None, text: Any, choices: Any, context: Any, blank: str | None,
+    answer_format: str | None, choice_context: str,
+) -> bool:  # fmt: skip
+    """The checks of :class:`DataFields` (and of ``choice_context``) on the arguments of a
+    Python call, which have the fields' names: True when it reads multiple-choice items; a
+    ConfigError names the argument."""
+    choice_context_option().metadata["check"](choice_context, "choice_context")
+    fields = DataFields(label=label or "label", text=text, choices=choices, context=context,
+                        blank=blank, answer_format=answer_format)  # fmt: skip
+    if fields.choices is None and choice_context != "joint":
+        raise ConfigError("choice_context", "needs {choices}")
+    return fields.choices is not None

@@ -12,11 +12,19 @@ from aflite.errors import DataError
 
 __all__ = ["read_config_file"]
 
+# an option under its flag's name (``label-field``), as older runs' summary.json name it
+_FLAG_NAMES = {
+    "label_field": "label", "text_fields": "text", "id_field": "id", "group_field": "group",
+    "choices_field": "choices", "choices_fields": "choices", "context_fields": "context",
+    "partial_text_fields": "partial_text",
+}  # fmt: skip
+
 
 def read_config_file(path: str, known: list[str]) -> dict[str, Any]:
     """The options in ``path`` (``.toml``, or a run's ``summary.json``), keys checked against
     ``known`` (``preset`` is known too); an unknown key is a one-line DataError naming it and
-    the file, with a did-you-mean. Dashes in keys read as underscores (``train-size``)."""
+    the file, with a did-you-mean. Dashes in keys read as underscores (``train-size``), and an
+    option may go by its flag's name (``label-field`` for ``label``)."""
     p = Path(path)
     try:
         raw = p.read_bytes()
@@ -45,6 +53,7 @@ def read_config_file(path: str, known: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in doc.items():
         name = str(key).replace("-", "_")
+        name = _FLAG_NAMES.get(name, name) if name not in known else name
         if name not in known and name != "preset":
             raise unknown_key(str(key), [*known, "preset"], path)
         out[name] = value

@@ -128,8 +128,8 @@ class FilterConfig(FilterOptions, DataFields):
     (:class:`~aflite.config.fields.DataFields`), the filter's own options
     (:class:`aflite.FilterOptions`, from the ``practical`` preset) and the run's.
 
-    ``id_field=None`` uses a column named ``id`` where there is one (``"none"``: row numbers);
-    empty ``text_fields`` with text features use the only text column. ``cache_dir=None`` is
+    ``id=None`` uses a column named ``id`` where there is one (``"none"``: row numbers);
+    empty ``text`` with text features use the only text column. ``cache_dir=None`` is
     ``AFLITE_CACHE`` or ``~/.cache/aflite``.
     """
 
@@ -146,18 +146,20 @@ class FilterConfig(FilterOptions, DataFields):
         metavar="FORMAT",
         check=lambda v, n: None if v is None else c.registered(_formats)(v, n),
     )
-    id_field: str | None = option(
+    id: str | None = option(
         None,
         "Field with unique row ids (checked for duplicates); default: a column named id, "
         "if any; 'none' numbers the rows.",
         metavar="FIELD",
         check=c.optional_text,
+        flag="--id-field",
     )
-    group_field: str | None = option(
+    group: str | None = option(
         None,
         "Rows sharing this field never straddle a split (e.g. premise).",
         metavar="FIELD",
         check=c.optional_text,
+        flag="--group-field",
     )
     choice_context: str = choice_context_option()
     features: str = option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=_features)
@@ -289,8 +291,7 @@ class FilterConfig(FilterOptions, DataFields):
         if self.model in ("choice", "choice-ridge") and not self.choices:
             raise ConfigError(
                 "model",
-                f"'{self.model}' fits multiple-choice items: name their choices with "
-                "{choices_field} or {choices_fields}",
+                f"'{self.model}' fits multiple-choice items: name their choices with {{choices}}",
             )
         if self.backend != "ray":  # on Ray the workers load the model, from their own disks
             _feature_source(self.features, "features")

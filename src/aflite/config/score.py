@@ -119,25 +119,28 @@ class ScoreConfig(DataFields):
         cli_type=str,
     )
     choice_context: str = choice_context_option()
-    partial_text_fields: tuple[str, ...] = option(
+    partial_text: tuple[str, ...] = option(
         (),
         "Text fields of a partial input (e.g. hypothesis) for partial and pvi_partial.",
         metavar="FIELDS",
         coerce=c.to_names,
         cli_type=str,
         cli_default=None,
+        flag="--partial-text-fields",
     )
-    id_field: str | None = option(
+    id: str | None = option(
         None,
         "Field with unique row ids (default: a field named id).",
         metavar="FIELD",
         check=c.optional_text,
+        flag="--id-field",
     )
-    group_field: str | None = option(
+    group: str | None = option(
         None,
         "Rows sharing this field never straddle a fold (e.g. premise).",
         metavar="FIELD",
         check=c.optional_text,
+        flag="--group-field",
     )
     features: str = option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=c.text)
     dynamics: str | None = option(
@@ -210,7 +213,7 @@ class ScoreConfig(DataFields):
 
 
 # what scores labelled rows only: the partial input, training dynamics, probabilities
-_INPUTS = ("partial_text_fields", "dynamics", "probs", "partial_probs")
+_INPUTS = ("partial_text", "dynamics", "probs", "partial_probs")
 
 
 def check_item_inputs(given: Mapping[str, Any]) -> None:

@@ -129,7 +129,7 @@ def compare_experiment(
                                **filter_options)  # fmt: skip
     balance = options.balance
     if getattr(train, "choices", None) is None:
-        from aflite.config.choices import check_item_arguments
+        from aflite.config.fields import check_item_arguments
 
         # item options without choices= would be ignored: refused, as the command line does
         check_item_arguments(label="label", text=None, choices=choices, context=context,

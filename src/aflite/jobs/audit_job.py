@@ -47,7 +47,7 @@ def run_audit_job(
     from aflite.features.cache import default_cache_dir
     from aflite.jobs.audit_sources import compare_source, run_train_size
 
-    compare, features, fields = config.compare, config.features, list(config.text_fields)
+    compare, features, fields = config.compare, config.features, list(config.text)
     # the representation (knn, bias) reads rep_fields: a filter run's own with --compare
     source_note, rep_fields = None, fields
     if compare:
@@ -55,7 +55,7 @@ def run_audit_job(
         compare, features = source.path, source.features
         source_note, rep_fields = source.note, list(source.fields)
     spec = parse_feature_spec(features or "ngrams")
-    items = config.choices_field or config.choices_fields or None
+    items = config.choices
     names = list(config.audits) if config.audits else audits_for(items is not None)
     # only knn and bias measure with the representation: the word audits alone neither read
     # the run's fields nor say anything about its representation
@@ -146,12 +146,10 @@ def _reader(
 
     def read(path: str, *, given: bool = False) -> LabelledData:
         if items is not None:
-            return read_labelled(path, label=config.label_field, choices=items, pick=False,
-                                 context=config.context_fields, blank=config.blank,
-                                 answer_format=config.answer_format)  # fmt: skip
+            return read_labelled(path, **config.read_arguments(), pick=False)
         extra = [f for f in rep_fields if f not in fields]
         try:
-            data = read_labelled_texts(path, fields + extra, label_field=config.label_field,
+            data = read_labelled_texts(path, fields + extra, label_field=config.label,
                                        drop_labels=config.drop_labels)  # fmt: skip
         except DataError as e:
             if not extra:

@@ -60,7 +60,7 @@ def _run_fields(summary: dict[str, Any], options: dict[str, Any]) -> tuple[str, 
     read = summary.get("fields")
     fields = read.get("text") if isinstance(read, dict) else None
     if not isinstance(fields, list):
-        fields = options.get("text_fields")
+        fields = options.get("text", options.get("text_fields"))  # the latter: older runs
     return tuple(str(f) for f in fields) if isinstance(fields, list) else ()
 
 

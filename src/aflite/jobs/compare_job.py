@@ -95,14 +95,14 @@ def _ood_labels(values: list[str] | None, names: list[str]) -> dict | None:
 def _compare_result(config: CompareConfig, filter_options: dict):
     from aflite.experiments import compare_experiment
 
-    fields = list(config.text_fields)
-    label_field = config.label_field
+    fields = list(config.text)
+    label_field = config.label
     opts = dict(filter_options)
     if opts.get("cache_dir") is None:
         from aflite.features.cache import default_cache_dir
 
         opts["cache_dir"] = str(default_cache_dir())
-    group_field, id_field = opts.pop("group_field"), opts.pop("id_field")
+    group_field, id_field = opts.pop("group"), opts.pop("id")
     if config.choices is not None:
         return _compare_items(config, opts, group_field, id_field)
     tr = _labelled(config.train, label_field, fields, group_field, id_field)
@@ -133,9 +133,8 @@ def _compare_items(config: CompareConfig, opts: dict, group_field: str | None,
     # the filter's options are no CompareConfig fields, and the files are read here, before
     # compare_experiment checks them: refuse those items cannot take before reading
     check_item_options(opts)
-    read = {"label": config.label_field, "id": id_field, "group": group_field,
-            "choices": config.choices, "context": list(config.context_fields) or None,
-            "blank": config.blank, "answer_format": config.answer_format}  # fmt: skip
+    read = config.read_arguments() | {"id": id_field, "group": group_field}
+    del read["text"]  # items are read from their choices and context
     names = [Path(p).stem for p in config.ood]
     tr, dv, *rest = read_item_sets([("train", config.train), ("dev", config.dev),
                                     *zip(names, config.ood)], read)  # fmt: skip

@@ -83,19 +83,9 @@ def load_job_inputs(job: FilterJob, *, pick: bool = True) -> LabelledData:
             "with 'images' and 'labels'"
         )
     return read_labelled(
-        table,
-        label=job.label_field,
-        text=job.text_fields,
-        id=job.id_field,
-        group=job.group_field,
-        need_text=spec.needs_text,
-        pick=pick,
-        choices=job.choices,
-        context=job.context_fields,
-        blank=job.blank,
-        answer_format=job.answer_format,
-        drop_labels=job.drop_labels,
-    )
+        table, **job.read_arguments(), id=job.id, group=job.group, need_text=spec.needs_text,
+        pick=pick, drop_labels=job.drop_labels,
+    )  # fmt: skip
 
 
 def with_fields(job: FilterJob, data: LabelledData) -> FilterJob:
@@ -103,8 +93,8 @@ def with_fields(job: FilterJob, data: LabelledData) -> FilterJob:
     picked = data.fields.picked
     return replace(
         job,
-        text_fields=tuple(data.fields.text) if "text" in picked else job.text_fields,
-        id_field=data.fields.id if "id" in picked else job.id_field,
+        text=tuple(data.fields.text) if "text" in picked else job.text,
+        id=data.fields.id if "id" in picked else job.id,
     )
 
 
@@ -187,7 +177,7 @@ def check_representation(phi: Any, features: str) -> None:
 # before the option existed (or, for partitions, before block partitions) still match
 _LEFT_OUT = {
     "model": "linear", "partitions": "uniform", "split": None, "by": None, "keep_ids": None,
-    "drop_ids": None, "choices_field": None, "choices_fields": (), "context_fields": (),
+    "drop_ids": None, "choices": None, "context": (),
     "blank": None, "answer_format": None, "choice_context": "joint", "drop_labels": (),
 }  # fmt: skip
 

@@ -156,36 +156,22 @@ def write_scores_parquet(path: Path, frame: Any) -> Path:
     return path
 
 
+# what only the job reads: where the data and the outputs are, and the scorers' own options
+_JOB_ONLY = ("input", "out_dir", "overwrite", "report", "options")
+
+
 def _score(job: ScoreJob) -> Any:
-    """:func:`aflite.score_dataset` with the job's options."""
+    """:func:`aflite.score_dataset` with the job's options, which it takes by the same names."""
     from aflite.api.scores import score_dataset
     from aflite.features.cache import default_cache_dir
 
-    return score_dataset(
-        job.input,
-        label=job.label_field,
-        text=list(job.text_fields) or None,
-        id=job.id_field,
-        group=job.group_field,
-        features=job.features,
-        scorers=None if job.scorers is None else list(job.scorers),
-        partial_text=list(job.partial_text_fields) or None,
-        dynamics=job.dynamics,
-        probs=job.probs,
-        partial_probs=job.partial_probs,
-        split=job.split,
-        seed=job.seed,
-        n_folds=job.n_folds,
-        repeats=job.repeats,
-        cache_dir=job.cache_dir or str(default_cache_dir()),
-        device=job.device,
-        choices=job.choices,
-        context=list(job.context_fields) or None,
-        blank=job.blank,
-        answer_format=job.answer_format,
-        choice_context=job.choice_context,
-        **job.options,
-    )
+    run = {name: getattr(job, name) for name in job.names() if name not in _JOB_ONLY}
+    run |= job.read_arguments() | {
+        "partial_text": list(job.partial_text) or None,
+        "scorers": None if job.scorers is None else list(job.scorers),
+        "cache_dir": job.cache_dir or str(default_cache_dir()),
+    }
+    return score_dataset(job.input, **run, **job.options)
 
 
 def run_score_job(job: ScoreJob) -> ScoreOutcome:
