@@ -327,13 +327,13 @@ def test_a_run_repeats_from_its_summary(tmp_path, extra):
 
 
 def test_every_option_an_audit_reads_is_an_audit_option():
-    from aflite.audits import AuditContext
-    from aflite.config import AUDIT_CONTEXT_OPTIONS, AuditConfig
+    from aflite.audits import AuditContext, AuditOptions
+    from aflite.config import AuditConfig
 
-    data = {"texts", "labels", "choices", "suffix", "tag", "_features"}  # the data, tags
+    data = {"texts", "labels", "choices", "suffix", "tag", "given_features", "_features"}
     read = {f.name for f in dataclasses.fields(AuditContext)} - data
-    assert read == set(AUDIT_CONTEXT_OPTIONS)
-    assert set(AUDIT_CONTEXT_OPTIONS.values()) <= set(AuditConfig.names())
+    assert read == set(AuditOptions.names())  # the context is the options, as given
+    assert issubclass(AuditConfig, AuditOptions)
     text = _help("audit")
     for name in AuditConfig.names():
         if name == "input":

@@ -76,9 +76,7 @@ def _check_api(path: Path, job: dict) -> None:
     from aflite.io.labelled import read_labelled
 
     try:
-        data = read_labelled(
-            str(path), label="label", text=job.get("text"), id=job.get("id")
-        )
+        data = read_labelled(str(path), label="label", text=job.get("text"), id=job.get("id"))
     except ALLOWED as e:
         _one_line(e)
         return

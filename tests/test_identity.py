@@ -250,7 +250,7 @@ def saved(tmp_path_factory):
         ["x"] * 400,
         audits=["identity"],
         identity_min_count="100,10",
-        counts_path=path,
+        save_counts=path,
     )
     return path
 

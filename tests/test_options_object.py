@@ -82,7 +82,7 @@ def test_a_misspelt_option_keyword_is_a_type_error_with_a_did_you_mean(data):
     x, y, _ = data
     with pytest.raises(TypeError, match="treshold; did you mean 'threshold'"):
         aflite.filter(x, y, treshold=0.7)
-    with pytest.raises(TypeError, match="options must be an aflite.FilterOptions"):
+    with pytest.raises(TypeError, match="options must be a FilterOptions"):
         aflite.filter(x, y, options={"threshold": 0.7})
 
 
@@ -133,3 +133,61 @@ def test_one_driver_for_every_ranker(data):
         aflite.filter(x, y, slice_size=None, **kw)
     with pytest.raises(ValueError, match="ranker must be None"):
         aflite.filter(x, y, ranker="pvi", **kw)
+
+
+# --- the audits' options --------------------------------------------------------------------
+
+
+@pytest.fixture
+def spy_audit():
+    """An audit that records the context it is given."""
+    from aflite.audits import AUDITS, AuditResult, register_audit
+
+    seen = []
+
+    @register_audit("spy-options", description="records its context")
+    def _spy(ctx):
+        seen.append(ctx)
+        return [AuditResult("spy", "ok", [], [])]
+
+    yield seen
+    AUDITS.unregister("spy-options")
+
+
+def test_the_audits_read_the_options_as_given_from_every_entry_point(spy_audit, tmp_path):
+    import json
+
+    from aflite.audits import AuditOptions, run_audits
+
+    rows = [{"t": f"w{i % 7} x{i % 3}", "label": i % 2} for i in range(60)]
+    opts = AuditOptions(min_count=3, identity_min_count="5,2", seed=7)
+    assert opts.identity_min_count == (2, 5)
+    run_audits({"t": [r["t"] for r in rows]}, [r["label"] for r in rows], options=opts,
+               audits=["spy-options"])  # fmt: skip
+    aflite.audit(rows, label="label", text="t", audits=["spy-options"], min_count=3,
+                 identity_min_count="5,2", seed=7)  # fmt: skip
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    from conftest import run_in_process
+
+    r = run_in_process("audit", str(path), "--text-fields", "t", "--audits", "spy-options",
+                       "--min-count", "3", "--identity-min-count", "5,2", "--seed", "7",
+                       "--quiet")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert len(spy_audit) == 3
+    for ctx in spy_audit:  # the same options, whichever way they came
+        assert AuditOptions.of(ctx) == AuditOptions.of(opts, field="t")
+    with pytest.raises(TypeError, match="min_cont; did you mean 'min_count'"):
+        run_audits({"t": ["a"] * 4}, [0, 1] * 2, audits=["spy-options"], min_cont=3)
+    with pytest.raises(ConfigError, match="^identity_min_count: min counts must be integers"):
+        AuditOptions(identity_min_count="ten")
+
+
+def test_a_missing_identity_word_file_fails_before_any_audit_runs(spy_audit, tmp_path):
+    from aflite.audits import run_audits
+
+    texts = {"t": [f"w{i % 7} woman" for i in range(40)]}
+    with pytest.raises(OSError):
+        run_audits(texts, [i % 2 for i in range(40)], audits=["identity", "spy-options"],
+                   identity_words=str(tmp_path / "absent.tsv"))  # fmt: skip
+    assert spy_audit == []  # the identity audit's check ran first

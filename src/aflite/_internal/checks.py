@@ -122,6 +122,13 @@ def optional_text(value: Any, name: str) -> None:
         text(value, name)
 
 
+def to_path(value: Any, name: str) -> Any:
+    """A path given as a ``pathlib.Path`` (or any os.PathLike) as its text."""
+    import os
+
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
 def to_names(value: Any, name: str) -> tuple[str, ...]:
     """'a, b' or ['a', 'b'] -> ('a', 'b'); None or '' -> ()."""
     if value is None:

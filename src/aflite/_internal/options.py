@@ -228,6 +228,28 @@ class Config:
         return cls(**values)
 
     @classmethod
+    def of(cls: type[C], options: Config | None = None, **values: Any) -> C:
+        """``options`` (or the defaults) with ``values`` set: options given as an object, as
+        keywords of the same names, or both (the keywords win). A bigger config that extends
+        this one (a command's) gives its fields of this one; ``options`` itself comes back
+        when nothing changes. An unknown keyword is a TypeError with a did-you-mean."""
+        names = cls.names()
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            from aflite._internal.text import did_you_mean
+
+            raise TypeError(
+                f"unexpected option(s): {', '.join(unknown)}{did_you_mean(unknown[0], names)}"
+            )
+        if options is None:
+            return cls(**values)
+        if not isinstance(options, cls):
+            raise TypeError(f"options must be a {cls.__name__}, got {options!r}")
+        if type(options) is cls and not values:
+            return options
+        return cls(**({n: getattr(options, n) for n in names} | values))
+
+    @classmethod
     def check_fields(cls, values: Mapping[str, Any]) -> dict[str, Any]:
         """Some of the fields, each coerced and checked on its own (for a caller that takes
         only part of a config); an unknown name is a ConfigError with a did-you-mean."""

@@ -146,29 +146,6 @@ class FilterOptions(Config):
         check=c.choice(["blocks", "uniform"]),
     )
 
-    @classmethod
-    def of(cls, options: FilterOptions | None = None, **values: Any) -> FilterOptions:
-        """``options`` (or the defaults) with ``values`` set: the options of a run given as an
-        object, as keywords of the same names, or both (the keywords win). A bigger config
-        (the command line's) gives its filtering options; an unknown keyword is a TypeError
-        with a did-you-mean."""
-        names = [f.name for f in dataclasses.fields(FilterOptions)]
-        unknown = sorted(set(values) - set(names))
-        if unknown:
-            from aflite._internal.text import did_you_mean
-
-            raise TypeError(
-                f"unexpected option(s): {', '.join(unknown)}{did_you_mean(unknown[0], names)}"
-            )
-        if options is None:
-            return cls(**values)
-        if not isinstance(options, FilterOptions):
-            raise TypeError(f"options must be an aflite.FilterOptions, got {options!r}")
-        own = {n: getattr(options, n) for n in names}
-        if type(options) is cls and not values:
-            return options
-        return cls(**(own | values))
-
     def resolve(self, n_rows: int, n_classes: int | None) -> tuple[int, int, int]:
         """(target size n, train size t, slice size k) as row counts on ``n_rows`` rows of
         ``n_classes`` classes (None for items), checked against them (see

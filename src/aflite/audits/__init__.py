@@ -10,6 +10,7 @@ _EXPORTS = {
     "AUDITS": "aflite.audits.registry",
     "Association": "aflite.audits.cooccurrence",
     "AuditContext": "aflite.audits.registry",
+    "AuditOptions": "aflite.audits.options",
     "AuditResult": "aflite.audits.base",
     "CooccurrenceCounts": "aflite.audits.cooccurrence",
     "count_cooccurrences": "aflite.audits.cooccurrence",

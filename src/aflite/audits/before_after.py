@@ -17,6 +17,7 @@ import numpy as np
 
 from aflite.algorithm import FilterResult
 from aflite.audits.base import AuditResult
+from aflite.audits.options import AuditOptions
 
 __all__ = [
     "sized_audits",
@@ -77,50 +78,52 @@ def audit_before_after(
     after: AuditSet | None = None,
     *,
     audits: Sequence[str],
+    options: AuditOptions | None = None,
     control: bool = True,
     before_tag: str = "before",
     after_tag: str = "kept",
-    bias_train_size: int | None = None,
-    counts_path: Any = None,
-    seed: int = 0,
     progress: Callable[[str], None] | None = None,
-    **options: Any,
+    **kwargs: Any,
 ) -> BeforeAfter:
     """Run ``audits`` on ``before`` and on ``after`` at one t, and with ``control`` the
     :func:`sized_audits` among them on a random subset of ``before`` the size of ``after``
     (when ``after`` is the smaller set).
 
-    ``bias_train_size`` is t as a row count, already resolved
-    (:func:`aflite.audits.baselines.bias_train_rows`); by default it is resolved on the
-    sizes of the sets. ``counts_path`` saves the identity counts of ``before``. ``options``
-    go to :func:`aflite.audits.run_audits` for every set.
+    ``options`` (an :class:`~aflite.audits.AuditOptions`, or keywords of the same names) go
+    to :func:`aflite.audits.run_audits` for every set. Its ``bias_train_size`` is t (a count,
+    or a fraction of ``before``), by default resolved on the sizes of the sets
+    (:func:`aflite.audits.baselines.bias_train_rows`); ``save_counts`` saves the identity
+    counts of ``before``.
     """
     from aflite.audits.baselines import bias_train_rows
     from aflite.audits.run import run_audits
 
+    opts = AuditOptions.of(options, **kwargs)
     audits = list(audits)
     sizes = [len(before)] + ([len(after)] if after is not None else [])
-    t = bias_train_size
-    if t is None and "bias" in audits:
-        t = bias_train_rows(sizes)
+    t = opts.bias_train_size
+    if "bias" in audits and (t is None or not isinstance(t, int)):
+        t = bias_train_rows(sizes, t)
+    # one t for every set; the counts of the first set only
+    first_opts = AuditOptions.of(opts, bias_train_size=t)
+    rest_opts = AuditOptions.of(first_opts, save_counts=None)
 
-    def run(data: AuditSet, tag: str, chosen: list[str], counts: Any = None) -> list[AuditResult]:
+    def run(data: AuditSet, tag: str, chosen: list[str], o: AuditOptions) -> list[AuditResult]:
         return run_audits(
-            data.texts, data.labels, audits=chosen, features=data.features, seed=seed, tag=tag,
-            bias_train_size=t, counts_path=counts, choices=data.choices, progress=progress,
-            **options,
+            data.texts, data.labels, options=o, audits=chosen, features=data.features, tag=tag,
+            choices=data.choices, progress=progress,
         )  # fmt: skip
 
     if after is None:
-        return BeforeAfter(run(before, before_tag, audits, counts_path), bias_train_size=t)
-    first = run(before, before_tag, audits, counts_path)
-    second = run(after, after_tag, audits)
+        return BeforeAfter(run(before, before_tag, audits, first_opts), bias_train_size=t)
+    first = run(before, before_tag, audits, first_opts)
+    second = run(after, after_tag, audits, rest_opts)
     sized = sized_audits(audits)
     if not (control and sized and len(after) < len(before)):
         return BeforeAfter(first, second, bias_train_size=t)
-    rows = random_control(len(before), len(after), seed=seed)
+    rows = random_control(len(before), len(after), seed=opts.seed)
     tag = f"random subset of {before_tag}, {len(rows)} rows"
-    return BeforeAfter(first, second, run(before.subset(rows), tag, sized), rows, t)
+    return BeforeAfter(first, second, run(before.subset(rows), tag, sized, rest_opts), rows, t)
 
 
 def random_control(n: int, size: int, *, seed: int = 0) -> np.ndarray:

@@ -41,19 +41,29 @@ def _zstats(ctx: AuditContext) -> list[AuditResult]:
     ]
 
 
-def _check_tokenizer(ctx: AuditContext) -> None:
+def _identity_words(ctx: AuditContext) -> dict[str, str]:
+    """The identity words: given, from their file, or the shipped list."""
+    from aflite.audits.identity import load_identity_words
+
+    words = ctx.identity_words
+    return words if isinstance(words, dict) else load_identity_words(words)
+
+
+def _check_identity(ctx: AuditContext) -> None:
     from aflite.audits.text import get_tokenizer
 
-    get_tokenizer(ctx.tokenizer)  # a missing spaCy fails before the other audits run
+    # a missing spaCy or word file fails before the other audits run
+    get_tokenizer(ctx.tokenizer)
+    _identity_words(ctx)
 
 
-@register_audit("identity", check=_check_tokenizer)
+@register_audit("identity", check=_check_identity)
 def _identity(ctx: AuditContext) -> list[AuditResult]:
     from aflite.audits.cooccurrence import count_fields
-    from aflite.audits.identity import identity_pmi, load_identity_words, parse_min_counts
+    from aflite.audits.identity import identity_pmi
 
-    words = ctx.identity_words or load_identity_words()
-    mcs = parse_min_counts(ctx.identity_min_count)
+    words = _identity_words(ctx)
+    mcs = list(ctx.identity_min_count)
     views = count_fields(
         ctx.texts,
         min_count=mcs[0],
@@ -61,10 +71,10 @@ def _identity(ctx: AuditContext) -> list[AuditResult]:
         dedupe_sentences=ctx.dedupe_sentences,
         tokenizer=ctx.tokenizer,
     )
-    if ctx.counts_path is not None:
+    if ctx.save_counts is not None:
         from aflite.audits._counts_file import save_counts
 
-        save_counts(ctx.counts_path, views)
+        save_counts(ctx.save_counts, views)
     return identity_pmi(
         ctx.texts,
         min_counts=mcs,

@@ -10,37 +10,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from aflite._internal.registry import Entry, Registry
+from aflite.audits.options import AuditOptions
 
 __all__ = ["AUDITS", "Audit", "AuditContext", "audits_for", "register_audit", "wrong_kind"]
 
 
-@dataclass
-class AuditContext:
-    """One data set and the options of a ``run_audits`` call, as every audit sees them."""
+@dataclass(frozen=True, kw_only=True)
+class AuditContext(AuditOptions):
+    """One data set and the options of a ``run_audits`` call (an :class:`AuditOptions`, as
+    given), as every audit sees them; ``bias_train_size`` is a row count here."""
 
     texts: dict[str, Sequence[str]]
     labels: np.ndarray
-    field: str
     suffix: str = ""
     tag: str = ""
-    seed: int = 0
-    min_count: int = 20
-    identity_min_count: int | Sequence[int] | str = (10, 100)
-    identity_words: dict[str, str] | None = None
-    dedupe_sentences: bool = True
-    tokenizer: str = "regex"
-    plot_dir: str | Path | None = None
-    counts_path: str | Path | None = None
     given_features: np.ndarray | None = None
-    bias_train_size: int | None = None
     choices: Any = None  # multiple-choice items (aflite.io.choices.Choices), row-aligned
-    _features: Any = field(default=None, repr=False)
+    _features: Any = field(default=None, repr=False, compare=False)
 
     @property
     def features(self) -> np.ndarray:
@@ -50,7 +41,10 @@ class AuditContext:
         if self._features is None:
             from aflite.features.ngrams import ngram_features
 
-            self._features = ngram_features([self.texts[f] for f in self.texts])
+            # a cache on a frozen context: what it holds is derived from the texts alone
+            object.__setattr__(
+                self, "_features", ngram_features([self.texts[f] for f in self.texts])
+            )
         return self._features
 
 

@@ -10,7 +10,7 @@ aflite.config.ConfigError: threshold: must be in [0, 1], got 75
 """
 
 from aflite._internal.options import Config, ConfigError, config_fields, flag, option
-from aflite.config.audit import AUDIT_CONTEXT_OPTIONS, AuditConfig
+from aflite.config.audit import AuditConfig
 from aflite.config.compare import CompareConfig
 from aflite.config.files import read_config_file
 from aflite.config.filter import FilterConfig
@@ -18,7 +18,6 @@ from aflite.config.presets import PRESET_OPTIONS, PRESETS, preset
 from aflite.config.score import ScoreConfig, scorer_options
 
 __all__ = [
-    "AUDIT_CONTEXT_OPTIONS",
     "AuditConfig",
     "CompareConfig",
     "Config",

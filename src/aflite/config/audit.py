@@ -1,6 +1,6 @@
-"""The options of an audit run (``aflite audit``), declared once. Every option an audit reads
-from its :class:`~aflite.audits.AuditContext` is a field here (``test_config`` checks it), so
-each reaches the command line."""
+"""The options of an audit run (``aflite audit``), declared once. The audits' own options are
+:class:`~aflite.audits.AuditOptions`, which this config extends, so every option an audit
+reads from its :class:`~aflite.audits.AuditContext` reaches the command line."""
 
 from __future__ import annotations
 
@@ -9,30 +9,10 @@ from typing import Any
 
 from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, option
+from aflite.audits.options import AuditOptions
 from aflite.config.fields import DataFields
 
-__all__ = ["AuditConfig", "AUDIT_CONTEXT_OPTIONS"]
-
-# the option of the audit config each AuditContext field is read from (the others are the
-# data: texts, labels, and how a run tags its results)
-AUDIT_CONTEXT_OPTIONS = {
-    "field": "field",
-    "seed": "seed",
-    "min_count": "min_count",
-    "identity_min_count": "identity_min_count",
-    "identity_words": "identity_words",
-    "dedupe_sentences": "dedupe_sentences",
-    "tokenizer": "tokenizer",
-    "plot_dir": "plot_dir",
-    "counts_path": "save_counts",
-    "given_features": "features",
-    "bias_train_size": "bias_train_size",
-}
-
-
-def _optional_size(value: Any, name: str) -> None:
-    if value is not None:
-        c.size(value, name)
+__all__ = ["AuditConfig"]
 
 
 def _audits() -> Any:
@@ -41,18 +21,11 @@ def _audits() -> Any:
     return AUDITS
 
 
-def _min_counts(value: Any, name: str) -> None:
-    from aflite.audits import parse_min_counts
-
-    try:
-        parse_min_counts(value)
-    except (TypeError, ValueError) as e:
-        raise ConfigError(name, str(e)) from None
-
-
 @dataclass(frozen=True)
-class AuditConfig(DataFields):
-    """Options of one audit run (the ``aflite audit`` command line, as a frozen dataclass)."""
+class AuditConfig(AuditOptions, DataFields):
+    """Options of one audit run (the ``aflite audit`` command line, as a frozen dataclass):
+    the input's fields (:class:`~aflite.config.fields.DataFields`), the audits' own options
+    (:class:`~aflite.audits.AuditOptions`, handed to them as they are) and the run's."""
 
     input: str = option(
         None,
@@ -70,12 +43,6 @@ class AuditConfig(DataFields):
         cli_type=str,
         cli_default=None,
     )
-    field: str | None = option(
-        None,
-        "Field for word audits and the partial-input baseline (default: last text field).",
-        metavar="FIELD",
-        check=c.optional_text,
-    )
     compare: str | None = option(
         None,
         "A second file (e.g. kept.jsonl) or a filter run's folder (its kept rows), "
@@ -88,25 +55,6 @@ class AuditConfig(DataFields):
         coerce=lambda v, n: None if v is None else c.to_names(v, n),
         cli_type=str,
         check=lambda v, n: None if v is None else c.all_of(c.registered(_audits))(v, n),
-    )
-    min_count: int = option(20, "Minimum texts containing a word (PMI, z).", check=c.positive_int)
-    identity_min_count: str = option(
-        "10,100",
-        "Minimum n-gram counts for the identity tables, e.g. 10,100 (saved at the lowest).",
-        check=_min_counts,
-    )
-    identity_words: str | None = option(
-        None,
-        "Replacement identity-word list (category<TAB>term per line).",
-        check=c.optional_text,
-    )
-    dedupe_sentences: bool = option(
-        True,
-        "Identity PMI: count a sentence repeated in a field (an SNLI premise) once.",
-        check=c.boolean,
-    )
-    tokenizer: str = option(
-        "regex", "Identity PMI tokenizer: regex | spacy.", check=c.choice(["regex", "spacy"])
     )
     features: str | None = option(
         None,
@@ -123,24 +71,6 @@ class AuditConfig(DataFields):
     json_out: str | None = option(
         None, "Write all results as JSON here.", flag="--json", check=c.optional_text
     )
-    plot_dir: str | None = option(
-        None, "Write the z-statistics plot(s) here.", check=c.optional_text
-    )
-    save_counts: str | None = option(
-        None,
-        "Save identity co-occurrence counts (.npz) for `aflite pmi-query`.",
-        check=c.optional_text,
-    )
-    bias_train_size: Any = option(
-        None,
-        "t of the bias audit: a count, or a fraction of INPUT; with --compare both sets "
-        "are measured at this one t (default: min(N/2, max(N/10, 2000)) of INPUT, at most "
-        "half the smaller set).",
-        coerce=lambda v, n: None if v is None else c.to_size(v, n),
-        check=_optional_size,
-        cli_type=str,
-    )
-    seed: int = option(0, "Random seed.", check=c.seed)
 
     def check_together(self) -> None:
         if self.input is None:

@@ -39,7 +39,7 @@ def run_audit_job(
 ) -> AuditOutcome:
     """Run the audits ``config`` asks for; ``note`` receives the one-line notes (which
     representation the bias figures measure, a t other than the run's) as they arise."""
-    from aflite.audits import AUDITS, load_identity_words, parse_min_counts
+    from aflite.audits import AUDITS
     from aflite.audits.baselines import bias_train_rows
     from aflite.audits.before_after import AuditSet, audit_before_after, sized_audits
     from aflite.audits.registry import audits_for
@@ -107,15 +107,9 @@ def run_audit_job(
             bar(done[0], max(total, done[0]))
 
         measured = audit_before_after(
-            audit_sets[0], audit_sets[1] if compare else None, audits=names,
+            audit_sets[0], audit_sets[1] if compare else None, audits=names, options=config,
             before_tag="input" if compare else "", after_tag="compare", bias_train_size=bias_t,
-            counts_path=config.save_counts, seed=config.seed, progress=step, field=config.field,
-            min_count=config.min_count, identity_min_count=parse_min_counts(
-                config.identity_min_count),
-            identity_words=load_identity_words(config.identity_words)
-            if config.identity_words else None,
-            dedupe_sentences=config.dedupe_sentences, tokenizer=config.tokenizer,
-            plot_dir=config.plot_dir,
+            progress=step,
         )  # fmt: skip
     out = AuditOutcome(measured.before, measured.after if compare else None, measured.control)
     if out.after is not None:
