@@ -18,6 +18,7 @@ import torch
 
 from aflite._internal.device import make_generator, resolve_device
 from aflite.algorithm._validation import check_features, encode_labels, resolve_size
+from aflite.algorithm.options import FilterOptions
 from aflite.algorithm.solvers import LinearEnsemble, fit_ensemble, predict_all
 from aflite.algorithm.storage import FeatureStore
 
@@ -37,6 +38,10 @@ class OptimumResult:
     n_evaluated: int
 
 
+# the defaults of the filter's options (one table: aflite.FilterOptions)
+_D = FilterOptions
+
+
 def _n_candidates(n_rows: int, target: int) -> int:
     return sum(math.comb(n_rows, s) for s in range(target, n_rows + 1))
 
@@ -46,9 +51,9 @@ def subset_bias(
     labels: Any,
     subsets: np.ndarray,
     *,
-    n_partitions: int = 64,
+    n_partitions: int = _D.n_partitions,
     train_size: int,
-    model: Any = "linear",
+    model: Any = _D.model,
     seed: Any = 0,
     device: str | torch.device = "auto",
 ) -> np.ndarray:
@@ -103,9 +108,9 @@ def optimum(
     labels: Any,
     *,
     target_size: int | float,
-    n_partitions: int = 64,
+    n_partitions: int = _D.n_partitions,
     train_size: int,
-    model: Any = "linear",
+    model: Any = _D.model,
     seed: Any = 0,
     device: str | torch.device = "auto",
     max_subsets: int = MAX_OPTIMUM_SUBSETS,

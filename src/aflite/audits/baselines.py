@@ -11,6 +11,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
 from aflite._internal.labels import majority_rate
+from aflite.algorithm.options import FilterOptions
 from aflite.audits.base import AuditResult
 from aflite.audits.word_label import presence_matrix, word_label_counts
 
@@ -133,8 +134,8 @@ def representation_bias_audit(
     features: Any,
     labels: Sequence[Any],
     *,
-    n_partitions: int = 64,
-    train_size: int | float = 0.1,
+    n_partitions: int = FilterOptions.n_partitions,
+    train_size: int | float = FilterOptions.train_size,
     seed: int = 0,
     name: str = "representation bias",
 ) -> AuditResult:

@@ -106,17 +106,11 @@ def run_synthetic(
         x, y, biased, flipped = make_biased_circles(
             n, sep, flip_share=flip_share if i == 0 else 0.0, seed=seed + i
         )
+        # Algorithm 1 as published (aflite.filter's defaults: t = 0.1, tau = 0.75, m = 64)
         res = adversarial_filter(
-            x,
-            y,
-            target_size=target_fraction,
-            train_size=0.1,
-            slice_size=max(1, n // 40),
-            threshold=0.75,
-            n_partitions=64,
-            seed=seed,
+            x, y, target_size=target_fraction, slice_size=max(1, n // 40), seed=seed,
             progress=progress,
-        )
+        )  # fmt: skip
         k = res.kept
         lin, rbf = LogisticRegression(max_iter=1000), SVC(kernel="rbf", gamma="scale")
         results.append(

@@ -72,7 +72,7 @@ class ByScorer:
 
     def by_scores(self, features: Any, labels: Any, opts: Any, **run: Any) -> Any:
         """The :class:`aflite.ByScores` of these rows: each scored once, out of sample."""
-        from aflite.algorithm import ByScores, encode_labels
+        from aflite.algorithm import AUTO_PARTITIONS, ByScores, encode_labels
         from aflite.scoring.run import score_examples
 
         name, column, lower = parse_by(self.by)
@@ -81,7 +81,9 @@ class ByScorer:
         # before any scoring: a bad size must not cost a scoring pass
         _, t, _ = opts.resolve(len(codes), len(classes))
         phase = EXAMPLE_SCORERS.lookup(name).filter_phase
-        n_partitions = 64 if opts.n_partitions == "auto" else opts.n_partitions
+        # the predictability scorer's phase is logistic regression's: "auto" is its m
+        auto = AUTO_PARTITIONS[False]
+        n_partitions = auto if opts.n_partitions == "auto" else opts.n_partitions
         given = dict(self.options or {})
         opts_ = given | ({"n_partitions": n_partitions, "train_size": t} if phase else {})
         scored = score_examples(features, codes, scorers=[name], **run, **opts_)

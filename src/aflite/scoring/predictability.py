@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from aflite.algorithm.options import FilterOptions
 from aflite.scoring.registry import ScoringContext, register_example_scorer
 
 __all__ = ["predictability"]
@@ -13,7 +14,8 @@ __all__ = ["predictability"]
 @register_example_scorer(
     "predictability",
     description="AFLITE's score: share of correct held-out predictions over random partitions",
-    options={"n_partitions": 64, "train_size": 0.1},
+    # one phase as aflite.filter runs it by default (one table: aflite.FilterOptions)
+    options={"n_partitions": FilterOptions.n_partitions, "train_size": FilterOptions.train_size},
     filter_phase=True,
     items=True,
 )
