@@ -279,6 +279,23 @@ def test_a_toml_file_gives_options_and_flags_override_it(monkeypatch, tmp_path):
     assert job.train_size == 0.2  # the flag over the file
 
 
+def test_a_file_may_name_an_option_by_its_flag_or_its_name(monkeypatch, tmp_path):
+    # label, text, ... in Python and in a file; --label-field, ... on the command line; an
+    # older run's summary.json says label_field: all read as the same options
+    for text in ('label = "gold"\nchoices = "endings"\n',
+                 'label-field = "gold"\nchoices_field = "endings"\n',
+                 'label_field = "gold"\nchoices-fields = ["endings"]\n'):  # fmt: skip
+        toml = tmp_path / "run.toml"
+        toml.write_text(text)
+        job = _captured(monkeypatch, aflite.jobs, "run_filter_job",
+                        "filter", "data.jsonl", "--config", str(toml))  # fmt: skip
+        assert (job.label, job.choices) == ("gold", "endings"), text
+    job = _captured(monkeypatch, aflite.jobs, "run_filter_job",
+                    "filter", "data.jsonl", "--label-field", "gold", "--choices-fields", "a,b")  # fmt: skip
+    assert job == FilterConfig(input="data.jsonl", label="gold", choices=["a", "b"])
+    assert job.choices == ("a", "b")
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
