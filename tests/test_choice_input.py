@@ -168,6 +168,10 @@ def test_bad_items_give_the_same_error_through_every_door(case, tmp_path):
         ),
         (["--context-fields", "q"], "--context-fields: needs --choices-field"),
         (
+            ["--choices-field", "c", "--choices-fields", "a,b"],
+            "--choices-field / --choices-fields: given 2 times ('c', 'a,b'); name it once",
+        ),
+        (
             ["--choices-field", "c", "--text-fields", "q"],
             "--text-fields: multiple-choice items are read from --choices-field and "
             "--context-fields",

@@ -290,6 +290,13 @@ def test_a_file_may_name_an_option_by_its_flag_or_its_name(monkeypatch, tmp_path
         job = _captured(monkeypatch, aflite.jobs, "run_filter_job",
                         "filter", "data.jsonl", "--config", str(toml))  # fmt: skip
         assert (job.label, job.choices) == ("gold", "endings"), text
+    toml.write_text('choices_field = "endings"\nchoices_fields = ["a", "b"]\n')
+    r = run_in_process("filter", "data.jsonl", "--config", str(toml))
+    assert r.returncode == 2
+    assert (
+        r.stderr
+        == f"aflite: error: {toml}: 'choices_fields' gives option 'choices' a second time\n"
+    )
     job = _captured(monkeypatch, aflite.jobs, "run_filter_job",
                     "filter", "data.jsonl", "--label-field", "gold", "--choices-fields", "a,b")  # fmt: skip
     assert job == FilterConfig(input="data.jsonl", label="gold", choices=["a", "b"])

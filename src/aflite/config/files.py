@@ -54,6 +54,8 @@ def read_config_file(path: str, known: list[str]) -> dict[str, Any]:
     for key, value in doc.items():
         name = str(key).replace("-", "_")
         name = _FLAG_NAMES.get(name, name) if name not in known else name
+        if name in out:  # choices_field and choices_fields, or label and label-field
+            raise DataError(f"{path}: '{key}' gives option '{name}' a second time")
         if name not in known and name != "preset":
             raise unknown_key(str(key), [*known, "preset"], path)
         out[name] = value
