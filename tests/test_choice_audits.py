@@ -146,7 +146,7 @@ def test_the_audit_command_reads_items_and_refuses_the_other_kind(tmp_path):
         (["--choices-fields", "c1,c2", "--audits", "pmi"], "--audits: the pmi audit is for rows"),
         (["--text-fields", "p", "--audits", "choice-pmi"],
          "--audits: the choice-pmi audit is for multiple-choice items"),
-        (["--context-fields", "p"], "--context-fields: needs --choices-field"),
+        (["--context-fields", "p"], "--context-fields: needs --choices-field / --choices-fields"),
         ([], "--text-fields: name at least one text field (or --choices-field"),
     ]:  # fmt: skip
         r = run_in_process("audit", str(path), "--label-field", "y", *args)

@@ -33,14 +33,20 @@ pytestmark = pytest.mark.usefixtures("placeholder_inputs")
 
 def _flag_to_name(message: str) -> str:
     """A message with every flag named as its field (``--label-field`` -> ``label``)."""
-    from aflite._internal.options import _FLAGS
+    from aflite._internal.options import flag_names
 
-    names = {f: n for n, f in _FLAGS.items()}
+    names = flag_names()
     return re.sub(
         r"--([a-z][a-z-]*)",
-        lambda m: names.get(m.group(0)) or m.group(1).replace("-", "_"),
+        lambda m: names.get(m.group(1).replace("-", "_")) or m.group(1).replace("-", "_"),
         message,
     )
+
+
+def _flags(f) -> list[str]:
+    """Every flag of a config field."""
+    own = f.metadata["flag"]
+    return [own] if isinstance(own, str) else list(own) if own else [flag(f.name)]
 
 
 # (field, a bad value as Python gives it, the same as the command line types it)
@@ -127,7 +133,8 @@ def test_help_lists_every_config_field_with_its_help(command, cls):
         if f.metadata["argument"]:
             assert "INPUT" in text
         elif f.metadata["entries"] is None:
-            assert flag(f.name) + " " in text or flag(f.name) + "," in text, f.name
+            for each in _flags(f):
+                assert each + " " in text or each + "," in text, f.name
             help_ = f.metadata["help"]
             if not hasattr(help_, "kind"):  # a registry's list is filled in when shown
                 assert re.sub(r"\s+", "", str(help_)) in bare, f.name
@@ -359,10 +366,11 @@ def test_every_option_an_audit_reads_is_an_audit_option():
     assert read == set(AuditOptions.names())  # the context is the options, as given
     assert issubclass(AuditConfig, AuditOptions)
     text = _help("audit")
-    for name in AuditConfig.names():
-        if name == "input":
+    for f in config_fields(AuditConfig):
+        if f.name == "input":
             continue
-        assert flag(name) + " " in text or flag(name) + "," in text, name
+        for each in _flags(f):
+            assert each + " " in text or each + "," in text, f.name
 
 
 def test_a_bad_audit_option_is_one_line_before_any_work(tmp_path):

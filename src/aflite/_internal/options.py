@@ -50,15 +50,22 @@ def deferred_heavy_checks() -> Iterator[None]:
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
-# fields declared with a flag of their own (``option(flag=...)``): name -> flag. A name has
-# the same flag in every config (``label`` is ``--label-field`` wherever it is an option)
-_FLAGS: dict[str, str] = {}
+# fields declared with flags of their own (``option(flag=...)``): name -> flags. A name has
+# the same flags in every config (``label`` is ``--label-field`` wherever it is an option)
+_FLAGS: dict[str, tuple[str, ...]] = {}
 
 
 def flag(name: str) -> str:
     """The command-line flag of a field: ``train_size`` -> ``--train-size``, ``label`` ->
-    ``--label-field`` (its own)."""
-    return _FLAGS.get(name) or "--" + name.replace("_", "-")
+    ``--label-field`` (its own), ``choices`` -> ``--choices-field / --choices-fields``."""
+    own = _FLAGS.get(name)
+    return " / ".join(own) if own else "--" + name.replace("_", "-")
+
+
+def flag_names() -> dict[str, str]:
+    """Each own flag as a name (``label_field``) -> the field it sets (``label``): how a file
+    or an older run's summary may name an option."""
+    return {f.lstrip("-").replace("-", "_"): name for name, fs in _FLAGS.items() for f in fs}
 
 
 def show(value: Any) -> str:
@@ -180,7 +187,7 @@ class Config:
         for name, value in vars(cls).items():  # the fields as declared, before @dataclass
             own = value.metadata.get("flag") if isinstance(value, dataclasses.Field) else None
             if own:
-                _FLAGS[name] = own if isinstance(own, str) else own[0]
+                _FLAGS[name] = (own,) if isinstance(own, str) else tuple(own)
 
     def __post_init__(self) -> None:
         heavy = []
@@ -244,7 +251,10 @@ class Config:
         if options is None:
             return cls(**values)
         if not isinstance(options, cls):
-            raise TypeError(f"options must be a {cls.__name__}, got {options!r}")
+            article = "an" if cls.__name__[0] in "AEIOU" else "a"
+            raise TypeError(
+                f"options must be {article} {cls.__name__}, got {type(options).__name__}"
+            )
         if type(options) is cls and not values:
             return options
         return cls(**({n: getattr(options, n) for n in names} | values))

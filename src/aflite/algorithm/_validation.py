@@ -9,12 +9,10 @@ import numpy as np
 
 __all__ = [
     "check_features",
-    "check_partitions",
     "threshold_fraction",
     "encode_labels",
     "encode_groups",
     "resolve_size",
-    "check_fraction",
     "SizeError",
     "check_train_covers_classes",
     "resolve_filter_sizes",
@@ -187,16 +185,6 @@ def resolve_slice_size(slice_size: Any, n: int) -> int:
 AUTO_PARTITIONS = {True: 512, False: 64}
 
 
-def check_partitions(n_partitions: Any) -> int | str:
-    if n_partitions == "auto":
-        return "auto"
-    if isinstance(n_partitions, bool) or not isinstance(n_partitions, (int, np.integer)):
-        raise ValueError(f"n_partitions must be a positive int or 'auto', got {n_partitions!r}")
-    if n_partitions < 1:
-        raise ValueError(f"n_partitions must be a positive int or 'auto', got {n_partitions!r}")
-    return int(n_partitions)
-
-
 def threshold_fraction(tau: float) -> tuple[int, int]:
     """tau as an exact fraction (numerator, denominator) of the decimal the user wrote, so
     ``score >= tau`` can be decided on integer counts: 42 of 60 correct passes tau = 0.7."""
@@ -204,25 +192,6 @@ def threshold_fraction(tau: float) -> tuple[int, int]:
 
     f = Fraction(repr(float(tau))).limit_denominator(10**9)
     return f.numerator, f.denominator
-
-
-def check_fraction(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}") from None
-    if not 0.0 <= v <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value}")
-    return v
-
-
-PARTITION_DESIGNS = ("blocks", "uniform")
-
-
-def check_partition_design(partitions: Any) -> str:
-    if partitions not in PARTITION_DESIGNS:
-        raise ValueError(f"partitions must be 'blocks' or 'uniform', got {partitions!r}")
-    return partitions
 
 
 def resolve_filter_sizes(

@@ -89,16 +89,17 @@ def adversarial_filter(
         for multiple choice).
     options:
         An :class:`aflite.FilterOptions` (e.g. ``aflite.PRESETS["practical"]``), or a
-        command's config that extends it (:class:`aflite.config.FilterConfig`).
+        command's config that extends it (:class:`aflite.config.FilterConfig`; only its
+        filtering options are read: ``seed``, ``device`` and ``threads`` are this call's).
     target_size:
-        n: rows to keep at least; an int, or a fraction of N (default 0.5). Must exceed
+        n: rows to keep at least; an int, or a fraction of N. Must exceed
         ``train_size``.
     n_partitions:
         m: random partitions (models) per phase; ``"auto"``: 512 with the exact family
         (``model="ridge"``, whose partitions cost a few milliseconds), else 64.
     train_size:
-        t: rows in each training part; an int, or a fraction of N. Default 0.1. With block
-        partitions (the default) a part is q whole blocks of about t/q rows, so its size is
+        t: rows in each training part; an int, or a fraction of N. With block
+        partitions a part is q whole blocks of about t/q rows, so its size is
         t give or take a block's rounding.
     slice_size:
         k: rows removed per phase at most; an int, or a fraction of N.
@@ -111,7 +112,7 @@ def adversarial_filter(
         predictable removed down to the target regardless of the threshold).
     min_bias:
         Stop once the representation bias is at most the chance level (majority-class rate of
-        the current set) plus this margin; None (default) runs Algorithm 1 as published.
+        the current set) plus this margin; None runs Algorithm 1 as published.
     balance:
         ``"classes"``: each slice removes from every class in proportion to its size.
     model:
@@ -141,7 +142,7 @@ def adversarial_filter(
         None (this process), ``"ray"`` (a local Ray instance with 2 workers) or an
         :class:`aflite.distributed.RayBackend` to spread each phase's partitions over a cluster.
     partitions:
-        ``"blocks"`` (default): each phase deals the current rows at random into blocks and
+        ``"blocks"``: each phase deals the current rows at random into blocks and
         every classifier trains on a random set of whole blocks, each block in the same number
         of parts (+-1); a row still trains each classifier with probability t/n, and the
         solver only multiplies each block by the classifiers that train on it. ``"uniform"``:
@@ -186,13 +187,14 @@ def adversarial_filter(
                   "protected": protected, "ids": ids}  # fmt: skip
         given = [name for name, value in unused.items() if value is not None]
         if given:
-            raise ValueError(f"ranker={ranker!r}: {given[0]} applies to AFLITE's phases only")
+            kind = type(ranker).__name__
+            raise ValueError(f"ranker={kind}(...): {given[0]} applies to AFLITE's phases only")
         run = {"groups": groups, "seed": seed, "device": device}
         if not isinstance(ranker, ByScores):  # a ranker that scores the rows itself first
             if not isinstance(ranker, ScoreSource):
                 raise ValueError(
                     "ranker must be None (AFLITE), an aflite.ByScores or an aflite.ByScorer, "
-                    f"got {ranker!r}"
+                    f"got {type(ranker).__name__}"
                 )
             ranker = ranker.by_scores(features, labels, opts, **run)
         return run_by_scores(features, labels, ranker, opts, progress=progress, threads=threads,

@@ -11,10 +11,9 @@ import torch
 from aflite.algorithm._validation import threshold_fraction
 from aflite.types import STRATEGIES as _STRATEGIES
 
-__all__ = ["STRATEGIES", "BALANCE", "class_quotas", "select_slice"]
+__all__ = ["STRATEGIES", "class_quotas", "select_slice"]
 
 STRATEGIES = _STRATEGIES  # the values of aflite.types.Strategy
-BALANCE = (None, "classes")
 
 
 def class_quotas(counts: np.ndarray, k: int) -> np.ndarray:

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from aflite.cli.app import app
+from aflite.cli.helptext import TEXT_FIELDS_NAMED
 from aflite.cli.options import audit_names, config_options
 from aflite.config import AuditConfig
 
@@ -73,11 +74,12 @@ def export_cmd(
 @config_options(
     AuditConfig,
     helps={
+        "text": TEXT_FIELDS_NAMED,
         "audits": "Audits to run (default: all of the data's kind): for labelled rows any of "
         + ", ".join(audit_names())
         + "; for multiple-choice items any of "
         + ", ".join(audit_names(choices=True))
-        + "."
+        + ".",
     },
 )
 def audit_cmd(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from aflite.cli.app import experiment_app
+from aflite.cli.helptext import TEXT_FIELDS_NAMED
 from aflite.cli.options import config_options, evaluator_names
 from aflite.config import CompareConfig, FilterConfig
 from aflite.config.compare import COMPARE_FILTER_OPTIONS
@@ -85,7 +86,7 @@ _with_filter_options = config_options(
     helps={"id": "Field with row ids (finds rows in a precomputed:FILE with ids)."},
     into="filter_options",
 )
-_COMPARE = {"helps": {"evaluators": _EVALUATORS_HELP}}
+_COMPARE = {"helps": {"evaluators": _EVALUATORS_HELP, "text": TEXT_FIELDS_NAMED}}
 
 
 @experiment_app.command("compare")

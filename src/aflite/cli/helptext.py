@@ -49,6 +49,13 @@ def _tidy(params: list[Any]) -> list[Any]:
     return params
 
 
+# --text-fields where the command needs them named (it picks no text column by itself)
+TEXT_FIELDS_NAMED = (
+    "Comma-separated text fields, e.g. premise,hypothesis (required, but for multiple-choice "
+    "items)."
+)
+
+
 class AfliteGroup(TyperGroup):
     """A command group whose help screens, and those of its commands, show no type tags."""
 

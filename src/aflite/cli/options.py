@@ -64,8 +64,6 @@ def _typer_param(
         default = ...
     own = meta["flag"]
     decls = ([own] if isinstance(own, str) else list(own)) if own else []
-    if len(decls) > 1:  # one option, several flags: each given is kept, so two are refused
-        annotation = list[str] | None
     if meta["argument"]:
         info = typer.Argument(default, metavar=meta["metavar"], help=help_)
     elif annotation is bool:
@@ -140,10 +138,6 @@ def config_options(
         for f in fields
         if f.metadata["entries"] is None
     ]
-    # the fields with several flags (--choices-field, --choices-fields): a list of what was given
-    flagged_twice = {
-        f.name: f.metadata["flag"] for f in fields if isinstance(f.metadata["flag"], tuple)
-    }
     # a mapping field's keys, each an option of its own: {param: (field, key)}
     entry_of: dict[str, tuple[str, str]] = {}
     for f in fields:
@@ -188,8 +182,6 @@ def config_options(
         @functools.wraps(command)
         def wrapper(ctx: Any, **kwargs: Any) -> Any:
             given = {p.name: kwargs.pop(p.name) for p in added}
-            for name, flags in flagged_twice.items():
-                given[name] = _once(flags, given[name])
             if takes_ctx:
                 kwargs["ctx"] = ctx
             explicit = {k: v for k, v in given.items() if _explicit(ctx, k)}
@@ -252,16 +244,6 @@ def config_options(
         return wrapper
 
     return decorate
-
-
-def _once(flags: tuple[str, ...], values: list[str] | None) -> str | None:
-    """The one value of an option with several flags; given twice, a one-line error."""
-    if not values:
-        return None
-    if len(values) > 1:
-        shown = ", ".join(repr(v) for v in values)
-        raise DataError(f"{' / '.join(flags)}: given {len(values)} times ({shown}); name it once")
-    return values[0]
 
 
 def _check_each(cls: type[Config], *layers: dict[str, Any] | None) -> dict[str, Any]:

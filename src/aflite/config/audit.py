@@ -12,7 +12,7 @@ from aflite._internal.options import ConfigError, option
 from aflite.audits.options import AuditOptions
 from aflite.config.fields import DataFields
 
-__all__ = ["AuditConfig"]
+__all__ = ["AuditConfig", "AuditInput"]
 
 
 def _audits() -> Any:
@@ -22,10 +22,8 @@ def _audits() -> Any:
 
 
 @dataclass(frozen=True)
-class AuditConfig(AuditOptions, DataFields):
-    """Options of one audit run (the ``aflite audit`` command line, as a frozen dataclass):
-    the input's fields (:class:`~aflite.config.fields.DataFields`), the audits' own options
-    (:class:`~aflite.audits.AuditOptions`, handed to them as they are) and the run's."""
+class AuditInput(DataFields):
+    """What an audit run reads (the first options of :class:`AuditConfig`)."""
 
     input: str = option(
         None,
@@ -56,6 +54,14 @@ class AuditConfig(AuditOptions, DataFields):
         cli_type=str,
         check=lambda v, n: None if v is None else c.all_of(c.registered(_audits))(v, n),
     )
+
+
+@dataclass(frozen=True)
+class AuditConfig(AuditOptions, AuditInput):
+    """Options of one audit run (the ``aflite audit`` command line, as a frozen dataclass):
+    the input's fields (:class:`~aflite.config.fields.DataFields`), the audits' own options
+    (:class:`~aflite.audits.AuditOptions`, handed to them as they are) and the run's."""
+
     features: str | None = option(
         None,
         "Representation for knn/bias audits (as in `filter`); default: ngrams, or with "

@@ -11,16 +11,17 @@ from typing import Any
 
 from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, option
+from aflite.algorithm.options import FilterOptions
 from aflite.config.choices import check_item_features, choice_context_option, refuse_for_items
 from aflite.config.fields import DataFields
 
 __all__ = ["CompareConfig", "COMPARE_FILTER_OPTIONS", "check_item_options"]
 
-# the filter's options compare and ood take, with the filter's defaults
+# the filter's options compare and ood take, with the filter's defaults: every option of the
+# algorithm (aflite.FilterOptions), and how the representation is made
 COMPARE_FILTER_OPTIONS = (
-    "group", "id", "features", "target_size", "n_partitions", "train_size",
-    "slice_size", "threshold", "min_bias", "balance", "strategy", "warmup_fraction",
-    "warmup_finetune", "device", "cache_dir",
+    "group", "id", "features", *FilterOptions.names(), "warmup_fraction", "warmup_finetune",
+    "device", "cache_dir",
 )  # fmt: skip
 
 

@@ -10,14 +10,16 @@ from typing import Any
 
 from aflite.errors import DataError
 
-__all__ = ["read_config_file"]
+__all__ = ["current_names", "read_config_file"]
 
-# an option under its flag's name (``label-field``), as older runs' summary.json name it
-_FLAG_NAMES = {
-    "label_field": "label", "text_fields": "text", "id_field": "id", "group_field": "group",
-    "choices_field": "choices", "choices_fields": "choices", "context_fields": "context",
-    "partial_text_fields": "partial_text",
-}  # fmt: skip
+
+def current_names(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with an option named by its flag (``label_field``, as older runs' summaries
+    and checkpoints name it) under its own name (``label``)."""
+    from aflite._internal.options import flag_names
+
+    renamed = flag_names()
+    return {renamed.get(k, k): v for k, v in options.items()}
 
 
 def read_config_file(path: str, known: list[str]) -> dict[str, Any]:
@@ -48,15 +50,16 @@ def read_config_file(path: str, known: list[str]) -> dict[str, Any]:
             raise DataError(f"{path}: not TOML ({e})") from None
     if not isinstance(doc, dict):
         raise DataError(f"{path}: expected a table of options")
-    from aflite._internal.options import unknown_key
+    from aflite._internal.options import flag_names, unknown_key
 
+    renamed = {k: v for k, v in flag_names().items() if v in known}
     out: dict[str, Any] = {}
     for key, value in doc.items():
         name = str(key).replace("-", "_")
-        name = _FLAG_NAMES.get(name, name) if name not in known else name
+        name = renamed.get(name, name) if name not in known else name
         if name in out:  # choices_field and choices_fields, or label and label-field
             raise DataError(f"{path}: '{key}' gives option '{name}' a second time")
         if name not in known and name != "preset":
-            raise unknown_key(str(key), [*known, "preset"], path)
+            raise unknown_key(str(key), [*known, *renamed, "preset"], path)
         out[name] = value
     return out

@@ -17,7 +17,7 @@ from aflite.algorithm.options import PRESETS, FilterOptions
 from aflite.config.choices import check_item_features, choice_context_option, refuse_for_items
 from aflite.config.fields import DataFields
 
-__all__ = ["FilterConfig"]
+__all__ = ["FilterConfig", "FilterInput"]
 
 
 def _formats() -> Any:
@@ -30,19 +30,6 @@ def _audits() -> Any:
     from aflite.audits import AUDITS
 
     return AUDITS
-
-
-def _model(value: Any, name: str) -> None:
-    """A model family usable by name (the registry imports torch: checked when a run is set up,
-    which needs it anyway)."""
-    from aflite.algorithm.models import check_model_name
-    from aflite.errors import DataError
-
-    c.text(value, name)
-    try:
-        check_model_name(value)
-    except DataError as e:
-        raise c.flagged(name, e) from None
 
 
 def _features(value: Any, name: str) -> None:
@@ -121,17 +108,8 @@ NOT_FOR_BY = ("threshold", "strategy", "model", "partitions")
 
 
 @dataclass(frozen=True)
-@defaults_from(PRESETS["practical"].as_options())
-class FilterConfig(FilterOptions, DataFields):
-    """Options of one filtering run (the ``aflite filter`` command line, as a frozen
-    dataclass), each checked when the object is made: the input's fields
-    (:class:`~aflite.config.fields.DataFields`), the filter's own options
-    (:class:`aflite.FilterOptions`, from the ``practical`` preset) and the run's.
-
-    ``id=None`` uses a column named ``id`` where there is one (``"none"``: row numbers);
-    empty ``text`` with text features use the only text column. ``cache_dir=None`` is
-    ``AFLITE_CACHE`` or ``~/.cache/aflite``.
-    """
+class FilterInput(DataFields):
+    """What a filtering run reads and how (the first options of :class:`FilterConfig`)."""
 
     input: str = option(None, LazyHelp("input"), metavar="INPUT", check=c.text, argument=True)
     split: str | None = option(
@@ -163,6 +141,21 @@ class FilterConfig(FilterOptions, DataFields):
     )
     choice_context: str = choice_context_option()
     features: str = option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=_features)
+
+
+@dataclass(frozen=True)
+@defaults_from(PRESETS["practical"].as_options())
+class FilterConfig(FilterOptions, FilterInput):
+    """Options of one filtering run (the ``aflite filter`` command line, as a frozen
+    dataclass), each checked when the object is made: the input's fields
+    (:class:`~aflite.config.fields.DataFields`), the filter's own options
+    (:class:`aflite.FilterOptions`, from the ``practical`` preset) and the run's.
+
+    ``id=None`` uses a column named ``id`` where there is one (``"none"``: row numbers);
+    empty ``text`` with text features use the only text column. ``cache_dir=None`` is
+    ``AFLITE_CACHE`` or ``~/.cache/aflite``.
+    """
+
     by: str | None = option(
         None,
         "Instead of AFLITE's phases, score every row once by one per-example score (e.g. "
@@ -298,7 +291,8 @@ class FilterConfig(FilterOptions, DataFields):
         if self.backend == "ray":
             from aflite.algorithm.models import MODELS
 
-            _model(self.model, "model")  # an unknown name is named as the model's error
+            # the model's own (heavy) check first: an unknown name is named as its error
+            FilterOptions.check_fields({"model": self.model})
             if not MODELS.lookup(self.model).distributed:
                 ok = ", ".join(n for n, f in MODELS.items() if f.distributed)
                 raise ConfigError("model", f"{{backend}} ray runs the model families {ok} only")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -54,9 +55,16 @@ class Checkpoint:
     holds another run's checkpoint or a damaged one.
     """
 
-    def __init__(self, directory: str | Path, identity: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        directory: str | Path,
+        identity: dict[str, Any],
+        upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
         self.directory = Path(directory)
         self.identity = json.loads(json.dumps(identity, default=str))
+        # an identity written by an earlier version, in this version's terms (renamed options)
+        self._upgrade = upgrade
         self._files: dict[str, str] = {}
 
     # -- writing ---------------------------------------------------------------------------
@@ -149,6 +157,8 @@ class Checkpoint:
                 "whose partitions a resumed run could not continue; run without --resume to "
                 "start over"
             )
+        if self._upgrade is not None:
+            identity = self._upgrade(identity)
         if identity != self.identity:
             raise DataError(
                 f"{self.directory}: the checkpoint belongs to another input or other options; "

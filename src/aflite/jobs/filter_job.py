@@ -16,6 +16,7 @@ from typing import Any
 
 from aflite._internal.options import flag
 from aflite.algorithm import FilterState, adversarial_filter
+from aflite.config.files import current_names
 from aflite.errors import DataError, LabelWarning, MissingExtraError, OptionWarning
 from aflite.io.labelled import LabelledData
 from aflite.jobs.checks import check_environment
@@ -98,7 +99,7 @@ def _finished_outcome(job: FilterJob, inputs: LabelledData, summary: dict) -> Jo
 
     out = Path(job.out_dir)
     options = {k: v for k, v in (summary.get("options") or {}).items() if k != "device"}
-    differs = first_difference(job_key(job), options)
+    differs = first_difference(job_key(job), current_names(options))
     if differs is not None:
         name, here, there = differs
         what = (
@@ -156,7 +157,10 @@ def _locked_run(
 ) -> JobOutcome:
     """The run proper, while this process holds the output folder's lock."""
     table, rest = inputs.table, plan.rest
-    ckpt = folder.checkpoint({"fingerprint": table.fingerprint(), "job": job_key(job)})
+    ckpt = folder.checkpoint(
+        {"fingerprint": table.fingerprint(), "job": job_key(job)},
+        upgrade=lambda stored: stored | {"job": current_names(stored.get("job") or {})},
+    )
     resume_state: FilterState | None = None
     phi = None
     loaded = ckpt.load() if job.resume else None  # another run's or a damaged one: DataError

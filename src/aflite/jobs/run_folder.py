@@ -66,9 +66,12 @@ class RunFolder:
         """The ``summary.json`` of a finished run here, or None."""
         return out_dir.finished_run(self.path)
 
-    def checkpoint(self, key: dict[str, Any]) -> Checkpoint:
-        """The run's checkpoint, resumable only by a run with the same ``key``."""
-        return Checkpoint(self.path / ".checkpoint", key)
+    def checkpoint(
+        self, key: dict[str, Any], upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    ) -> Checkpoint:
+        """The run's checkpoint, resumable only by a run with the same ``key`` (a stored key
+        read through ``upgrade``, which names an earlier version's options as this one does)."""
+        return Checkpoint(self.path / ".checkpoint", key, upgrade)
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[RunFolder]:

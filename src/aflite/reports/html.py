@@ -98,10 +98,11 @@ def _parameters_html(summary: dict[str, Any], noun: str = "row") -> list[str]:
     """What the run read (features, fields, split) and the filter's parameters."""
     opts = summary.get("options") or {}
     fields = summary.get("fields") or {
-        "label": opts.get("label"),
-        "text": opts.get("text"),
-        "id": opts.get("id"),
-        "group": opts.get("group"),
+        # older summaries name the options by their flags
+        "label": opts.get("label", opts.get("label_field")),
+        "text": opts.get("text", opts.get("text_fields")),
+        "id": opts.get("id", opts.get("id_field")),
+        "group": opts.get("group", opts.get("group_field")),
         "split": opts.get("split"),
     }
     picked = set(fields.get("picked") or [])

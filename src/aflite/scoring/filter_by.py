@@ -11,7 +11,7 @@ the adversarial filter.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,19 +22,21 @@ from aflite.scoring.registry import EXAMPLE_SCORERS
 __all__ = ["ByScorer", "parse_by"]
 
 
-def parse_by(spec: str) -> tuple[str, str, bool]:
+def parse_by(spec: str, where: str = "--by") -> tuple[str, str, bool]:
     """``SCORER[:COLUMN]`` -> (scorer, column, lower_is_easier); the column defaults to the
-    scorer's first. A one-line DataError names what is wrong (unknown scorer or column, a
-    scorer that needs a partial input, the non-numeric region)."""
+    scorer's first. A one-line DataError, beginning with ``where``, names what is wrong
+    (unknown scorer or column, a scorer that needs a partial input, the non-numeric region)."""
     name, _, column = spec.partition(":")
-    scorer = EXAMPLE_SCORERS.lookup(name, flag="--by")
+    scorer = EXAMPLE_SCORERS.lookup(name, flag=where)
     if scorer.needs_partial:
-        raise DataError(f"--by: scorer '{name}' needs a partial input, which filter does not take")
+        raise DataError(
+            f"{where}: scorer '{name}' needs a partial input, which filter does not take"
+        )
     column = column or scorer.columns[0]
     numeric = [c for c in scorer.columns if c != "region" and not c.endswith("_partial")]
     if column not in numeric:
         raise DataError(
-            f"--by: '{name}' has no score column '{column}' (columns: {', '.join(numeric)})"
+            f"{where}: '{name}' has no score column '{column}' (columns: {', '.join(numeric)})"
         )
     return name, column, column in scorer.lower_is_easier
 
@@ -51,9 +53,10 @@ class ByScorer:
     (e.g. ``{"epochs": 5}``). Without ``slice_size`` (``None``) the rows go in one slice; with
     ``min_bias`` they go in slices of ``slice_size`` (easiest first) and the representation
     bias of what remains is measured before each slice, so the run stops once it is within
-    ``min_bias`` of the chance level, as AFLITE's chance stop does. The filter's
-    ``n_partitions`` and ``train_size`` set that measurement (and the predictability scorer's
-    own phase); ``threshold`` and ``strategy`` do not apply.
+    ``min_bias`` of the chance level, as AFLITE's chance stop does. The filter's ``model``,
+    ``n_partitions``, ``train_size`` and ``partitions`` set that measurement; the
+    predictability scorer's own phase is logistic regression at that ``n_partitions`` (64 for
+    ``"auto"``) and ``train_size``. ``threshold`` and ``strategy`` do not apply.
 
     >>> import numpy as np, aflite
     >>> rng = np.random.default_rng(0)
@@ -65,10 +68,10 @@ class ByScorer:
     """
 
     by: str
-    options: Mapping[str, Any] | None = None
+    options: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
-        parse_by(self.by)  # a bad name or column: at once, before any work
+        parse_by(self.by, "by")  # a bad name or column: at once, before any work
 
     def by_scores(self, features: Any, labels: Any, opts: Any, **run: Any) -> Any:
         """The :class:`aflite.ByScores` of these rows: each scored once, out of sample."""
