@@ -101,19 +101,30 @@ def run_by_scores(
             return np.asarray(initial_predictability, dtype=np.float64)
         whole = len(rows) == n_input  # the input as given: no copy
         return predictability_scores(
-            x if whole else x[rows], codes if whole else codes[rows],
-            n_partitions=m, train_size=t, seed=seed, device=device, model=opts.model,
-            partitions=opts.partitions, threads=threads,
+            x if whole else x[rows],
+            codes if whole else codes[rows],
+            n_partitions=m,
+            train_size=t,
+            seed=seed,
+            device=device,
+            model=opts.model,
+            partitions=opts.partitions,
+            threads=threads,
             groups=None if g is None else (g if whole else g[rows]),
-        ).scores  # fmt: skip
+        ).scores
 
     given = scores if callable(scores) else np.asarray(scores, dtype=np.float64)
     if not callable(given) and given.shape != (n_input,):
         raise ValueError(f"scores must hold one value per row ({n_input}), got {given.shape}")
     ranker = ScoreRanker(
-        given, measure=measure, codes=codes, lower_is_easier=lower_is_easier,
-        balance=opts.balance, seed=seed, info=info,
-    )  # fmt: skip
+        given,
+        measure=measure,
+        codes=codes,
+        lower_is_easier=lower_is_easier,
+        balance=opts.balance,
+        seed=seed,
+        info=info,
+    )
     model = opts.model
     defaults = {
         "target_size": n,
@@ -132,6 +143,14 @@ def run_by_scores(
         "backend": "local",
     }
     return run_phases(
-        ranker, codes, classes, n=n, k=min(k, n_input - n), t=t, min_bias=opts.min_bias,
-        progress=progress, params=defaults | (params or {}), score_kept=score_kept,
-    )  # fmt: skip
+        ranker,
+        codes,
+        classes,
+        n=n,
+        k=min(k, n_input - n),
+        t=t,
+        min_bias=opts.min_bias,
+        progress=progress,
+        params=defaults | (params or {}),
+        score_kept=score_kept,
+    )

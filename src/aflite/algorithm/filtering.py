@@ -183,8 +183,13 @@ def adversarial_filter(
     """
     opts = FilterOptions.of(options, **kwargs)
     if ranker is not None:
-        unused = {"backend": backend, "resume": resume, "checkpoint": checkpoint,
-                  "protected": protected, "ids": ids}  # fmt: skip
+        unused = {
+            "backend": backend,
+            "resume": resume,
+            "checkpoint": checkpoint,
+            "protected": protected,
+            "ids": ids,
+        }
         given = [name for name, value in unused.items() if value is not None]
         if given:
             kind = type(ranker).__name__
@@ -197,8 +202,16 @@ def adversarial_filter(
                     f"got {type(ranker).__name__}"
                 )
             ranker = ranker.by_scores(features, labels, opts, **run)
-        return run_by_scores(features, labels, ranker, opts, progress=progress, threads=threads,
-                             score_kept=score_kept, **run)  # fmt: skip
+        return run_by_scores(
+            features,
+            labels,
+            ranker,
+            opts,
+            progress=progress,
+            threads=threads,
+            score_kept=score_kept,
+            **run,
+        )
     if opts.slice_size is None:
         raise ValueError("slice_size=None (one slice to the target) applies to ranker= only")
     own_backend = isinstance(backend, str)
@@ -206,10 +219,22 @@ def adversarial_filter(
         backend = make_backend(backend)
     try:
         return _filter(
-            features, labels, opts, groups=groups, seed=seed, device=device, progress=progress,
-            score_kept=score_kept, checkpoint=checkpoint, resume=resume, backend=backend,
-            copy=copy, threads=threads, protected=protected, ids=ids,
-        )  # fmt: skip
+            features,
+            labels,
+            opts,
+            groups=groups,
+            seed=seed,
+            device=device,
+            progress=progress,
+            score_kept=score_kept,
+            checkpoint=checkpoint,
+            resume=resume,
+            backend=backend,
+            copy=copy,
+            threads=threads,
+            protected=protected,
+            ids=ids,
+        )
     finally:
         if own_backend:
             backend.close()
@@ -226,9 +251,23 @@ def _n_classes(labels: Any) -> int | None:
 
 
 def _filter(
-    features, labels, opts: FilterOptions, *, groups, seed, device, progress, score_kept,
-    checkpoint, resume, backend, copy, threads, protected=None, ids=None,
-) -> FilterResult:  # fmt: skip
+    features,
+    labels,
+    opts: FilterOptions,
+    *,
+    groups,
+    seed,
+    device,
+    progress,
+    score_kept,
+    checkpoint,
+    resume,
+    backend,
+    copy,
+    threads,
+    protected=None,
+    ids=None,
+) -> FilterResult:
     n_rows = np.asarray(labels).shape[0] if np.ndim(labels) else 0
     if protected is not None:
         protected = np.asarray(protected, dtype=bool)
@@ -239,10 +278,20 @@ def _filter(
     n, _, k = opts.resolve(n_rows, n_classes)
     tau, strategy, balance = float(opts.threshold), opts.strategy, opts.balance
     runner, classes, t = prepare_runner(
-        features, labels, n_partitions=opts.n_partitions, model=opts.model, groups=groups,
-        seed=seed, device=device, train_size=opts.train_size, backend=backend, copy=copy,
-        partitions=opts.partitions, threads=threads, ids=ids,
-    )  # fmt: skip
+        features,
+        labels,
+        n_partitions=opts.n_partitions,
+        model=opts.model,
+        groups=groups,
+        seed=seed,
+        device=device,
+        train_size=opts.train_size,
+        backend=backend,
+        copy=copy,
+        partitions=opts.partitions,
+        threads=threads,
+        ids=ids,
+    )
     params = {
         "target_size": n,
         "n_partitions": runner.n_partitions,
@@ -261,8 +310,13 @@ def _filter(
         "partitions": opts.partitions,
     }
 
-    ranker = EnsembleRanker(runner, tau=tau, strategy=strategy, balance=balance,
-                            noun="row" if n_classes is not None else "item")  # fmt: skip
+    ranker = EnsembleRanker(
+        runner,
+        tau=tau,
+        strategy=strategy,
+        balance=balance,
+        noun="row" if n_classes is not None else "item",
+    )
     if resume is not None:
         ranker.resume(resume)
     return run_phases(

@@ -60,8 +60,17 @@ def run_phases(
     )
     try:
         while state.stop_reason is None:
-            if _one_phase(state, ranker, codes, classes, n=n, k=k, min_bias=min_bias,
-                          single_shot=single_shot, protected=protected):  # fmt: skip
+            if _one_phase(
+                state,
+                ranker,
+                codes,
+                classes,
+                n=n,
+                k=k,
+                min_bias=min_bias,
+                single_shot=single_shot,
+                protected=protected,
+            ):
                 reporter.update(state.history[-1], len(state.rows))
             ranker.save(state)
             if checkpoint is not None:
@@ -183,8 +192,18 @@ def _one_phase(
     )
     state.rows = state.rows[keep_mask]
     state.last_scores = None if len(picked) else scores.copy()
-    _stop(state, ranker, n=n, k_eff=k_eff, n_picked=len(picked), at_chance=at_chance,
-          single_shot=single_shot, bias=bias, chance=chance, min_bias=min_bias)  # fmt: skip
+    _stop(
+        state,
+        ranker,
+        n=n,
+        k_eff=k_eff,
+        n_picked=len(picked),
+        at_chance=at_chance,
+        single_shot=single_shot,
+        bias=bias,
+        chance=chance,
+        min_bias=min_bias,
+    )
     state.history[-1].seconds = time.perf_counter() - start
     return True
 

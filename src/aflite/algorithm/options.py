@@ -153,9 +153,12 @@ class FilterOptions(Config):
         from aflite.algorithm._validation import resolve_filter_sizes
 
         n, t, k = resolve_filter_sizes(
-            n_rows, target_size=self.target_size, train_size=self.train_size,
-            slice_size=1 if self.slice_size is None else self.slice_size, n_classes=n_classes,
-        )  # fmt: skip
+            n_rows,
+            target_size=self.target_size,
+            train_size=self.train_size,
+            slice_size=1 if self.slice_size is None else self.slice_size,
+            n_classes=n_classes,
+        )
         if self.slice_size is None:
             k = n_rows - n
         return n, t, 1 if self.strategy == "greedy" else k
@@ -172,12 +175,14 @@ class FilterOptions(Config):
 
 def _presets() -> MappingProxyType[str, FilterOptions]:
     with deferred_heavy_checks():  # built-in family names: nothing to look up
-        return MappingProxyType({
-            "paper": FilterOptions(partitions="uniform"),
-            "practical": FilterOptions(
-                threshold=0.6, slice_size=0.05, min_bias=0.02, model="auto", n_partitions="auto"
-            ),
-        })  # fmt: skip
+        return MappingProxyType(
+            {
+                "paper": FilterOptions(partitions="uniform"),
+                "practical": FilterOptions(
+                    threshold=0.6, slice_size=0.05, min_bias=0.02, model="auto", n_partitions="auto"
+                ),
+            }
+        )
 
 
 PRESETS = _presets()

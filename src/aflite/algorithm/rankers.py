@@ -81,8 +81,9 @@ class EnsembleRanker:
 
     target_reason = "target_size"
 
-    def __init__(self, runner: Any, *, tau: float, strategy: str, balance: str | None,
-                 noun: str = "row") -> None:  # fmt: skip
+    def __init__(
+        self, runner: Any, *, tau: float, strategy: str, balance: str | None, noun: str = "row"
+    ) -> None:
         self.runner = runner
         self.noun = noun
         self.threshold = tau

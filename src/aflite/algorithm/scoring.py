@@ -170,12 +170,25 @@ def predictability_scores(
     True
     """
     # each option checked as aflite.FilterOptions checks it; trusted from here on
-    checked = FilterOptions.check_fields({"n_partitions": n_partitions, "train_size": train_size,
-                                          "model": model, "partitions": partitions})  # fmt: skip
+    checked = FilterOptions.check_fields(
+        {
+            "n_partitions": n_partitions,
+            "train_size": train_size,
+            "model": model,
+            "partitions": partitions,
+        }
+    )
     runner, _, _ = prepare_runner(
-        features, labels, groups=groups, seed=seed, device=device, copy=copy, threads=threads,
-        ids=ids, **checked,
-    )  # fmt: skip
+        features,
+        labels,
+        groups=groups,
+        seed=seed,
+        device=device,
+        copy=copy,
+        threads=threads,
+        ids=ids,
+        **checked,
+    )
     out = runner.run(np.arange(runner.n_input))
     return PhaseScores(
         scores=out.scores(),

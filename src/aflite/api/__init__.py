@@ -1,7 +1,8 @@
 """The data-level API: AFLITE and the audits on a pandas DataFrame, a Hugging Face Dataset,
 a list of dicts or a file, with subsets handed back in the same type."""
 
-from aflite.api.dataset import DatasetFilterResult, audit, featurize, filter_dataset
+from aflite.api.audit import audit
+from aflite.api.dataset import DatasetFilterResult, featurize, filter_dataset
 from aflite.api.scores import DatasetScores, score_dataset
 
 __all__ = [

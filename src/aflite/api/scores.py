@@ -141,14 +141,24 @@ def score_dataset(
     from aflite.scoring import resolve_scorers, score_examples, spearman
 
     items = check_item_arguments(
-        label=label, text=text, choices=choices, context=context, blank=blank,
-        answer_format=answer_format, choice_context=choice_context,
-    )  # fmt: skip
+        label=label,
+        text=text,
+        choices=choices,
+        context=context,
+        blank=blank,
+        answer_format=answer_format,
+        choice_context=choice_context,
+    )
     if items:
-        check_item_inputs({
-            "partial_text": partial_text, "partial_features": partial_features,
-            "dynamics": dynamics, "probs": probs, "partial_probs": partial_probs,
-        })  # fmt: skip
+        check_item_inputs(
+            {
+                "partial_text": partial_text,
+                "partial_features": partial_features,
+                "dynamics": dynamics,
+                "probs": probs,
+                "partial_probs": partial_probs,
+            }
+        )
     # every option is checked before the (possibly long) featurizing
     names = resolve_scorers(
         scorers,
@@ -161,10 +171,18 @@ def score_dataset(
         options=options,
     )
     data_ = read_labelled(
-        data, label=label, text=text, id=id, group=group, split=split,
-        need_text=needs_text(features), choices=choices, context=context, blank=blank,
+        data,
+        label=label,
+        text=text,
+        id=id,
+        group=group,
+        split=split,
+        need_text=needs_text(features),
+        choices=choices,
+        context=context,
+        blank=blank,
         answer_format=answer_format,
-    )  # fmt: skip
+    )
     if not items:  # an item holds every choice: any one item covers them
         _check_train_size(names, options, data_)
     if items:

@@ -110,9 +110,15 @@ def audit_before_after(
 
     def run(data: AuditSet, tag: str, chosen: list[str], o: AuditOptions) -> list[AuditResult]:
         return run_audits(
-            data.texts, data.labels, options=o, audits=chosen, features=data.features, tag=tag,
-            choices=data.choices, progress=progress,
-        )  # fmt: skip
+            data.texts,
+            data.labels,
+            options=o,
+            audits=chosen,
+            features=data.features,
+            tag=tag,
+            choices=data.choices,
+            progress=progress,
+        )
 
     if after is None:
         return BeforeAfter(run(before, before_tag, audits, first_opts), bias_train_size=t)

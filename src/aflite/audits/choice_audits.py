@@ -82,8 +82,13 @@ def choice_length(items: Any, *, name: str = "choice length") -> AuditResult:
         f"right choices {right.mean():.1f} tokens, wrong {wrong.mean():.1f}; picking the "
         f"longest is right for {longest:.3f}, the shortest for {shortest:.3f} (chance {chance:.3f})"
     )
-    details = {"right_mean": float(right.mean()), "wrong_mean": float(wrong.mean()),
-               "longest": longest, "shortest": shortest, "chance": chance}  # fmt: skip
+    details = {
+        "right_mean": float(right.mean()),
+        "wrong_mean": float(wrong.mean()),
+        "longest": longest,
+        "shortest": shortest,
+        "chance": chance,
+    }
     return AuditResult(name, summary, ["statistic", "value"], rows, details)
 
 

@@ -79,7 +79,9 @@ def wrong_kind(names: Sequence[str], choices: bool) -> str | None:
     for name in names:
         if AUDITS.lookup(name).choices != choices:
             if choices:
-                return (f"the {name} audit is for rows with a class label; multiple-choice "
-                        f"items take {', '.join(audits_for(True))}")  # fmt: skip
+                return (
+                    f"the {name} audit is for rows with a class label; multiple-choice "
+                    f"items take {', '.join(audits_for(True))}"
+                )
             return f"the {name} audit is for multiple-choice items (name their choices)"
     return None

@@ -39,8 +39,9 @@ def presence_matrix(
     ``max_n`` words) occur in each text, and the vocabulary."""
     from sklearn.feature_extraction.text import CountVectorizer
 
-    vec = CountVectorizer(token_pattern=TOKEN_PATTERN, binary=True, min_df=max(1, min_count),
-                          ngram_range=(1, max_n))  # fmt: skip
+    vec = CountVectorizer(
+        token_pattern=TOKEN_PATTERN, binary=True, min_df=max(1, min_count), ngram_range=(1, max_n)
+    )
     if len(texts) < min_count:
         # no word can be in min_count texts (scikit-learn refuses: 'max_df corresponds to <
         # documents than min_df'): an empty vocabulary, and audits with nothing to list

@@ -96,8 +96,7 @@ def audit_cmd(
     if quiet:
         silence_third_party_progress()
     # a bar on a terminal, a line every few seconds off one, as the filter's
-    out = run_audit_job(config, progress=not quiet,
-                        note=lambda line: typer.echo(line, err=True))  # fmt: skip
+    out = run_audit_job(config, progress=not quiet, note=lambda line: typer.echo(line, err=True))
     print_audits(out.before, out.after)
     if out.control:
         print_audits(out.control)

@@ -146,28 +146,43 @@ def config_options(
         for key, (_default, help_) in f.metadata["entries"]().items():
             param = f"{f.name}__{key}"
             entry_of[param] = (f.name, key)
-            added.append(inspect.Parameter(
-                param, inspect.Parameter.KEYWORD_ONLY, annotation=str | None,
-                default=typer.Option(
-                    None, "--" + key.replace("_", "-"), metavar="VALUE", help=help_,
-                    show_default=False,
-                ),
-            ))  # fmt: skip
+            added.append(
+                inspect.Parameter(
+                    param,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    annotation=str | None,
+                    default=typer.Option(
+                        None,
+                        "--" + key.replace("_", "-"),
+                        metavar="VALUE",
+                        help=help_,
+                        show_default=False,
+                    ),
+                )
+            )
     known = [n for n in cls.names() if n not in {f for f, _ in entry_of.values()}]
     known += [k for _, k in entry_of.values()]
     if config_file and any(p.default.default is ... for p in added):
         raise TypeError("a config file cannot give a required option")
     extra = []
     if presets:
-        extra.append(inspect.Parameter(
-            "preset", inspect.Parameter.KEYWORD_ONLY, annotation=str | None,
-            default=typer.Option(None, metavar="NAME", help=_PRESET_HELP),
-        ))  # fmt: skip
+        extra.append(
+            inspect.Parameter(
+                "preset",
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=str | None,
+                default=typer.Option(None, metavar="NAME", help=_PRESET_HELP),
+            )
+        )
     if config_file:
-        extra.append(inspect.Parameter(
-            "config_file", inspect.Parameter.KEYWORD_ONLY, annotation=str | None,
-            default=typer.Option(None, "--config", metavar="FILE", help=_CONFIG_HELP),
-        ))  # fmt: skip
+        extra.append(
+            inspect.Parameter(
+                "config_file",
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=str | None,
+                default=typer.Option(None, "--config", metavar="FILE", help=_CONFIG_HELP),
+            )
+        )
     ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -40,10 +40,16 @@ def stress_cmd(
 
     names = parse_fields(tests) if tests is not None else None
     out = run_stress_job(
-        dev, out_dir, premise_field=premise_field, hypothesis_field=hypothesis_field,
-        id_field=id_field, category_field=category_field, tests=names, seed=seed,
+        dev,
+        out_dir,
+        premise_field=premise_field,
+        hypothesis_field=hypothesis_field,
+        id_field=id_field,
+        category_field=category_field,
+        tests=names,
+        seed=seed,
         overwrite=overwrite,
-    )  # fmt: skip
+    )
     for n, t in out.summary["tests"].items():
         skipped = f" ({t['skipped']} left out: nothing to rewrite)" if t["skipped"] else ""
         typer.echo(f"{n} ({t['kind']}): {t['rows']} rows{skipped}")

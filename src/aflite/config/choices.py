@@ -30,10 +30,12 @@ def check_answer_format(value: Any, name: str) -> None:
 
 def choice_context_option() -> Any:
     return option(
-        "joint", "Multiple-choice items: joint: the context and each choice as one text; apart: "
+        "joint",
+        "Multiple-choice items: joint: the context and each choice as one text; apart: "
         "encoded apart and combined; none: each choice alone (a choices-only baseline).",
-        metavar="joint|apart|none", check=c.choice(["joint", "apart", "none"]),
-    )  # fmt: skip
+        metavar="joint|apart|none",
+        check=c.choice(["joint", "apart", "none"]),
+    )
 
 
 def check_item_fields(config: Any) -> bool:

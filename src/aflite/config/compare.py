@@ -20,14 +20,28 @@ __all__ = ["CompareConfig", "COMPARE_FILTER_OPTIONS", "check_item_options"]
 # the filter's options compare and ood take, with the filter's defaults: every option of the
 # algorithm (aflite.FilterOptions), and how the representation is made
 COMPARE_FILTER_OPTIONS = (
-    "group", "id", "features", *FilterOptions.names(), "warmup_fraction", "warmup_finetune",
-    "device", "cache_dir",
-)  # fmt: skip
+    "group",
+    "id",
+    "features",
+    *FilterOptions.names(),
+    "warmup_fraction",
+    "warmup_finetune",
+    "device",
+    "cache_dir",
+)
 
 
 # compare's options that read labelled rows (its own and the filter's): refused on items
-_NOT_FOR_ITEMS = ("feature_fields", "partial_field", "ood_labels", "ood_group_field",
-                  "label_map", "warmup_fraction", "warmup_finetune", "balance")  # fmt: skip
+_NOT_FOR_ITEMS = (
+    "feature_fields",
+    "partial_field",
+    "ood_labels",
+    "ood_group_field",
+    "label_map",
+    "warmup_fraction",
+    "warmup_finetune",
+    "balance",
+)
 
 
 def check_item_options(given: Mapping[str, Any]) -> None:
@@ -183,9 +197,10 @@ class CompareConfig(DataFields):
         if self.choices is None:
             if not self.text:
                 raise ConfigError(
-                    "text", "name the text fields, e.g. premise,hypothesis (or {choices} for "
+                    "text",
+                    "name the text fields, e.g. premise,hypothesis (or {choices} for "
                     "multiple-choice items)",
-                )  # fmt: skip
+                )
             self._check_evaluators(items=False)
             return
         check_item_options({name: getattr(self, name) for name in self.names()})

@@ -105,15 +105,27 @@ class DataFields(Config):
 
 
 def check_item_arguments(
-    *, label: str | None, text: Any, choices: Any, context: Any, blank: str | None,
-    answer_format: str | None, choice_context: str,
-) -> bool:  # fmt: skip
+    *,
+    label: str | None,
+    text: Any,
+    choices: Any,
+    context: Any,
+    blank: str | None,
+    answer_format: str | None,
+    choice_context: str,
+) -> bool:
     """The checks of :class:`DataFields` (and of ``choice_context``) on the arguments of a
     Python call, which have the fields' names: True when it reads multiple-choice items; a
     ConfigError names the argument."""
     choice_context_option().metadata["check"](choice_context, "choice_context")
-    fields = DataFields(label=label or "label", text=text, choices=choices, context=context,
-                        blank=blank, answer_format=answer_format)  # fmt: skip
+    fields = DataFields(
+        label=label or "label",
+        text=text,
+        choices=choices,
+        context=context,
+        blank=blank,
+        answer_format=answer_format,
+    )
     if fields.choices is None and choice_context != "joint":
         raise ConfigError("choice_context", "needs {choices}")
     return fields.choices is not None

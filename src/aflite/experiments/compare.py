@@ -115,44 +115,75 @@ def compare_experiment(
     from aflite._internal.device import resolve_device
     from aflite.experiments.represent import shared_representation
 
-    own = CompareConfig.check_fields({
-        "feature_fields": feature_fields, "partial_field": partial_field,
-        "evaluators": evaluators, "seed": seed, "seeds": seeds, "label_map": label_map,
-        "answer_format": answer_format, "choice_context": choice_context,
-    })  # fmt: skip
+    own = CompareConfig.check_fields(
+        {
+            "feature_fields": feature_fields,
+            "partial_field": partial_field,
+            "evaluators": evaluators,
+            "seed": seed,
+            "seeds": seeds,
+            "label_map": label_map,
+            "answer_format": answer_format,
+            "choice_context": choice_context,
+        }
+    )
     feature_fields, evaluators, label_map = (
         own["feature_fields"],
         own["evaluators"],
         own["label_map"],
     )
-    options = FilterOptions.of(PRESETS["practical"] if options is None else options,
-                               **filter_options)  # fmt: skip
+    options = FilterOptions.of(
+        PRESETS["practical"] if options is None else options, **filter_options
+    )
     balance = options.balance
     if getattr(train, "choices", None) is None:
         from aflite.config.fields import check_item_arguments
 
         # item options without choices= would be ignored: refused, as the command line does
-        check_item_arguments(label="label", text=None, choices=choices, context=context,
-                             blank=blank, answer_format=answer_format,
-                             choice_context=choice_context)  # fmt: skip
+        check_item_arguments(
+            label="label",
+            text=None,
+            choices=choices,
+            context=context,
+            blank=blank,
+            answer_format=answer_format,
+            choice_context=choice_context,
+        )
     if choices is not None or getattr(train, "choices", None) is not None:
         from aflite.config.compare import check_item_options
         from aflite.experiments.compare_items import prepare_items
 
-        check_item_options({
-            "feature_fields": feature_fields, "partial_field": partial_field,
-            "ood_labels": ood_labels, "label_map": label_map, "balance": balance,
-            "warmup_fraction": warmup_fraction, "warmup_finetune": warmup_finetune,
-            "features": features,
-        })  # fmt: skip
-        read = {"choices": choices, "context": context, "blank": blank,
-                "answer_format": answer_format}  # fmt: skip
+        check_item_options(
+            {
+                "feature_fields": feature_fields,
+                "partial_field": partial_field,
+                "ood_labels": ood_labels,
+                "label_map": label_map,
+                "balance": balance,
+                "warmup_fraction": warmup_fraction,
+                "warmup_finetune": warmup_finetune,
+                "features": features,
+            }
+        )
+        read = {
+            "choices": choices,
+            "context": context,
+            "blank": blank,
+            "answer_format": answer_format,
+        }
         device = str(resolve_device(device))
         prepared = prepare_items(
-            train, dev, read=read, ood=ood or {}, features=features,
-            choice_context=choice_context, evaluators=own["evaluators"], options=options,
-            device=device, seed=seed,
-        )  # fmt: skip
+            train,
+            dev,
+            read=read,
+            ood=ood or {},
+            features=features,
+            choice_context=choice_context,
+            evaluators=own["evaluators"],
+            options=options,
+            device=device,
+            seed=seed,
+        )
         return run_compare(prepared, seed=seed, seeds=seeds, device=device, progress=progress)
     if not isinstance(train, LabelledData):
         train = read_labelled(train)
@@ -187,10 +218,15 @@ def compare_experiment(
         return d.fields(feature_fields)
 
     rep = shared_representation(
-        view(train), features=features, warmup_fraction=warmup_fraction,
-        warmup_finetune=warmup_finetune, groups=groups, cache_dir=cache_dir, device=device,
+        view(train),
+        features=features,
+        warmup_fraction=warmup_fraction,
+        warmup_finetune=warmup_finetune,
+        groups=groups,
+        cache_dir=cache_dir,
+        device=device,
         seed=seed,
-    )  # fmt: skip
+    )
     rest = rep.rest
     d_train = train.subset(rest)
     d_groups = None if groups is None else groups[rest]
@@ -215,8 +251,12 @@ def compare_experiment(
         ev = make_evaluator(ev_name, fields, partial_field, run_seed)
         return ev.fit(part, phi_train[idx]), np.unique(part.labels)
 
-    def score(model: tuple[Any, np.ndarray], es_name: str, entry: EvalSet,
-              predicted: dict[str, np.ndarray]) -> float:  # fmt: skip
+    def score(
+        model: tuple[Any, np.ndarray],
+        es_name: str,
+        entry: EvalSet,
+        predicted: dict[str, np.ndarray],
+    ) -> float:
         ev, seen = model
         data, phi, _ = entry
         # a subset may lack a class: check against what this model saw
@@ -234,11 +274,21 @@ def compare_experiment(
         return dev.subset(kept), phi_dev[kept], dev_space
 
     prepared = PreparedCompare(
-        phi_train=phi_train, y_train=d_train.labels, groups_train=d_groups,
-        ids_train=ids_of(d_train), ids_dev=ids_of(dev),
-        phi_dev=phi_dev, y_dev=dev.labels, groups_dev=dev_groups,
-        options=options, dev_options=dev_options, fixed=fixed, evaluators=evaluators,
-        fit=fit, score=score, filtered_dev=filtered_dev,
+        phi_train=phi_train,
+        y_train=d_train.labels,
+        groups_train=d_groups,
+        ids_train=ids_of(d_train),
+        ids_dev=ids_of(dev),
+        phi_dev=phi_dev,
+        y_dev=dev.labels,
+        groups_dev=dev_groups,
+        options=options,
+        dev_options=dev_options,
+        fixed=fixed,
+        evaluators=evaluators,
+        fit=fit,
+        score=score,
+        filtered_dev=filtered_dev,
         # the accuracy of always answering each set's most frequent label
         chance=lambda entry: majority_rate(entry[0].labels),
         gold=lambda entry: entry[0].labels,
@@ -254,5 +304,5 @@ def compare_experiment(
             "sets_represented": rep.n_embedded,
         },
         fields_note=fields_note,
-    )  # fmt: skip
+    )
     return run_compare(prepared, seed=seed, seeds=seeds, device=device, progress=progress)

@@ -85,8 +85,9 @@ def prepare_items(
     (tr, tr_items), (dv, dv_items), *rest = (item_set(n, d, read) for n, d in zip(names, sets))
     others = dict(zip(ood, rest))
     dev_options = check_sizes(options, len(tr), len(dv))
-    represent = shared_choice_features(spec, tr_items, context=choice_context, seed=seed,
-                                       device=device)  # fmt: skip
+    represent = shared_choice_features(
+        spec, tr_items, context=choice_context, seed=seed, device=device
+    )
     phi_train, phi_dev = represent(tr_items), represent(dv_items)
     fixed: dict[str, EvalSet] = {"dev": (dv, phi_dev, dv_items)}
     for name, (data, items) in others.items():
@@ -103,11 +104,20 @@ def prepare_items(
         return dv.subset(kept), phi_dev[kept], dv_items.subset(kept)
 
     return PreparedCompare(
-        phi_train=phi_train, y_train=tr_items.answers, groups_train=tr.groups,
-        ids_train=ids_of(tr), ids_dev=ids_of(dv),
-        phi_dev=phi_dev, y_dev=dv_items.answers, groups_dev=dv.groups,
-        options=options, dev_options=dev_options, fixed=fixed, evaluators=evaluators,
-        fit=fit, score=lambda ev, _name, entry, _predicted: float(ev.score(entry[0], entry[1])),
+        phi_train=phi_train,
+        y_train=tr_items.answers,
+        groups_train=tr.groups,
+        ids_train=ids_of(tr),
+        ids_dev=ids_of(dv),
+        phi_dev=phi_dev,
+        y_dev=dv_items.answers,
+        groups_dev=dv.groups,
+        options=options,
+        dev_options=dev_options,
+        fixed=fixed,
+        evaluators=evaluators,
+        fit=fit,
+        score=lambda ev, _name, entry, _predicted: float(ev.score(entry[0], entry[1])),
         filtered_dev=filtered_dev,
         # the accuracy of the best guess from answer positions alone
         chance=lambda entry: entry[2].chance(),
@@ -121,5 +131,6 @@ def prepare_items(
             "items": tr_items.as_dict() | {"note": tr_items.note()},
             "sets_represented": 2 + len(others),
         },
-        fields_note=sets[0].fields.note(), items=tr_items,
-    )  # fmt: skip
+        fields_note=sets[0].fields.note(),
+        items=tr_items,
+    )

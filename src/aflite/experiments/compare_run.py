@@ -111,11 +111,18 @@ def run_compare(
         # before, kept and a random subset of the kept size, each at the t the filter resolved
         # on its initial set
         bias = {
-            "D": bias_with_control(prep.phi_train, prep.y_train, res, random_idx,
-                                   groups=prep.groups_train, seed=run_seed),
-            "dev": bias_with_control(prep.phi_dev, prep.y_dev, dev_res, groups=prep.groups_dev,
-                                     seed=run_seed),
-        }  # fmt: skip
+            "D": bias_with_control(
+                prep.phi_train,
+                prep.y_train,
+                res,
+                random_idx,
+                groups=prep.groups_train,
+                seed=run_seed,
+            ),
+            "dev": bias_with_control(
+                prep.phi_dev, prep.y_dev, dev_res, groups=prep.groups_dev, seed=run_seed
+            ),
+        }
         runs.append(
             {
                 "seed": run_seed,

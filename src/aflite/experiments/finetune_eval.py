@@ -153,9 +153,12 @@ class FinetuneEvaluator(BaseEvaluator):
             sep = f" {self.tokenizer.sep_token or '|'} "
             texts = [[sep.join(parts) for parts in zip(*texts)]]
         enc = self.tokenizer(
-            *texts, truncation=True, max_length=self.opt.max_length, padding=True,
+            *texts,
+            truncation=True,
+            max_length=self.opt.max_length,
+            padding=True,
             return_tensors="pt",
-        )  # fmt: skip
+        )
         return {k: v.to(self.device) for k, v in enc.items()}
 
     def predict(self, data: LabelledTexts, phi: np.ndarray | None) -> np.ndarray:

@@ -65,8 +65,10 @@ class CompareResult:
         for ev in dict.fromkeys(r["evaluator"] for r in self.runs[0]["rows"]):
             row: dict[str, Any] = {"evaluator": ev, "spread": {}}
             for e in self.eval_sets:
-                diffs = [self._acc(run, ev, FILTERED, e) - self._acc(run, ev, RANDOM, e)
-                         for run in self.runs]  # fmt: skip
+                diffs = [
+                    self._acc(run, ev, FILTERED, e) - self._acc(run, ev, RANDOM, e)
+                    for run in self.runs
+                ]
                 row["spread"][e] = spread(diffs)
                 row[e] = row["spread"][e]["mean"]
             out.append(row)
@@ -90,8 +92,9 @@ class CompareResult:
         """The filter's summary of each seed's run."""
         if len(self.runs) == 1:
             return self.runs[0]["filter_summary"]
-        return "\n".join(f"seed {run['seed']}: " + run["filter_summary"].replace("\n", "; ")
-                         for run in self.runs)  # fmt: skip
+        return "\n".join(
+            f"seed {run['seed']}: " + run["filter_summary"].replace("\n", "; ") for run in self.runs
+        )
 
     @property
     def filter_notes(self) -> list[str]:
@@ -99,8 +102,12 @@ class CompareResult:
         every seed once, the others with their seed."""
         per_run = [run.get("filter_notes") or [] for run in self.runs]
         common = [line for line in per_run[0] if all(line in lines for lines in per_run)]
-        return common + [f"seed {run['seed']}: {line}" for run, lines in zip(self.runs, per_run)
-                         for line in lines if line not in common]  # fmt: skip
+        return common + [
+            f"seed {run['seed']}: {line}"
+            for run, lines in zip(self.runs, per_run)
+            for line in lines
+            if line not in common
+        ]
 
     @staticmethod
     def _acc(run: dict[str, Any], evaluator: str, train: str, e: str) -> float:
@@ -113,8 +120,12 @@ class CompareResult:
         difference to D in brackets, and per evaluator a row of filtered − random."""
         header = ["evaluator", "trained on", "size"] + self.eval_sets
         rows = self.rows
-        base = {(r["evaluator"], e): r["spread"][e]["values"] for r in rows if r["train"] == FULL
-                for e in self.eval_sets}  # fmt: skip
+        base = {
+            (r["evaluator"], e): r["spread"][e]["values"]
+            for r in rows
+            if r["train"] == FULL
+            for e in self.eval_sets
+        }
         deltas = {d["evaluator"]: d for d in self.deltas}
         out: list[list[Any]] = []
         for i, r in enumerate(rows):
@@ -183,8 +194,11 @@ class CompareResult:
     def sets_table(self) -> tuple[list[str], list[list[Any]]]:
         """Each evaluation set (a category of an out-of-distribution set included): its rows
         and the accuracy of always answering its most frequent label, over seeds."""
-        header = ["evaluation set", "items" if self.items else "rows",
-                  "chance" if self.items else "majority rate"]  # fmt: skip
+        header = [
+            "evaluation set",
+            "items" if self.items else "rows",
+            "chance" if self.items else "majority rate",
+        ]
         sizes, majority = self.sizes, self.majority
         shown = {e: str(v) if isinstance(v, int) else f"{v:.1f}" for e, v in sizes.items()}
         return header, [[e, shown[e], _cell(majority[e])] for e in self.eval_sets]

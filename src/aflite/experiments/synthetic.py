@@ -108,9 +108,13 @@ def run_synthetic(
         )
         # Algorithm 1 as published (aflite.filter's defaults: t = 0.1, tau = 0.75, m = 64)
         res = adversarial_filter(
-            x, y, target_size=target_fraction, slice_size=max(1, n // 40), seed=seed,
+            x,
+            y,
+            target_size=target_fraction,
+            slice_size=max(1, n // 40),
+            seed=seed,
             progress=progress,
-        )  # fmt: skip
+        )
         k = res.kept
         lin, rbf = LogisticRegression(max_iter=1000), SVC(kernel="rbf", gamma="scale")
         results.append(

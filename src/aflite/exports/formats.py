@@ -60,7 +60,14 @@ def csv_rows(rows: list[ReviewRow], fields: list[str], path: Path) -> None:
         w.writerow(header)
         for r in rows:
             w.writerow(
-                [r.id, r.label, r.split, "" if r.phase is None else r.phase,
-                 "" if r.score is None else r.score, r.review or "",
-                 *[r.texts.get(f, "") for f in fields], "; ".join(r.why_removed)]
-            )  # fmt: skip
+                [
+                    r.id,
+                    r.label,
+                    r.split,
+                    "" if r.phase is None else r.phase,
+                    "" if r.score is None else r.score,
+                    r.review or "",
+                    *[r.texts.get(f, "") for f in fields],
+                    "; ".join(r.why_removed),
+                ]
+            )

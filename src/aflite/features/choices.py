@@ -77,8 +77,17 @@ def choice_features(
         raise DataError(f"--features {spec}: multiple-choice items take {names} features")
     if context not in CHOICE_CONTEXT:
         raise DataError(f"--choice-context {context}: must be one of {', '.join(CHOICE_CONTEXT)}")
-    return build(spec, items, context=context, seed=seed, device=device, encode=encode,
-                 progress=progress, fingerprint=fingerprint, cache_dir=cache_dir)  # fmt: skip
+    return build(
+        spec,
+        items,
+        context=context,
+        seed=seed,
+        device=device,
+        encode=encode,
+        progress=progress,
+        fingerprint=fingerprint,
+        cache_dir=cache_dir,
+    )
 
 
 def shared_choice_features(
@@ -97,14 +106,14 @@ def shared_choice_features(
 
     kind = spec.entry
     if kind.choices is None or kind.by_id:
-        names = ", ".join(k.usage for k in FEATURE_KINDS.values()
-                          if k.choices is not None and not k.by_id)  # fmt: skip
+        names = ", ".join(
+            k.usage for k in FEATURE_KINDS.values() if k.choices is not None and not k.by_id
+        )
         raise DataError(f"--features {spec}: items of several sets take {names} features")
     if context not in CHOICE_CONTEXT:
         raise DataError(f"--choice-context {context}: must be one of {', '.join(CHOICE_CONTEXT)}")
     if kind.fit is None:
-        return lambda items: choice_features(spec, items, context=context, seed=seed,
-                                             device=device)  # fmt: skip
+        return lambda items: choice_features(spec, items, context=context, seed=seed, device=device)
     fields = _texts(train, context)
     vec = kind.fit(spec, {f"field{i}": f for i, f in enumerate(fields)}, seed)
 
@@ -168,8 +177,16 @@ def choice_encodings(
 
     if fingerprint and cache_dir is not None:
         f = items.fields
-        key = [fingerprint, str(spec), model_fingerprint(spec.arg), "choices", context,
-               ",".join(f.choices), ",".join(f.context), f.blank or ""]  # fmt: skip
+        key = [
+            fingerprint,
+            str(spec),
+            model_fingerprint(spec.arg),
+            "choices",
+            context,
+            ",".join(f.choices),
+            ",".join(f.context),
+            f.blank or "",
+        ]
         flat, _ = cached(key, embed, cache_dir, n_rows=len(fields[0]))
     else:
         flat = embed()

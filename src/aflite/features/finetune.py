@@ -43,9 +43,16 @@ def finetuned_representation(
     """Fine-tune ``model`` with a softmax head on the warm-up rows, then embed the other rows
     with the tuned encoder; their (pair) embedding, the head's input, is Phi."""
     st = finetune_encoder(
-        model, texts, labels, warm_rows, epochs=epochs, batch_size=batch_size, lr=lr,
-        seed=seed, device=device,
-    )  # fmt: skip
+        model,
+        texts,
+        labels,
+        warm_rows,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        seed=seed,
+        device=device,
+    )
     return embed_with(st, {f: [v[i] for i in rest_rows] for f, v in texts.items()}, device)
 
 

@@ -119,7 +119,15 @@ def warmup_representation(
     """Train an MLP head on the warm-up rows (:func:`fit_warmup_head`); return its last
     hidden layer for ``rest_rows``."""
     head = fit_warmup_head(
-        features, labels, warm_rows, hidden=hidden, epochs=epochs, batch_size=batch_size,
-        lr=lr, weight_decay=weight_decay, seed=seed, device=device,
-    )  # fmt: skip
+        features,
+        labels,
+        warm_rows,
+        hidden=hidden,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        weight_decay=weight_decay,
+        seed=seed,
+        device=device,
+    )
     return head.transform(features, rest_rows)

@@ -109,8 +109,10 @@ class Choices:
             return [list(o) for o in self.options]
         blank = self.fields.blank
         if blank is not None:
-            return [[c.replace(blank, o, 1) for o in opts]
-                    for c, opts in zip(self.contexts, self.options)]  # fmt: skip
+            return [
+                [c.replace(blank, o, 1) for o in opts]
+                for c, opts in zip(self.contexts, self.options)
+            ]
         return [[f"{c} {o}" for o in opts] for c, opts in zip(self.contexts, self.options)]
 
     def chance(self) -> float:
@@ -152,8 +154,9 @@ def _empty(v: Any) -> bool:
 def _values(table: Table, name: str) -> list[Any]:
     """A field's raw values (None where a row lacks it); a field no row has is an error."""
     if name not in table.fieldnames:
-        raise missing_field(getattr(table, "missing_where", lambda: table.path)(), name,
-                            table.fieldnames)  # fmt: skip
+        raise missing_field(
+            getattr(table, "missing_where", lambda: table.path)(), name, table.fieldnames
+        )
     return list(getattr(table, "raw_values", table.column)(name))
 
 

@@ -18,6 +18,11 @@ def without_dropped(data: LabelledData) -> LabelledData:
     f = data.fields
     keep = np.flatnonzero(~data.dropped)
     return read_labelled(
-        data.subset(keep), label=f.label, text=list(f.text) or None, id=f.id or NO_ID,
-        group=f.group, need_text=False, pick=False,
-    )  # fmt: skip
+        data.subset(keep),
+        label=f.label,
+        text=list(f.text) or None,
+        id=f.id or NO_ID,
+        group=f.group,
+        need_text=False,
+        pick=False,
+    )

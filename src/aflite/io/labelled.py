@@ -322,10 +322,12 @@ def read_labelled(
     drop_labels = drop_names(drop_labels)
     if choices is not None:
         if drop_labels:
-            raise DataError("--drop-labels: applies to class labels, not to multiple-choice "
-                            "answers")  # fmt: skip
-        return _read_items(data, table, label, choices, context, blank, answer_format, text,
-                           id, group, pick)  # fmt: skip
+            raise DataError(
+                "--drop-labels: applies to class labels, not to multiple-choice answers"
+            )
+        return _read_items(
+            data, table, label, choices, context, blank, answer_format, text, id, group, pick
+        )
     labels = values = None
     if label is not None:
         labels, values = _labels(table, label, drop_labels)
@@ -380,8 +382,9 @@ def _read_items(
         for j, f in enumerate(fields.choices):
             texts[f] = [o[j] if j < len(o) else "" for o in items.options]
     names = tuple(texts)
-    lf = LabelledFields(label, names, None if id_field == NO_ID else id_field, group or None,
-                        tuple(picked), fields)  # fmt: skip
+    lf = LabelledFields(
+        label, names, None if id_field == NO_ID else id_field, group or None, tuple(picked), fields
+    )
     labels = np.asarray([str(a) for a in items.answers])
     values = np.asarray(table.column(label), dtype=object)
     return LabelledData(data, table, lf, labels, values, ids, texts, groups, items)

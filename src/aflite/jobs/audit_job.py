@@ -69,10 +69,14 @@ def run_audit_job(
             # the filter's embedding cache: an audit of a file the filter read reuses its
             # embeddings, and a second audit its own
             phi, _ = build_features(
-                spec, {f: inputs.texts[f] for f in rep_fields}, n_rows=len(inputs.labels),
-                ids=inputs.ids, fingerprint=inputs.table.fingerprint(), progress=bar,
+                spec,
+                {f: inputs.texts[f] for f in rep_fields},
+                n_rows=len(inputs.labels),
+                ids=inputs.ids,
+                fingerprint=inputs.table.fingerprint(),
+                progress=bar,
                 cache_dir=config.cache_dir or str(default_cache_dir()),
-            )  # fmt: skip
+            )
         return phi
 
     read = _reader(config, items, fields, rep_fields if measures else fields, note)
@@ -80,14 +84,16 @@ def run_audit_job(
     bias_t = None
     if "bias" in names:
         # before and after are measured at one t, resolved on INPUT
-        bias_t = bias_train_rows([len(s.labels) for s in sets], config.bias_train_size,
-                                 flag="--bias-train-size")  # fmt: skip
+        bias_t = bias_train_rows(
+            [len(s.labels) for s in sets], config.bias_train_size, flag="--bias-train-size"
+        )
     # the word audits read the fields given, whatever the representation reads
     audit_sets = [
-        AuditSet(s.texts if items else {f: s.texts[f] for f in fields}, s.labels, phi_of(s),
-                 s.choices)
+        AuditSet(
+            s.texts if items else {f: s.texts[f] for f in fields}, s.labels, phi_of(s), s.choices
+        )
         for s in sets
-    ]  # fmt: skip
+    ]
     if source_note and measures:
         note(source_note)
     run_t = run_train_size(compare) if compare else None
@@ -107,17 +113,25 @@ def run_audit_job(
             bar(done[0], max(total, done[0]))
 
         measured = audit_before_after(
-            audit_sets[0], audit_sets[1] if compare else None, audits=names, options=config,
-            before_tag="input" if compare else "", after_tag="compare", bias_train_size=bias_t,
+            audit_sets[0],
+            audit_sets[1] if compare else None,
+            audits=names,
+            options=config,
+            before_tag="input" if compare else "",
+            after_tag="compare",
+            bias_train_size=bias_t,
             progress=step,
-        )  # fmt: skip
+        )
     out = AuditOutcome(measured.before, measured.after if compare else None, measured.control)
     if out.after is not None:
         from aflite.reports.warnings import audit_warnings
 
         # the filter's check of its kept rows, on the set compared
-        out.warnings = audit_warnings([r.to_dict() for r in out.after], rows="the compare set",
-                                      reference=[r.to_dict() for r in out.before])  # fmt: skip
+        out.warnings = audit_warnings(
+            [r.to_dict() for r in out.after],
+            rows="the compare set",
+            reference=[r.to_dict() for r in out.before],
+        )
     if config.json_out:
         out.json_path = _write_json(config, compare, out)
     return out
@@ -143,8 +157,9 @@ def _reader(
             return read_labelled(path, **config.read_arguments(), pick=False)
         extra = [f for f in rep_fields if f not in fields]
         try:
-            data = read_labelled_texts(path, fields + extra, label_field=config.label,
-                                       drop_labels=config.drop_labels)  # fmt: skip
+            data = read_labelled_texts(
+                path, fields + extra, label_field=config.label, drop_labels=config.drop_labels
+            )
         except DataError as e:
             if not extra:
                 raise

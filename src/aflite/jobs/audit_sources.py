@@ -94,23 +94,29 @@ def compare_source(compare: str, features: str | None, text_fields: Sequence[str
     run_on = f" on {', '.join(run_fields)}" if differ else ""
     if features in (None, run_features) and rebuilt:
         return CompareSource(
-            str(p), run_features, run_fields,
+            str(p),
+            run_features,
+            run_fields,
             f"measuring with the run's representation: --features {run_features}{run_on} "
             f"(from {run_dir / 'summary.json'})",
-        )  # fmt: skip
+        )
     measured = features or DEFAULT_FEATURES
     given_on = f" on {', '.join(given)}" if differ else ""
     if features is None:
         return CompareSource(
-            str(p), measured, given,
+            str(p),
+            measured,
+            given,
             f"note: the run in {run_dir} filtered with {run_features}{run_on}, which cannot be "
             f"built again here; the bias figures measure --features {measured}{given_on} instead",
-        )  # fmt: skip
+        )
     return CompareSource(
-        str(p), measured, given,
+        str(p),
+        measured,
+        given,
         f"note: the run in {run_dir} filtered with {run_features}{run_on}; the bias figures "
         f"measure --features {measured}{given_on} instead, so they differ from the run's",
-    )  # fmt: skip
+    )
 
 
 def run_train_size(compare: str) -> int | None:

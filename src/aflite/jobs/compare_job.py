@@ -65,9 +65,12 @@ def _labelled(
 
 
 def _ood_sets(
-    paths: list[str], label_field: str, fields: list[str], id_field: str | None,
+    paths: list[str],
+    label_field: str,
+    fields: list[str],
+    id_field: str | None,
     group_fields: list[str] | None,
-):  # fmt: skip
+):
     """The --ood sets by file stem, each with the categories of its --ood-group-field."""
     from aflite.experiments.ood import for_set, parse_per_set
 
@@ -123,8 +126,9 @@ def _compare_result(config: CompareConfig, filter_options: dict):
     )
 
 
-def _compare_items(config: CompareConfig, opts: dict, group_field: str | None,
-                   id_field: str | None):  # fmt: skip
+def _compare_items(
+    config: CompareConfig, opts: dict, group_field: str | None, id_field: str | None
+):
     """compare on multiple-choice items: every set read as items with the same options."""
     from aflite.config.compare import check_item_options
     from aflite.experiments import compare_experiment
@@ -136,10 +140,17 @@ def _compare_items(config: CompareConfig, opts: dict, group_field: str | None,
     read = config.read_arguments() | {"id": id_field, "group": group_field}
     del read["text"]  # items are read from their choices and context
     names = [Path(p).stem for p in config.ood]
-    tr, dv, *rest = read_item_sets([("train", config.train), ("dev", config.dev),
-                                    *zip(names, config.ood)], read)  # fmt: skip
+    tr, dv, *rest = read_item_sets(
+        [("train", config.train), ("dev", config.dev), *zip(names, config.ood)], read
+    )
     ood = dict(zip(names, rest))
     return compare_experiment(
-        tr, dv, ood=ood, evaluators=config.evaluators, seed=config.seed, seeds=config.seeds,
-        choice_context=config.choice_context, **opts,
-    )  # fmt: skip
+        tr,
+        dv,
+        ood=ood,
+        evaluators=config.evaluators,
+        seed=config.seed,
+        seeds=config.seeds,
+        choice_context=config.choice_context,
+        **opts,
+    )

@@ -72,9 +72,12 @@ def run_filter_job(
             note(ignored)
     # a reviewer's id files may sit in the folder too (beside its exports): never removed
     folder = RunFolder.open(
-        job.out_dir, overwrite=job.overwrite, resume=job.resume, data=job.input,
+        job.out_dir,
+        overwrite=job.overwrite,
+        resume=job.resume,
+        data=job.input,
         others=[p for p in (job.keep_ids, job.drop_ids) if p],
-    )  # fmt: skip
+    )
     inputs = load_job_inputs(job)
     tiny = inputs.tiny_classes_note()
     if tiny is not None:
@@ -87,9 +90,15 @@ def run_filter_job(
             return _finished_outcome(job, inputs, done)
     with folder.lock():
         return _locked_run(
-            job, inputs, plan, folder, t_start,
-            progress=progress, log=log, stop_after_phases=stop_after_phases,
-        )  # fmt: skip
+            job,
+            inputs,
+            plan,
+            folder,
+            t_start,
+            progress=progress,
+            log=log,
+            stop_after_phases=stop_after_phases,
+        )
 
 
 def _finished_outcome(job: FilterJob, inputs: LabelledData, summary: dict) -> JobOutcome:
@@ -210,9 +219,16 @@ def _locked_run(
         ckpt.clear()  # made from another version of the input: no resume can use it
         raise
     outcome = finish_job(
-        job, inputs=inputs, result=result, rest=rest, warm_rows=plan.warm_rows,
-        phi=ckpt.features(), t_start=t_start, decisions=plan.decisions, folder=folder,
-    )  # fmt: skip
+        job,
+        inputs=inputs,
+        result=result,
+        rest=rest,
+        warm_rows=plan.warm_rows,
+        phi=ckpt.features(),
+        t_start=t_start,
+        decisions=plan.decisions,
+        folder=folder,
+    )
     ckpt.clear()
     return outcome
 
@@ -237,16 +253,31 @@ def _filter(job, phi, inputs, plan, resume_state, checkpoint, *, progress):
             # block partitions (the options a --by run does not read, NOT_FOR_BY)
             by = {"model": "linear", "partitions": "blocks"}
             result = adversarial_filter(
-                phi, labels[rest], options=job, ranker=ByScorer(job.by),
-                target_size=plan.target, progress=False, **by, **run,
-            )  # fmt: skip
+                phi,
+                labels[rest],
+                options=job,
+                ranker=ByScorer(job.by),
+                target_size=plan.target,
+                progress=False,
+                **by,
+                **run,
+            )
         else:
             result = adversarial_filter(
-                phi, labels[rest], options=job, target_size=plan.target, progress=progress,
-                checkpoint=checkpoint, resume=resume_state, backend=backend,
+                phi,
+                labels[rest],
+                options=job,
+                target_size=plan.target,
+                progress=progress,
+                checkpoint=checkpoint,
+                resume=resume_state,
+                backend=backend,
                 # Phi is on disk in the checkpoint: the filter may standardise it in place
-                copy=False, protected=plan.protected, ids=[inputs.ids[i] for i in rest], **run,
-            )  # fmt: skip
+                copy=False,
+                protected=plan.protected,
+                ids=[inputs.ids[i] for i in rest],
+                **run,
+            )
     except _Interrupted:
         raise KeyboardInterrupt("interrupted after a checkpoint") from None
     finally:

@@ -61,33 +61,68 @@ def finish_job(
     reviewer dropped (``decisions``) are among the removed rows, with phase -1 and no score.
     ``folder``: the run's output folder, as the job checked it (default: ``job.out_dir``).
     """
-    split = RowSplit.of_run(result, rest=rest, warm_rows=warm_rows, n_rows=len(inputs.table),
-                            decisions=decisions)  # fmt: skip
+    split = RowSplit.of_run(
+        result, rest=rest, warm_rows=warm_rows, n_rows=len(inputs.table), decisions=decisions
+    )
     names = output_names(inputs.table, warmup=len(warm_rows) > 0)
     report = report_data(
-        result, phi, inputs.labels[rest], rest, ids=inputs.ids, texts=inputs.texts or None,
-        groups=inputs.groups, images=getattr(inputs.table, "images", None),
-        choices=inputs.choices, seed=job.seed, row_files=names,
-    )  # fmt: skip
+        result,
+        phi,
+        inputs.labels[rest],
+        rest,
+        ids=inputs.ids,
+        texts=inputs.texts or None,
+        groups=inputs.groups,
+        images=getattr(inputs.table, "images", None),
+        choices=inputs.choices,
+        seed=job.seed,
+        row_files=names,
+    )
     if job.audits and inputs.texts:
         report.audits = audits_before_after(job, inputs=inputs, rest=rest, kept=split.kept)
-    summary = run_summary(job, inputs=inputs, result=result, split=split, names=names,
-                          decisions=decisions, seconds=time.perf_counter() - t_start)  # fmt: skip
+    summary = run_summary(
+        job,
+        inputs=inputs,
+        result=result,
+        split=split,
+        names=names,
+        decisions=decisions,
+        seconds=time.perf_counter() - t_start,
+    )
     out = Path(job.out_dir)
     # an item's answer as the input gives it (a letter, "1"/"2", the choice's text), as
     # filter_dataset and `aflite score` show it, not its 0-based position
-    labels = inputs.labels if inputs.choices is None else np.asarray(
-        [str(v) for v in inputs.label_values], dtype=object)  # fmt: skip
+    labels = (
+        inputs.labels
+        if inputs.choices is None
+        else np.asarray([str(v) for v in inputs.label_values], dtype=object)
+    )
     written = write_outputs(
-        folder or out, table=inputs.table, split=split, result=result, ids=inputs.ids,
-        labels=labels, texts=inputs.texts, context=inputs.context(), decisions=decisions,
-        report=report, summary=summary, html=job.report,
-    )  # fmt: skip
+        folder or out,
+        table=inputs.table,
+        split=split,
+        result=result,
+        ids=inputs.ids,
+        labels=labels,
+        texts=inputs.texts,
+        context=inputs.context(),
+        decisions=decisions,
+        report=report,
+        summary=summary,
+        html=job.report,
+    )
     # the text counts the rows a reviewer dropped apart from those the filter removed
     shown = result.with_dropped(rest, split.dropped) if len(split.dropped) else result
-    text, notices = outcome_text(job, inputs=inputs, result=shown, summary=summary,
-                                 report=report, out=out, names=written,
-                                 n_warmup=len(warm_rows))  # fmt: skip
+    text, notices = outcome_text(
+        job,
+        inputs=inputs,
+        result=shown,
+        summary=summary,
+        report=report,
+        out=out,
+        names=written,
+        n_warmup=len(warm_rows),
+    )
     outputs = {k: str(out / v) for k, v in written.items()}
     return JobOutcome(out, result, len(warm_rows), outputs, text, notices)
 
@@ -101,12 +136,16 @@ def audits_before_after(
 
     def of(rows: np.ndarray) -> AuditSet:
         items = None if inputs.choices is None else inputs.choices.subset(rows)
-        return AuditSet({f: [v[i] for i in rows] for f, v in inputs.texts.items()},
-                        inputs.labels[rows], choices=items)  # fmt: skip
+        return AuditSet(
+            {f: [v[i] for i in rows] for f, v in inputs.texts.items()},
+            inputs.labels[rows],
+            choices=items,
+        )
 
     # no control here: the report's KNN table and bias control measure one on Phi
-    measured = audit_before_after(of(rest), of(kept), audits=job.audits, control=False,
-                                  seed=job.seed)  # fmt: skip
+    measured = audit_before_after(
+        of(rest), of(kept), audits=job.audits, control=False, seed=job.seed
+    )
     return [r.to_dict() | {"tag": "before"} for r in measured.before] + [
         r.to_dict() | {"tag": "kept"} for r in measured.after
     ]
@@ -186,8 +225,11 @@ def outcome_text(
     shown = [v for k, v in names.items() if k != "report"] + (
         [names["report"]] if "report" in names else []
     )
-    audits = [f"audit ({a.get('tag', '')}): {a['summary']}" for a in report.audits or []
-              if a.get("summary")]  # fmt: skip
+    audits = [
+        f"audit ({a.get('tag', '')}): {a['summary']}"
+        for a in report.audits or []
+        if a.get("summary")
+    ]
     by = " and ".join(
         f
         for f, given in (
@@ -204,8 +246,9 @@ def outcome_text(
         + f"outputs in {out}/: "
         + ", ".join(shown)
     )
-    lines = outcome_lines(result, summary, report, fields_note=inputs.fields.note(),
-                          items=inputs.choices)  # fmt: skip
+    lines = outcome_lines(
+        result, summary, report, fields_note=inputs.fields.note(), items=inputs.choices
+    )
     return text, lines
 
 

@@ -25,9 +25,7 @@ STAGING = ".aflite-staging"
 
 # what a run writes; kept / removed / warm-up rows take the input's format (kept.jsonl,
 # kept.csv, a kept/ dataset folder, ...), so those match by the name before the first dot
-FIXED_OUTPUTS = (
-    "summary.json", "scores.parquet", "report.html", "result", ".checkpoint", STAGING
-)  # fmt: skip
+FIXED_OUTPUTS = ("summary.json", "scores.parquet", "report.html", "result", ".checkpoint", STAGING)
 ROW_OUTPUTS = ("kept", "removed", "warmup")
 
 

@@ -133,8 +133,14 @@ def _write_set(
     )
     if "warmup" in names:
         table.write_subset(out / names["warmup"], split.warmup)
-    write_scores(out / names["scores"], ids=ids, labels=labels, result=result, split=split,
-                 decisions=decisions)  # fmt: skip
+    write_scores(
+        out / names["scores"],
+        ids=ids,
+        labels=labels,
+        result=result,
+        split=split,
+        decisions=decisions,
+    )
     if texts or context:
         write_texts(out / "result" / "texts.parquet", texts or {}, context)
     result.save(out / "result")

@@ -83,9 +83,14 @@ def load_job_inputs(job: FilterJob, *, pick: bool = True) -> LabelledData:
             "with 'images' and 'labels'"
         )
     return read_labelled(
-        table, **job.read_arguments(), id=job.id, group=job.group, need_text=spec.needs_text,
-        pick=pick, drop_labels=job.drop_labels,
-    )  # fmt: skip
+        table,
+        **job.read_arguments(),
+        id=job.id,
+        group=job.group,
+        need_text=spec.needs_text,
+        pick=pick,
+        drop_labels=job.drop_labels,
+    )
 
 
 def with_fields(job: FilterJob, data: LabelledData) -> FilterJob:
@@ -143,9 +148,12 @@ def plan_job(job: FilterJob, inputs: LabelledData) -> JobPlan:
         if job.keep_ids is not None and job.by is not None:
             raise DataError("--keep-ids: protecting rows applies to AFLITE's phases, not to --by")
         decisions = resolve_decisions(
-            inputs.ids, keep=job.keep_ids, drop=job.drop_ids,
-            keep_name="--keep-ids", drop_name="--drop-ids",
-        ).with_dropped_labels(inputs.dropped, job.drop_labels)  # fmt: skip
+            inputs.ids,
+            keep=job.keep_ids,
+            drop=job.drop_ids,
+            keep_name="--keep-ids",
+            drop_name="--drop-ids",
+        ).with_dropped_labels(inputs.dropped, job.drop_labels)
         # dropped rows leave before anything else, warm-up included
         warm_rows = warm_rows[~decisions.dropped[warm_rows]]
         rest = rest[~decisions.dropped[rest]]
@@ -176,10 +184,19 @@ def check_representation(phi: Any, features: str) -> None:
 # options a job's key leaves out at these values, so that checkpoints and summaries written
 # before the option existed (or, for partitions, before block partitions) still match
 _LEFT_OUT = {
-    "model": "linear", "partitions": "uniform", "split": None, "by": None, "keep_ids": None,
-    "drop_ids": None, "choices": None, "context": (),
-    "blank": None, "answer_format": None, "choice_context": "joint", "drop_labels": (),
-}  # fmt: skip
+    "model": "linear",
+    "partitions": "uniform",
+    "split": None,
+    "by": None,
+    "keep_ids": None,
+    "drop_ids": None,
+    "choices": None,
+    "context": (),
+    "blank": None,
+    "answer_format": None,
+    "choice_context": "joint",
+    "drop_labels": (),
+}
 
 
 def job_key(job: FilterJob) -> dict[str, Any]:

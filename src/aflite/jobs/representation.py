@@ -46,18 +46,28 @@ def compute_representation(
 
         with progress_bar("embedding", enabled=progress) as bar:
             x = choice_features(
-                spec, inputs.choices, context=job.choice_context, seed=job.seed,
-                device=device, progress=bar, fingerprint=inputs.table.fingerprint(),
+                spec,
+                inputs.choices,
+                context=job.choice_context,
+                seed=job.seed,
+                device=device,
+                progress=bar,
+                fingerprint=inputs.table.fingerprint(),
                 cache_dir=job.cache_dir or str(default_cache_dir()),
-            )  # fmt: skip
+            )
         return x if len(rest) == len(x) else x[rest]
     codes = np.unique(inputs.labels, return_inverse=True)[1]
     kind = spec.entry
     if kind.learn is not None:  # Phi learned on the warm-up rows (the image CNN)
         return kind.learn(
-            inputs.table.images, codes, warm_rows, rest,
-            seed=job.seed, device=device, progress=progress,
-        )  # fmt: skip
+            inputs.table.images,
+            codes,
+            warm_rows,
+            rest,
+            seed=job.seed,
+            device=device,
+            progress=progress,
+        )
     if job.warmup_finetune:  # checked: the kind has a fine-tune hook
         embed = kind.finetune(spec, inputs.texts, codes, warm_rows, seed=job.seed, device=device)
         return embed({f: [v[i] for i in rest] for f, v in inputs.texts.items()})

@@ -76,8 +76,11 @@ def region_examples(frame: Any, texts: dict[str, list[str]], n: int = N_EXAMPLES
         return out
 
     if "region" in frame:
-        picks = {"easy": ("confidence", False), "ambiguous": ("variability", False),
-                 "hard": ("confidence", True)}  # fmt: skip
+        picks = {
+            "easy": ("confidence", False),
+            "ambiguous": ("variability", False),
+            "hard": ("confidence", True),
+        }
         result = {}
         for region, (col, ascending) in picks.items():
             sub = frame.index[frame["region"] == region]

@@ -81,10 +81,17 @@ def run_stress_job(
         "rows": len(stress),
         "source_rows": len(table),
         "seed": seed,
-        "tests": {n: {"kind": STRESS_TESTS[n].kind, "description": STRESS_TESTS[n].description,
-                      "rows": counts.get(n, 0), "skipped": k} for n, k in stress.skipped.items()},
+        "tests": {
+            n: {
+                "kind": STRESS_TESTS[n].kind,
+                "description": STRESS_TESTS[n].description,
+                "rows": counts.get(n, 0),
+                "skipped": k,
+            }
+            for n, k in stress.skipped.items()
+        },
         "outputs": {"stress": target.name, "summary": summary_path.name},
-    }  # fmt: skip
+    }
     with atomic_path(summary_path) as tmp:
         tmp.write_text(json.dumps(summary, indent=2, default=str))
     return StressOutcome(target, summary, summary_path)

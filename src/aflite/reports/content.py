@@ -69,8 +69,14 @@ def report_data(
     if items is not None:
         # an item is kept or removed whole: shown whole, not per answer position
         rest_ids = None if ids is None else [ids[i] for i in rest]
-        data.items = item_examples(result, items, rest_ids, n_removed=2 * n_examples,
-                                   n_kept=n_examples // 2, row_files=row_files)  # fmt: skip
+        data.items = item_examples(
+            result,
+            items,
+            rest_ids,
+            n_removed=2 * n_examples,
+            n_kept=n_examples // 2,
+            row_files=row_files,
+        )
     else:
         data.top_removed, data.top_kept = row_examples(
             result, labels, rest, ids=ids, texts=texts, n_examples=n_examples, row_files=row_files
@@ -121,9 +127,15 @@ def report_data(
         else:
             rest_ids = [ids[i] for i in rest] if ids is not None else list(range(len(rest)))
             why = nearest_removed(
-                x, labels, rest_ids, result.kept, result.removed, result.removed_score, centre,
+                x,
+                labels,
+                rest_ids,
+                result.kept,
+                result.removed,
+                result.removed_score,
+                centre,
                 seed=seed,
-            )  # fmt: skip
+            )
         data.why_removed = WhyRemoved.from_json(why)
     if images is not None:
         order = np.argsort(kept_scores, kind="stable")
@@ -132,10 +144,13 @@ def report_data(
                 images, rest, result.removed, labels[result.removed], "most predictable removed"
             ),
             "kept": image_grid(
-                images, rest, result.kept[order], labels[result.kept][order],
+                images,
+                rest,
+                result.kept[order],
+                labels[result.kept][order],
                 "least predictable kept",
             ),
-        }  # fmt: skip
+        }
     if len(result.removed):
         rest_groups = None if groups is None else np.asarray(groups)[rest]
         control = random_control(len(labels), len(result.kept), seed=seed)
@@ -148,7 +163,7 @@ def report_data(
                 control,
                 groups=rest_groups,
                 seed=seed,
-            )  # fmt: skip
+            )
         )
     return data
 
@@ -284,10 +299,12 @@ def knn_with_control(
         f"kept ({len(kept)})": kept,
     }
     tables = {
-        name: {(r[0], r[1]): r[2:] for r in knn_distances(
-            x, labels, rows=rows, ks=ks, seed=seed, max_rows=5000).rows}
+        name: {
+            (r[0], r[1]): r[2:]
+            for r in knn_distances(x, labels, rows=rows, ks=ks, seed=seed, max_rows=5000).rows
+        }
         for name, rows in sets.items()
-    }  # fmt: skip
+    }
     keys = list(tables[next(iter(sets))])
     rows = []
     for key in keys:

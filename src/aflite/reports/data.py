@@ -137,8 +137,12 @@ class ItemExample:
     id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out = {"score": self.score, "context": self.context, "choices": self.choices,
-               "answer": self.answer}  # fmt: skip
+        out = {
+            "score": self.score,
+            "context": self.context,
+            "choices": self.choices,
+            "answer": self.answer,
+        }
         return out | ({"id": self.id} if self.id is not None else {})
 
     @classmethod
@@ -150,8 +154,13 @@ class ItemExample:
         except (TypeError, ValueError):
             return None
         ctx, ident = d.get("context"), d.get("id")
-        return cls(score, None if ctx is None else str(ctx), [str(c) for c in d["choices"]],
-                   answer, None if ident is None else str(ident))  # fmt: skip
+        return cls(
+            score,
+            None if ctx is None else str(ctx),
+            [str(c) for c in d["choices"]],
+            answer,
+            None if ident is None else str(ident),
+        )
 
 
 @dataclass
@@ -163,8 +172,10 @@ class ItemExamples:
     kept: list[ItemExample] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"removed": [e.to_json() for e in self.removed],
-                "kept": [e.to_json() for e in self.kept]}  # fmt: skip
+        return {
+            "removed": [e.to_json() for e in self.removed],
+            "kept": [e.to_json() for e in self.kept],
+        }
 
     @classmethod
     def from_json(cls, d: Any) -> ItemExamples | None:
@@ -191,8 +202,9 @@ class KnnTable(Table):
     @classmethod
     def from_json(cls, d: Any) -> KnnTable:
         d = _dict(d)
-        return cls(list(d.get("header") or []), list(d.get("rows") or []),
-                   int(d.get("control_size") or 0))  # fmt: skip
+        return cls(
+            list(d.get("header") or []), list(d.get("rows") or []), int(d.get("control_size") or 0)
+        )
 
 
 @dataclass
@@ -223,9 +235,13 @@ class BiasControl:
         if not isinstance(d, dict) or not d:
             return None
         return cls(
-            d.get("train_size"), d.get("size"), d.get("before"), d.get("kept"), d.get("random"),
+            d.get("train_size"),
+            d.get("size"),
+            d.get("before"),
+            d.get("kept"),
+            d.get("random"),
             d.get("note"),
-        )  # fmt: skip
+        )
 
 
 @dataclass
@@ -287,16 +303,22 @@ class ReportData:
             top_kept=_dict(d.get("top_kept")),
             items=ItemExamples.from_json(d.get("items")),
             heatmaps=heatmaps,
-            heatmap_classes=HeatmapClasses(hc.get("total"), hc.get("shown"),
-                                           _dict(hc.get("skipped")), str(hc.get("none") or ""))
-            if isinstance(hc, dict) else None,
+            heatmap_classes=HeatmapClasses(
+                hc.get("total"),
+                hc.get("shown"),
+                _dict(hc.get("skipped")),
+                str(hc.get("none") or ""),
+            )
+            if isinstance(hc, dict)
+            else None,
             why_removed=WhyRemoved.from_json(d.get("why_removed")),
             images=d["images"] if isinstance(d.get("images"), dict) else None,
             knn=KnnTable.from_json(d["knn"]) if d.get("knn") else None,
             bias_control=BiasControl.from_json(d.get("bias_control")),
             audits=[a for a in d["audits"] if isinstance(a, dict)]
-            if isinstance(d.get("audits"), list) else None,
-        )  # fmt: skip
+            if isinstance(d.get("audits"), list)
+            else None,
+        )
 
     def save(self, out_dir: str | Path) -> Path:
         """Write ``result/report_extra.json`` in ``out_dir`` (atomically)."""

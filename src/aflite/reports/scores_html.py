@@ -35,9 +35,16 @@ def _data_map(frame: Any, seed: int) -> str:
     sub = frame.iloc[rows]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     pts = ax.scatter(
-        sub["variability"], sub["confidence"], c=sub["correctness"], cmap="coolwarm_r",
-        vmin=0, vmax=1, s=6, alpha=0.6, linewidths=0,
-    )  # fmt: skip
+        sub["variability"],
+        sub["confidence"],
+        c=sub["correctness"],
+        cmap="coolwarm_r",
+        vmin=0,
+        vmax=1,
+        s=6,
+        alpha=0.6,
+        linewidths=0,
+    )
     fig.colorbar(pts, ax=ax, label="correctness")
     ax.set_xlabel("variability")
     ax.set_ylabel("confidence")

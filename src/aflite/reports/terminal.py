@@ -20,9 +20,13 @@ from aflite.audits.base import AuditResult
 from aflite.audits.cooccurrence import Association, CooccurrenceCounts
 
 __all__ = [
-    "association_lines", "example_lines", "output_console", "print_audits", "print_table",
+    "association_lines",
+    "example_lines",
+    "output_console",
+    "print_audits",
+    "print_table",
     "printable",
-]  # fmt: skip
+]
 
 
 def output_console() -> Console:

@@ -183,8 +183,12 @@ def run_warnings(
     audits = (report.audits or []) if report else []
     # the same rule as ``aflite audit --compare``: news only where the input was not as far below
     before = [a for a in audits if audit_tag(a)[1] == "before"]
-    out += audit_warnings([a for a in audits if _is_kept(a)], rows=f"the kept {nouns}",
-                          margin=margin, reference=before)  # fmt: skip
+    out += audit_warnings(
+        [a for a in audits if _is_kept(a)],
+        rows=f"the kept {nouns}",
+        margin=margin,
+        reference=before,
+    )
     return out
 
 

@@ -92,12 +92,16 @@ class ByScorer:
         scored = score_examples(features, codes, scorers=[name], **run, **opts_)
         value = np.asarray(scored.columns[column], dtype=np.float64)
         return ByScores(
-            value, lower_is_easier=lower,
+            value,
+            lower_is_easier=lower,
             # the predictability scorer ran the loop's first measurement: not run twice
             initial_predictability=(
                 value if phase and (opts.model, opts.partitions) == ("linear", "blocks") else None
             ),
             info={"by": shown, "seconds": scored.info["seconds"]},
-            params={"by": shown, "device": scored.info["device"],
-                    "scorer_options": scored.info["options"]},
-        )  # fmt: skip
+            params={
+                "by": shown,
+                "device": scored.info["device"],
+                "scorer_options": scored.info["options"],
+            },
+        )

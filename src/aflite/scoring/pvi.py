@@ -94,8 +94,9 @@ def _item_pvi(ctx: ScoringContext) -> np.ndarray:
     from aflite.scoring.crossfit import oof_choice_probabilities
 
     def fit() -> np.ndarray:
-        probs, info = oof_choice_probabilities(ctx.x, ctx.y, ctx.folds, C=ctx.options["C"],
-                                               device=ctx.device)  # fmt: skip
+        probs, info = oof_choice_probabilities(
+            ctx.x, ctx.y, ctx.folds, C=ctx.options["C"], device=ctx.device
+        )
         ctx.info["model_full"] = info
         return probs
 
