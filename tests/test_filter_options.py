@@ -5,6 +5,7 @@ run."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -355,3 +356,47 @@ def test_by_help_names_as_not_applying_exactly_the_options_it_ignores():
     assert ignored.startswith(", ".join(flags[:-1]) + " and " + flags[-1] + " do not apply")
     for applies in ("--slice-size", "--min-bias", "--target-size", "--train-size"):
         assert applies in help_ and applies not in ignored
+
+
+# the fields' names before they took the Python API's (label, text, id, group)
+_OLD_NAMES = {"label": "label_field", "text": "text_fields", "id": "id_field",
+              "group": "group_field"}  # fmt: skip
+
+
+def _old_names(options: dict) -> dict:
+    return {_OLD_NAMES.get(k, k): v for k, v in options.items()}
+
+
+def test_runs_written_under_the_options_older_names_still_resume(snli300, tmp_path):
+    from aflite.io.checkpoint import MANIFEST
+
+    # a finished run whose summary names the options as older versions did
+    out = tmp_path / "done"
+    args = ["filter", snli300, "--text-fields", "hypothesis", "--id-field", "id",
+            "--n-partitions", "8", "--out-dir", str(out), "--quiet", "--no-report"]  # fmt: skip
+    assert run_in_process(*args).returncode == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert {"label", "text", "id"} <= set(summary["options"])
+    summary["options"] = _old_names(summary["options"])
+    (out / "summary.json").write_text(json.dumps(summary))
+    r = run_in_process(*args, "--resume")
+    assert r.returncode == 0 and "already holds a finished run" in r.stdout, r.stderr
+    assert r.stdout == f"{out} already holds a finished run; nothing to resume\n"
+
+    # an interrupted run whose checkpoint names them so: resumed, the same rows kept
+    job = FilterJob(input=snli300, text=("hypothesis",), id="id", n_partitions=8,
+                    target_size=0.6, slice_size=0.02, min_bias=None, threshold=0.4,
+                    out_dir=str(tmp_path / "cut"),
+                    report=False)  # fmt: skip
+    whole = run_filter_job(
+        dataclasses.replace(job, out_dir=str(tmp_path / "whole")), progress=False
+    )
+    with pytest.raises(KeyboardInterrupt):
+        run_filter_job(job, progress=False, log=lambda s: None, stop_after_phases=1)
+    manifest = tmp_path / "cut" / ".checkpoint" / MANIFEST
+    doc = json.loads(manifest.read_text())
+    doc["identity"]["job"] = _old_names(doc["identity"]["job"])
+    manifest.write_text(json.dumps(doc))
+    resumed = run_filter_job(dataclasses.replace(job, resume=True), progress=False)
+    assert resumed.result.kept.tolist() == whole.result.kept.tolist()
+    assert len(resumed.result.history) == len(whole.result.history) > 1
