@@ -199,3 +199,40 @@ def test_the_audit_api_checks_its_options_and_names_before_reading_the_data():
         aflite.audit("/nowhere/rows.jsonl", label="label", min_count=0)
     with pytest.raises(ValueError, match="did you mean 'pmi'"):
         aflite.audit("/nowhere/rows.jsonl", label="label", audits="pmx")
+
+
+# --- one name for an option from the command line to the Python API --------------------------
+
+# the options only a run on files has: where it reads and writes, and what it adds to a run
+# (a warm-up model, audits in the report, Ray, --by); the Python API takes every other one
+# under the config's own name
+_RUN_ONLY = {
+    "filter_dataset": {"input", "out_dir", "resume", "overwrite", "report", "audits", "by",
+                       "warmup_fraction", "warmup_finetune", "backend", "ray_address"},
+    "score_dataset": {"input", "out_dir", "overwrite", "report"},
+    "audit": {"input", "compare", "features", "cache_dir", "json_out"},
+    # compare's sets come read (LabelledData) or read with the label field "label"
+    "compare_experiment": {"label", "text", "ood_group_field", "markdown", "json_out"},
+}  # fmt: skip
+
+
+def test_the_python_api_takes_each_commands_options_under_their_config_names():
+    import inspect
+
+    from aflite.audits import AuditOptions
+    from aflite.config import AuditConfig, CompareConfig, ScoreConfig
+    from aflite.experiments import compare_experiment
+
+    pairs = [
+        (aflite.filter_dataset, FilterConfig, aflite.FilterOptions),
+        (aflite.score_dataset, ScoreConfig, None),
+        (aflite.audit, AuditConfig, AuditOptions),
+        (compare_experiment, CompareConfig, None),
+    ]
+    for fn, config, options in pairs:
+        params = inspect.signature(fn).parameters
+        # the options object's fields are keywords of the same names (**kwargs)
+        by_keyword = set(options.names()) if options is not None else set()
+        assert options is None or "options" in params, fn.__name__
+        missing = {n for n in config.names() if n not in params and n not in by_keyword}
+        assert missing == _RUN_ONLY[fn.__name__], fn.__name__

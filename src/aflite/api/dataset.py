@@ -122,9 +122,11 @@ def filter_dataset(
     group: str | None = None,
     features: str | np.ndarray = "ngrams",
     split: str | None = None,
+    input_format: str | None = None,
     seed: int = 0,
     cache_dir: str | None = None,
     device: str = "auto",
+    threads: int | None = None,
     progress: bool | None = False,
     keep_ids: Any = None,
     drop_ids: Any = None,
@@ -152,7 +154,9 @@ def filter_dataset(
     ``min_bias``, ...), or both; they start from the same defaults as ``aflite filter`` (the
     ``practical`` preset), or from ``preset`` (``"paper"``: Algorithm 1 as published; see
     :data:`aflite.PRESETS`); a bad value is a DataError naming the option.
-    ``keep_ids`` / ``drop_ids`` (ids, or a file with one id a line) apply a reviewer's
+    ``input_format`` reads a path as that format whatever its name; ``threads`` are the
+    filter's worker threads (the result does not depend on them). ``keep_ids`` /
+    ``drop_ids`` (ids, or a file with one id a line) apply a reviewer's
     decisions: kept ids are never removed, dropped ids are removed before filtering (phase -1,
     no score, ``review`` "drop" in ``scores``); so are the rows of the classes named in
     ``drop_labels`` (labels as text), which a placeholder label such as ``-`` needs: a label
@@ -197,6 +201,7 @@ def filter_dataset(
         id=id,
         group=group,
         split=split,
+        input_format=input_format,
         need_text=needs_text(features),
         choices=choices,
         context=context,
@@ -248,6 +253,7 @@ def filter_dataset(
         ids=[ids[i] for i in rest],
         options=opts,
         score_kept=score_kept,
+        threads=threads,
     )
     if decisions is not None:
         result = result.with_dropped(rest, np.flatnonzero(decisions.dropped))
