@@ -382,3 +382,13 @@ def test_a_bad_audit_option_is_one_line_before_any_work(tmp_path):
         "--tokenizer: unknown value 'spacey': choose one of regex, spacy; did you mean "
         "'spacy'?" in r.stderr
     )
+
+
+def test_a_preset_in_a_config_file_gives_way_to_the_command_line(monkeypatch, tmp_path):
+    toml = tmp_path / "run.toml"
+    toml.write_text('preset = "paper"\nthreshold = 0.65\n')
+    for name, partitions in ((None, "uniform"), ("practical", "blocks")):
+        extra = ["--preset", name] if name else []
+        job = _captured(monkeypatch, aflite.jobs, "run_filter_job",
+                        "filter", "data.jsonl", "--config", str(toml), *extra)  # fmt: skip
+        assert (job.threshold, job.partitions) == (0.65, partitions), name

@@ -236,3 +236,43 @@ def test_the_python_api_takes_each_commands_options_under_their_config_names():
         assert options is None or "options" in params, fn.__name__
         missing = {n for n in config.names() if n not in params and n not in by_keyword}
         assert missing == _RUN_ONLY[fn.__name__], fn.__name__
+
+
+def test_what_a_ranking_by_score_does_not_read_changes_nothing(data):
+    x, y, planted = data
+    kw = dict(target_size=200, train_size=60, n_partitions=8, seed=0, slice_size=20)
+    by = aflite.ByScores(planted.astype(float))
+    plain = aflite.filter(x, y, ranker=by, **kw)
+    greedy = aflite.filter(x, y, ranker=by, strategy="greedy", threshold=0.9, **kw)
+    assert len(plain.history) == len(greedy.history) == 5  # slices of 20, not of 1
+    np.testing.assert_array_equal(plain.kept, greedy.kept)
+    with pytest.raises(ValueError, match="^scores: row 3 is not a number$"):
+        aflite.filter(x, y, ranker=aflite.ByScores(np.where(np.arange(300) == 3, np.nan, 0.0)),
+                      **kw)  # fmt: skip
+
+
+def test_options_are_named_and_made_of_the_right_kinds(data):
+    x, y, _ = data
+    with pytest.raises(TypeError, match="positional"):
+        aflite.FilterOptions(0.5, 64)  # type: ignore[misc]
+    with pytest.raises(ConfigError, match="^model: must be a model family's name or a model"):
+        aflite.FilterOptions(model=3)
+    assert aflite.FilterOptions(threshold="0.7").threshold == 0.7  # as a file may give it
+    with pytest.raises(ConfigError, match="^threshold: must be a number, got 'high'$"):
+        aflite.FilterOptions(threshold="high")
+    with pytest.raises(ValueError, match="^features have 300 rows but labels have 10$"):
+        aflite.filter(x, y[:10])
+
+
+def test_the_data_api_reads_its_field_arguments_as_the_command_line_does():
+    rows = [{"p": f"w{i % 5}", "c1": f"x{i % 3}", "c2": f"z{i % 4}", "label": i % 2}
+            for i in range(40)]  # fmt: skip
+    listed = aflite.filter_dataset(rows, label="label", choices=["c1", "c2"], context=["p"],
+                                   target_size=30, device="cpu")  # fmt: skip
+    typed = aflite.filter_dataset(rows, label="label", choices="c1,c2", context="p",
+                                  target_size=30, device="cpu")  # fmt: skip
+    assert typed.fingerprint == listed.fingerprint
+    with pytest.raises(TypeError, match="options= takes an aflite.FilterOptions, got FilterConfig"):
+        aflite.filter_dataset(rows, label="label", options=FilterConfig(input="rows.jsonl"))
+    with pytest.raises(TypeError, match="preset= takes a preset's name"):
+        aflite.filter_dataset(rows, label="label", preset=aflite.PRESETS["paper"])

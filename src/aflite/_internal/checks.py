@@ -54,6 +54,16 @@ def to_margin(value: Any, name: str) -> Any:
         raise ConfigError(name, f"must be a margin such as 0.02, or 'off', got '{value}'") from None
 
 
+def to_number(value: Any, name: str) -> Any:
+    """'0.7' (a file's string) -> 0.7; other values pass through to their check."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise ConfigError(name, f"must be a number, got '{value}'") from None
+
+
 def margin(value: Any, name: str) -> None:
     if value is not None:
         unit(value, name, what="must be a margin in [0, 1] or off")

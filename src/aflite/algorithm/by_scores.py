@@ -92,7 +92,7 @@ def run_by_scores(
         codes, classes = encode_labels(labels, x.shape[0])
     n_input = len(codes)
     # as an AFLITE run: every class in a training part (an item holds every choice)
-    n, t, k = opts.resolve(n_input, None if x.ndim == 3 else len(classes))
+    n, t, k = opts.resolve(n_input, None if x.ndim == 3 else len(classes), strategy=False)
     _, m = phase_model_for(opts.model, opts.n_partitions, t, x.shape)
     g = None if groups is None else np.asarray(groups)
 
@@ -116,6 +116,10 @@ def run_by_scores(
     given = scores if callable(scores) else np.asarray(scores, dtype=np.float64)
     if not callable(given) and given.shape != (n_input,):
         raise ValueError(f"scores must hold one value per row ({n_input}), got {given.shape}")
+    if not callable(given) and not np.isfinite(given).all():
+        raise ValueError(
+            f"scores: row {int(np.flatnonzero(~np.isfinite(given))[0])} is not a number"
+        )
     ranker = ScoreRanker(
         given,
         measure=measure,

@@ -269,6 +269,9 @@ def _filter(
     ids=None,
 ) -> FilterResult:
     n_rows = np.asarray(labels).shape[0] if np.ndim(labels) else 0
+    n_features = getattr(features, "shape", (None,))[0]
+    if n_features is not None and n_features != n_rows:  # before any size is read on them
+        raise ValueError(f"features have {n_features} rows but labels have {n_rows}")
     if protected is not None:
         protected = np.asarray(protected, dtype=bool)
         if protected.shape != (n_rows,):

@@ -48,8 +48,10 @@ _SIZE = {"coerce": c.to_size, "check": c.size, "cli_type": str, "metavar": "SIZE
 def _model(value: Any, name: str) -> None:
     """A family's name must be registered (the registry imports torch: checked last, see
     ``heavy``); a model instance is checked when the run sets it up."""
+    if value is None or isinstance(value, (bool, int, float)):
+        raise ConfigError(name, f"must be a model family's name or a model, got {value!r}")
     if not isinstance(value, str):
-        return
+        return  # a model object: its family takes it, or refuses it, when the run starts
     from aflite.algorithm.models import check_model_name
     from aflite.errors import DataError
 
@@ -71,7 +73,7 @@ def _balance(value: Any, name: str) -> None:
         raise ConfigError(name, f"must be none or classes, got {show(value)}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FilterOptions(Config):
     """What a filtering run does (see :func:`aflite.filter` for each option at length), checked
     once when made: ``FilterOptions(threshold=75)`` is a ConfigError naming ``threshold``.
@@ -111,6 +113,7 @@ class FilterOptions(Config):
         0.75,
         "tau: minimum predictability for removal (the paper: 0.75).",
         metavar="TAU",
+        coerce=c.to_number,
         check=c.unit,
     )
     min_bias: float | None = option(
@@ -146,10 +149,13 @@ class FilterOptions(Config):
         check=c.choice(["blocks", "uniform"]),
     )
 
-    def resolve(self, n_rows: int, n_classes: int | None) -> tuple[int, int, int]:
+    def resolve(
+        self, n_rows: int, n_classes: int | None, *, strategy: bool = True
+    ) -> tuple[int, int, int]:
         """(target size n, train size t, slice size k) as row counts on ``n_rows`` rows of
         ``n_classes`` classes (None for items), checked against them (see
-        :func:`aflite.algorithm._validation.resolve_filter_sizes`)."""
+        :func:`aflite.algorithm._validation.resolve_filter_sizes`); with ``strategy`` a
+        greedy run removes one row a phase (a ranking by a given score has no strategy)."""
         from aflite.algorithm._validation import resolve_filter_sizes
 
         n, t, k = resolve_filter_sizes(
@@ -161,7 +167,7 @@ class FilterOptions(Config):
         )
         if self.slice_size is None:
             k = n_rows - n
-        return n, t, 1 if self.strategy == "greedy" else k
+        return n, t, 1 if strategy and self.strategy == "greedy" else k
 
     def changed_from(self, base: FilterOptions) -> dict[str, Any]:
         """The options whose values differ from ``base``'s (a preset's), by name."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from aflite.config.fields import check_item_arguments
+from aflite.config.fields import data_fields
 from aflite.errors import LabelWarning
 from aflite.io.dropped import without_dropped
 from aflite.io.label_check import check_dropped_labels
@@ -49,28 +49,14 @@ def audit(
         audits = [a.strip() for a in audits.split(",") if a.strip()]
     for name in audits or ():
         AUDITS.lookup(name)  # an unknown name, with the closest, before the data is read
-    check_item_arguments(
-        label=label,
-        text=text,
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-        choice_context="joint",
-    )
+    fields = data_fields(label=label, text=text, choices=choices, context=context, blank=blank,
+                         answer_format=answer_format, choice_context="joint")  # fmt: skip
+    items = fields.choices is not None
     data_ = read_labelled(
-        data,
-        label=label,
-        text=text,
-        id=NO_ID,
-        split=split,
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-        drop_labels=None if choices is not None else drop_labels,
-    )
-    check_dropped_labels(data_, drop_labels if choices is None else (), option="drop_labels")
+        data, **fields.read_arguments(), id=NO_ID, split=split,
+        drop_labels=None if items else drop_labels,
+    )  # fmt: skip
+    check_dropped_labels(data_, drop_labels if not items else (), option="drop_labels")
     tiny = data_.tiny_classes_note()
     if tiny is not None:
         warnings.warn(tiny, LabelWarning, stacklevel=2)

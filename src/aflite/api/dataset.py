@@ -14,7 +14,7 @@ from aflite._internal.options import ConfigError
 from aflite._internal.text import did_you_mean
 from aflite.config import preset as config_preset
 from aflite.config.choices import refuse_for_items
-from aflite.config.fields import check_item_arguments
+from aflite.config.fields import data_fields
 from aflite.config.filter import NOT_FOR_ITEMS
 from aflite.errors import DataError, LabelWarning
 from aflite.io.label_check import check_dropped_labels, drop_names
@@ -180,35 +180,18 @@ def filter_dataset(
     """
     opts = _filter_options(options, preset, filter_options)
     # the command line's checks of the item options, on this call's arguments
-    if check_item_arguments(
-        label=label,
-        text=text,
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-        choice_context=choice_context,
-    ):
+    fields = data_fields(label=label, text=text, choices=choices, context=context, blank=blank,
+                         answer_format=answer_format, choice_context=choice_context)  # fmt: skip
+    if fields.choices is not None:
         refuse_for_items({"balance": opts.balance}, NOT_FOR_ITEMS)
     elif opts.model in ("choice", "choice-ridge"):
         raise DataError(
             f"model='{opts.model}' fits multiple-choice items: name their choices with choices="
         )
     data_ = read_labelled(
-        data,
-        label=label,
-        text=text,
-        id=id,
-        group=group,
-        split=split,
-        input_format=input_format,
-        need_text=needs_text(features),
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-        drop_labels=drop_labels,
-    )
+        data, **fields.read_arguments(), id=id, group=group, split=split,
+        input_format=input_format, need_text=needs_text(features), drop_labels=drop_labels,
+    )  # fmt: skip
     check_dropped_labels(data_, drop_labels, option="drop_labels")
     tiny = data_.tiny_classes_note()
     if tiny is not None:
@@ -316,6 +299,15 @@ def _filter_options(options: Any, preset: str | None, given: dict[str, Any]) -> 
         )
     if options is not None and preset is not None:
         raise TypeError("filter_dataset(): give options= or preset=, not both")
+    if preset is not None and not isinstance(preset, str):
+        raise TypeError("filter_dataset(): preset= takes a preset's name; an options object "
+                        "goes to options=")  # fmt: skip
+    if options is not None and type(options) is not FilterOptions:
+        # a command's config holds where its data is and more, which this call takes apart
+        raise TypeError(
+            f"filter_dataset(): options= takes an aflite.FilterOptions, got "
+            f"{type(options).__name__}; run a whole config with aflite.jobs.run_filter_job"
+        )
     if preset is not None:
         config_preset(preset)  # an unknown name: a one-line error with a did-you-mean
     base = options if options is not None else PRESETS[preset or "practical"]

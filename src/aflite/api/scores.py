@@ -136,19 +136,13 @@ def score_dataset(
     >>> bool(scores.loc[scores.label == 1, "pvi"].mean() > 1.0)
     True
     """
-    from aflite.config.fields import check_item_arguments
+    from aflite.config.fields import data_fields
     from aflite.config.score import check_item_inputs
     from aflite.scoring import resolve_scorers, score_examples, spearman
 
-    items = check_item_arguments(
-        label=label,
-        text=text,
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-        choice_context=choice_context,
-    )
+    fields = data_fields(label=label, text=text, choices=choices, context=context, blank=blank,
+                         answer_format=answer_format, choice_context=choice_context)  # fmt: skip
+    items = fields.choices is not None
     if items:
         check_item_inputs(
             {
@@ -171,18 +165,9 @@ def score_dataset(
         options=options,
     )
     data_ = read_labelled(
-        data,
-        label=label,
-        text=text,
-        id=id,
-        group=group,
-        split=split,
+        data, **fields.read_arguments(), id=id, group=group, split=split,
         need_text=needs_text(features),
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-    )
+    )  # fmt: skip
     if not items:  # an item holds every choice: any one item covers them
         _check_train_size(names, options, data_)
     if items:

@@ -34,7 +34,7 @@ def _optional_size(value: Any, name: str) -> None:
         c.size(value, name)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AuditOptions(Config):
     """What the audits read besides the data. ``identity_min_count`` reads ``"10,100"``
     as (10, 100); ``identity_words`` is a file (or a {term: category} dict; None: the shipped

@@ -221,7 +221,9 @@ def config_options(
                 for field in {f for f, _ in entry_of.values()}:
                     if field in explicit and field in from_file:
                         explicit[field] = {**from_file[field], **explicit[field]}
-            preset_name = preset_name or from_file.pop("preset", None)
+            # the command line's --preset over the file's
+            preset_name = from_file.pop("preset", None) if preset_name is None else preset_name
+            from_file.pop("preset", None)
             from aflite.config import preset
 
             layers = [fixed, preset(preset_name, flag="--preset")]

@@ -11,7 +11,7 @@ from aflite._internal import checks as c
 from aflite._internal.options import Config, ConfigError, option
 from aflite.config.choices import check_answer_format, check_item_fields, choice_context_option
 
-__all__ = ["DataFields", "check_item_arguments"]
+__all__ = ["DataFields", "data_fields"]
 
 
 _NAMES = {"coerce": c.to_names, "cli_type": str, "cli_default": None}
@@ -104,7 +104,7 @@ class DataFields(Config):
         }
 
 
-def check_item_arguments(
+def data_fields(
     *,
     label: str | None,
     text: Any,
@@ -113,10 +113,10 @@ def check_item_arguments(
     blank: str | None,
     answer_format: str | None,
     choice_context: str,
-) -> bool:
-    """The checks of :class:`DataFields` (and of ``choice_context``) on the arguments of a
-    Python call, which have the fields' names: True when it reads multiple-choice items; a
-    ConfigError names the argument."""
+) -> DataFields:
+    """The :class:`DataFields` of a Python call's arguments, which have the fields' names
+    (``text="a,b"`` read as two fields, as the command line reads it), checked with
+    ``choice_context``: a ConfigError names the argument."""
     choice_context_option().metadata["check"](choice_context, "choice_context")
     fields = DataFields(
         label=label or "label",
@@ -128,4 +128,4 @@ def check_item_arguments(
     )
     if fields.choices is None and choice_context != "joint":
         raise ConfigError("choice_context", "needs {choices}")
-    return fields.choices is not None
+    return fields

@@ -137,10 +137,10 @@ def compare_experiment(
     )
     balance = options.balance
     if getattr(train, "choices", None) is None:
-        from aflite.config.fields import check_item_arguments
+        from aflite.config.fields import data_fields
 
         # item options without choices= would be ignored: refused, as the command line does
-        check_item_arguments(
+        data_fields(
             label="label",
             text=None,
             choices=choices,
