@@ -82,7 +82,7 @@ def test_a_misspelt_option_keyword_is_a_type_error_with_a_did_you_mean(data):
     x, y, _ = data
     with pytest.raises(TypeError, match="treshold; did you mean 'threshold'"):
         aflite.filter(x, y, treshold=0.7)
-    with pytest.raises(TypeError, match="^options must be a FilterOptions, got dict$"):
+    with pytest.raises(TypeError, match=r"^filter\(\): options must be a FilterOptions, got dict$"):
         aflite.filter(x, y, options={"threshold": 0.7})
 
 

@@ -181,7 +181,10 @@ def adversarial_filter(
     >>> len(res.kept) >= 200
     True
     """
-    opts = FilterOptions.of(options, **kwargs)
+    try:
+        opts = FilterOptions.of(options, **kwargs)
+    except TypeError as e:  # a misspelt option, named as this call's
+        raise TypeError(f"filter(): {e}") from None
     if ranker is not None:
         unused = {
             "backend": backend,
