@@ -154,6 +154,16 @@ def test_reports_do_not_import_jobs(graph):
     assert not up
 
 
+def test_the_command_line_parses_calls_a_job_and_prints(graph):
+    # cli/ reads the options (config), runs one job (jobs) and prints what it returns (the
+    # terminal printer); the work itself is never done there
+    allowed = ("aflite.cli", "aflite.config", "aflite.jobs", "aflite.reports.terminal",
+               "aflite.errors", "aflite._internal")  # fmt: skip
+    wrong = [f"{m} -> {t}" for m, targets in graph.items() if m.startswith("aflite.cli")
+             for t in targets if not t.startswith(allowed)]  # fmt: skip
+    assert not wrong, "the command line does work itself: " + "; ".join(sorted(wrong))
+
+
 def test_no_private_audit_modules_outside_audits(graph):
     reached = {(m, t) for m, ts in graph.items() if not m.startswith("aflite.audits")
                for t in ts if t.startswith("aflite.audits._")}  # fmt: skip

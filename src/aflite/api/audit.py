@@ -49,13 +49,23 @@ def audit(
         audits = [a.strip() for a in audits.split(",") if a.strip()]
     for name in audits or ():
         AUDITS.lookup(name)  # an unknown name, with the closest, before the data is read
-    fields = data_fields(label=label, text=text, choices=choices, context=context, blank=blank,
-                         answer_format=answer_format, choice_context="joint")  # fmt: skip
+    fields = data_fields(
+        label=label,
+        text=text,
+        choices=choices,
+        context=context,
+        blank=blank,
+        answer_format=answer_format,
+        choice_context="joint",
+    )
     items = fields.choices is not None
     data_ = read_labelled(
-        data, **fields.read_arguments(), id=NO_ID, split=split,
+        data,
+        **fields.read_arguments(),
+        id=NO_ID,
+        split=split,
         drop_labels=None if items else drop_labels,
-    )  # fmt: skip
+    )
     check_dropped_labels(data_, drop_labels if not items else (), option="drop_labels")
     tiny = data_.tiny_classes_note()
     if tiny is not None:

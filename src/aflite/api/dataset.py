@@ -180,8 +180,15 @@ def filter_dataset(
     """
     opts = _filter_options(options, preset, filter_options)
     # the command line's checks of the item options, on this call's arguments
-    fields = data_fields(label=label, text=text, choices=choices, context=context, blank=blank,
-                         answer_format=answer_format, choice_context=choice_context)  # fmt: skip
+    fields = data_fields(
+        label=label,
+        text=text,
+        choices=choices,
+        context=context,
+        blank=blank,
+        answer_format=answer_format,
+        choice_context=choice_context,
+    )
     if fields.choices is not None:
         refuse_for_items({"balance": opts.balance}, NOT_FOR_ITEMS)
     elif opts.model in ("choice", "choice-ridge"):
@@ -189,9 +196,15 @@ def filter_dataset(
             f"model='{opts.model}' fits multiple-choice items: name their choices with choices="
         )
     data_ = read_labelled(
-        data, **fields.read_arguments(), id=id, group=group, split=split,
-        input_format=input_format, need_text=needs_text(features), drop_labels=drop_labels,
-    )  # fmt: skip
+        data,
+        **fields.read_arguments(),
+        id=id,
+        group=group,
+        split=split,
+        input_format=input_format,
+        need_text=needs_text(features),
+        drop_labels=drop_labels,
+    )
     check_dropped_labels(data_, drop_labels, option="drop_labels")
     tiny = data_.tiny_classes_note()
     if tiny is not None:
@@ -300,8 +313,9 @@ def _filter_options(options: Any, preset: str | None, given: dict[str, Any]) -> 
     if options is not None and preset is not None:
         raise TypeError("filter_dataset(): give options= or preset=, not both")
     if preset is not None and not isinstance(preset, str):
-        raise TypeError("filter_dataset(): preset= takes a preset's name; an options object "
-                        "goes to options=")  # fmt: skip
+        raise TypeError(
+            "filter_dataset(): preset= takes a preset's name; an options object goes to options="
+        )
     if options is not None and type(options) is not FilterOptions:
         # a command's config holds where its data is and more, which this call takes apart
         raise TypeError(

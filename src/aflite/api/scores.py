@@ -140,8 +140,15 @@ def score_dataset(
     from aflite.config.score import check_item_inputs
     from aflite.scoring import resolve_scorers, score_examples, spearman
 
-    fields = data_fields(label=label, text=text, choices=choices, context=context, blank=blank,
-                         answer_format=answer_format, choice_context=choice_context)  # fmt: skip
+    fields = data_fields(
+        label=label,
+        text=text,
+        choices=choices,
+        context=context,
+        blank=blank,
+        answer_format=answer_format,
+        choice_context=choice_context,
+    )
     items = fields.choices is not None
     if items:
         check_item_inputs(
@@ -165,9 +172,13 @@ def score_dataset(
         options=options,
     )
     data_ = read_labelled(
-        data, **fields.read_arguments(), id=id, group=group, split=split,
+        data,
+        **fields.read_arguments(),
+        id=id,
+        group=group,
+        split=split,
         need_text=needs_text(features),
-    )  # fmt: skip
+    )
     if not items:  # an item holds every choice: any one item covers them
         _check_train_size(names, options, data_)
     if items:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import typer
 
 from aflite.cli.app import app
 from aflite.cli.helptext import TEXT_FIELDS_NAMED
-from aflite.cli.options import audit_names, config_options
+from aflite.cli.options import config_options
 from aflite.config import AuditConfig
+from aflite.config.names import audit_names
 
 
 @app.command("report")
@@ -18,25 +16,9 @@ def report_cmd(
     out_dir: str = typer.Argument(..., help="A filter or score run's output folder."),
 ) -> None:
     """Rebuild report.html from a filter or score run's output folder."""
-    import json
-    from pathlib import Path
+    from aflite.jobs.run_tools import rebuild_report
 
-    from aflite.errors import DataError
-    from aflite.reports.html import write_report
-
-    summary = Path(out_dir) / "summary.json"
-    if not summary.exists():
-        raise DataError(f"{out_dir}: no summary.json here; is it an aflite output folder?")
-    try:
-        kind = json.loads(summary.read_text(encoding="utf-8")).get("kind")
-    except (ValueError, AttributeError):
-        raise DataError(f"{summary}: not an aflite summary (unreadable JSON)") from None
-    if kind == "scores":
-        from aflite.reports.scores_html import write_scores_report
-
-        typer.echo(str(write_scores_report(out_dir)))
-        return
-    typer.echo(str(write_report(out_dir)))
+    typer.echo(str(rebuild_report(out_dir)))
 
 
 @app.command("export")
@@ -61,12 +43,10 @@ def export_cmd(
     """Write a filter run's removed (or all) rows with their scores, phase and why-removed
     n-grams for review in an annotation tool."""
     from aflite._internal.text import plural
-    from aflite.exports import export_run
+    from aflite.jobs.run_tools import export_job
 
-    path, n = export_run(out_dir, to, rows=rows, output=output, fields=fields)
+    path, n, items = export_job(out_dir, to, rows=rows, output=output, fields=fields)
     # a multiple-choice run's rows are items
-    summary = json.loads((Path(out_dir) / "summary.json").read_text(encoding="utf-8"))
-    items = bool(summary.get("items"))
     typer.echo(f"wrote {plural(n, 'item' if items else 'row')} to {path}")
 
 
@@ -128,23 +108,19 @@ def pmi_query_cmd(
     n_examples: int = typer.Option(5, help="How many example sentences."),
 ) -> None:
     """Top unigram (and bigram) associations of one term from saved co-occurrence counts."""
-    from aflite.audits import load_counts
-    from aflite.errors import DataError
+    from aflite.jobs.run_tools import query_counts
     from aflite.reports.terminal import association_lines, example_lines
 
-    kinds = {"unigrams": ["unigrams"], "bigrams": ["bigrams"], "both": ["unigrams", "bigrams"]}
-    if ngrams not in (*kinds, "auto"):
-        raise DataError(f"--ngrams must be unigrams, bigrams, both or auto, got '{ngrams}'")
-    cc = load_counts(counts, field, text=examples is not None)
-    if ngrams == "auto":
-        ngrams = "both" if len(term.split()) == 2 else "unigrams"
-    try:
-        tables = {
-            k: cc.top_associations(term, top, ngrams=k, min_count=min_count) for k in kinds[ngrams]
-        }
-        found = cc.example_sentences(term, examples, n_examples) if examples else None
-    except KeyError as e:
-        raise DataError(f"{counts}: {e.args[0]}") from None
+    cc, tables, found = query_counts(
+        counts,
+        term,
+        top=top,
+        min_count=min_count,
+        field=field,
+        ngrams=ngrams,
+        examples=examples,
+        n_examples=n_examples,
+    )
     for line in association_lines(cc, term, tables, min_count=min_count):
         typer.echo(line)
     if found is not None:

@@ -6,9 +6,10 @@ import typer
 
 from aflite.cli.app import experiment_app
 from aflite.cli.helptext import TEXT_FIELDS_NAMED
-from aflite.cli.options import config_options, evaluator_names
+from aflite.cli.options import config_options
 from aflite.config import CompareConfig, FilterConfig
 from aflite.config.compare import COMPARE_FILTER_OPTIONS
+from aflite.config.names import evaluator_names
 
 
 def _print_table(title: str, header: list[str], rows: list[list]) -> None:
@@ -27,11 +28,10 @@ def synthetic_cmd(
     seed: int = typer.Option(0, help="Random seed."),
 ) -> None:
     """The paper's §3 study: four concentric-circle sets with planted artifacts, before/after."""
-    from aflite.experiments.synthetic import levels_table
     from aflite.jobs.compare_job import run_synthetic_job
 
-    levels, doc, figure = run_synthetic_job(out_dir, n=n, flip_share=flip_share, seed=seed)
-    _print_table("Synthetic study (before → after AFLITE)", *levels_table(levels))
+    table, doc, figure = run_synthetic_job(out_dir, n=n, flip_share=flip_share, seed=seed)
+    _print_table("Synthetic study (before → after AFLITE)", *table)
     typer.echo(f"wrote {doc}")
     typer.echo(f"figure: {figure}")
 

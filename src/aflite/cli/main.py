@@ -19,7 +19,6 @@ from aflite.cli.signals import (
     restore_signal_handlers,
 )
 from aflite.config import PRESETS, FilterConfig
-from aflite.data import bundled_snli
 from aflite.errors import DataError, MissingExtraError
 
 if TYPE_CHECKING:  # the jobs package imports numpy and more: only when a command runs
@@ -56,16 +55,6 @@ def _note(message: str) -> None:
     typer.echo(f"aflite: note: {one_line(message)}", err=True)
 
 
-# the demo's data; its filter options are the defaults of `aflite filter`, unchanged
-_DEMO = {
-    "label": "label",
-    "text": ("hypothesis",),
-    "id": "id",
-    "group": "premise",
-    "features": "ngrams",
-}
-
-
 @app.command("demo")
 @config_options(
     FilterConfig,
@@ -84,11 +73,9 @@ def demo_cmd(quiet: bool = _QUIET, *, options: dict) -> None:
     if quiet:
         silence_third_party_progress()
     from aflite.jobs import run_filter_job
+    from aflite.jobs.run_tools import demo_job
 
-    snli = str(bundled_snli())
-    out_dir, resume = options["out_dir"], options["resume"]
-    overwrite = options["overwrite"] or (not resume and _finished_run_of(out_dir) == snli)
-    job = FilterConfig(input=snli, **_DEMO, out_dir=out_dir, resume=resume, overwrite=overwrite)
+    job = demo_job(options["out_dir"], resume=options["resume"], overwrite=options["overwrite"])
     try:
         outcome = run_filter_job(job, progress=not quiet)
     except Interrupted as e:
@@ -103,17 +90,6 @@ def demo_cmd(quiet: bool = _QUIET, *, options: dict) -> None:
     _echo_outcome(outcome)
     if "report" in outcome.outputs:
         typer.echo(f"open {outcome.outputs['report']} in a browser")
-
-
-def _finished_run_of(out_dir: str) -> str | None:
-    """The input of the finished run in ``out_dir`` (from its summary.json), if any."""
-    import json
-    from pathlib import Path
-
-    try:
-        return json.loads((Path(out_dir) / "summary.json").read_text()).get("input")
-    except (OSError, ValueError, AttributeError):
-        return None
 
 
 def _fail(message: str, code: int) -> None:

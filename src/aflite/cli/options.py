@@ -13,22 +13,6 @@ from aflite._internal.options import Config, ConfigError, config_fields, deferre
 from aflite.errors import DataError
 
 
-def audit_names(*, choices: bool = False) -> list[str]:
-    """The registered audits of labelled rows (or of multiple-choice items, ``choices``), in
-    the order they run."""
-    from aflite.audits.registry import audits_for
-
-    return audits_for(choices)
-
-
-def evaluator_names(*, items: bool = False) -> list[str]:
-    """The compare evaluators that need no argument (the default set), of labelled rows or
-    of multiple-choice ``items``."""
-    from aflite.experiments.evaluators import default_evaluators
-
-    return default_evaluators(items=items)
-
-
 def parse_fields(value: str | None) -> list[str]:
     return [f.strip() for f in value.split(",") if f.strip()] if value else []
 

@@ -9,13 +9,6 @@ from aflite.cli.options import config_options
 from aflite.config import ScoreConfig
 
 
-def scorer_names() -> list[str]:
-    """The registered per-example scorers (imports no torch)."""
-    from aflite.scoring import scorer_names as names
-
-    return names()
-
-
 @app.command("score")
 @config_options(ScoreConfig, config_file=True)
 def score_cmd(

@@ -6,12 +6,7 @@ import typer
 
 from aflite.cli.app import experiment_app
 from aflite.cli.options import parse_fields
-
-
-def _test_names() -> list[str]:
-    from aflite.experiments.stress import STRESS_TESTS
-
-    return list(STRESS_TESTS)
+from aflite.config.names import stress_test_names
 
 
 @experiment_app.command("stress")
@@ -27,7 +22,7 @@ def stress_cmd(
         "category", help="Field the test's name is written to (for --ood-group-field)."
     ),
     tests: str | None = typer.Option(
-        None, help="Comma-separated tests (default: all): " + ", ".join(_test_names()) + "."
+        None, help="Comma-separated tests (default: all): " + ", ".join(stress_test_names()) + "."
     ),
     seed: int = typer.Option(0, help="Random seed of the typos."),
     overwrite: bool = typer.Option(False, help="Replace an earlier stress set in --out-dir."),

@@ -43,15 +43,16 @@ def write_compare_files(res: Any, config: CompareConfig) -> list[str]:
 def run_synthetic_job(
     out_dir: str, *, n: int = 2000, flip_share: float = 0.05, seed: int = 0
 ) -> tuple[Any, Path, Path]:
-    """The paper's synthetic study into ``out_dir``: its levels, the JSON and the figure."""
-    from aflite.experiments.synthetic import run_synthetic
+    """The paper's synthetic study into ``out_dir``: its table (header, rows), the JSON and
+    the figure."""
+    from aflite.experiments.synthetic import levels_table, run_synthetic
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     levels = run_synthetic(n=n, flip_share=flip_share, seed=seed, plot=out / "synthetic.png")
     with atomic_path(out / "synthetic.json") as tmp:
         tmp.write_text(json.dumps([asdict(lv) for lv in levels], indent=2))
-    return levels, out / "synthetic.json", out / "synthetic.png"
+    return levels_table(levels), out / "synthetic.json", out / "synthetic.png"
 
 
 def _labelled(
