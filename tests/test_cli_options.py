@@ -50,7 +50,7 @@ BAD_OPTIONS = [
     (["--audits", "pmi,pmx"], "--audits: unknown audit 'pmx'"),
     (["--warmup-fraction", "2"], "--warmup-fraction: must be in (0, 1), got 2"),
     (["--warmup-finetune"], "--warmup-finetune: needs --features sentence-transformers"),
-    (["--backend", "spark"], "--backend: must be local or ray, got 'spark'"),
+    (["--backend", "spark"], "--backend: unknown backend 'spark' (choose from ray)"),
     (["--partitions", "random"], "--partitions: unknown value 'random'"),
     (["--threads", "0"], "--threads: must be a positive whole number, got 0"),
     (["--ray-address", "auto"], "--ray-address: needs --backend ray"),

@@ -269,3 +269,20 @@ def test_every_package_imports_only_from_its_layer_or_below(graph):
             if (here, there) not in SIDEWAYS:
                 wrong.append(f"{module} -> {t}")
     assert not wrong, "imports back up the layers: " + "; ".join(sorted(wrong))
+
+
+def test_what_plug_in_authors_are_told_to_use_is_public():
+    import re
+
+    import aflite.distributed
+    import aflite.io
+    from aflite._internal.atomic import atomic_path
+    from aflite._internal.backends import register_backend
+
+    assert aflite.distributed.register_backend is register_backend
+    assert aflite.io.atomic_path is atomic_path
+    doc = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    extending = doc.split("## Extending", 1)[1].split("\n## ", 1)[0]
+    # a decorator or helper to import is named by its public place, never aflite._internal
+    told = re.findall(r"`@?(aflite\._internal[\w.]*|_internal\.[\w.]+)`", extending)
+    assert told == [], told

@@ -26,6 +26,12 @@ def _formats() -> Any:
     return FORMATS
 
 
+def _backends() -> Any:
+    from aflite._internal.backends import BACKENDS
+
+    return BACKENDS
+
+
 def _audits() -> Any:
     from aflite.audits import AUDITS
 
@@ -222,12 +228,13 @@ class FilterConfig(FilterOptions, FilterInput):
     )
     backend: str | None = option(
         None,
-        "local | ray (partitions and embeddings on Ray).",
-        metavar="local|ray",
+        "local | ray (partitions and embeddings on Ray), or a backend added with "
+        "aflite.register_backend.",
+        metavar="local|NAME",
         coerce=c.to_none("local"),
         cli_type=str,
         cli_default="local",
-        check=lambda v, n: None if v in (None, "ray") else _bad_backend(v, n),
+        check=lambda v, n: None if v is None else c.registered(_backends)(v, n),
         result=False,
     )
     ray_address: str | None = option(
@@ -279,25 +286,27 @@ class FilterConfig(FilterOptions, FilterInput):
             raise ConfigError(
                 "warmup_finetune", f"needs {{features}} {tunable} and {{warmup_fraction}}"
             )
-        if self.ray_address and self.backend != "ray":
+        if self.ray_address and self.backend is None:
             raise ConfigError("ray_address", "needs {backend} ray")
         if self.model in ("choice", "choice-ridge") and not self.choices:
             raise ConfigError(
                 "model",
                 f"'{self.model}' fits multiple-choice items: name their choices with {{choices}}",
             )
-        if self.backend != "ray":  # on Ray the workers load the model, from their own disks
+        if self.backend is None:  # a cluster's workers load the model, from their own disks
             _feature_source(self.features, "features")
-        if self.backend == "ray":
+        else:
             from aflite.algorithm.models import MODELS
 
             # the model's own (heavy) check first: an unknown name is named as its error
             FilterOptions.check_fields({"model": self.model})
             if not MODELS.lookup(self.model).distributed:
                 ok = ", ".join(n for n, f in MODELS.items() if f.distributed)
-                raise ConfigError("model", f"{{backend}} ray runs the model families {ok} only")
-        if self.by is not None and self.backend == "ray":
-            raise ConfigError("by", "scores on this machine; leave out {backend} ray")
+                raise ConfigError(
+                    "model", f"{{backend}} {self.backend} runs the model families {ok} only"
+                )
+        if self.by is not None and self.backend is not None:
+            raise ConfigError("by", f"scores on this machine; leave out {{backend}} {self.backend}")
 
     def _check_choices(self) -> None:
         if not self.choices:
@@ -334,12 +343,6 @@ class FilterConfig(FilterOptions, FilterInput):
         names = ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else named[0]
         verb = "do" if len(named) > 1 else "does"
         return f"{names} {verb} not apply with {by}; ignored"
-
-
-def _bad_backend(value: Any, name: str) -> None:
-    from aflite._internal.options import show
-
-    raise ConfigError(name, f"must be local or ray, got {show(value)}")
 
 
 def _feature_source(value: Any, name: str) -> None:

@@ -213,5 +213,5 @@ def embed_with_ray(
 
 
 @register_backend("ray", description="partitions and embeddings on a Ray cluster")
-def _start_ray_backend() -> RayBackend:
-    return RayBackend()
+def _start_ray_backend(address: str | None = None) -> RayBackend:
+    return RayBackend(address=address)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from aflite._internal.backends import make_backend
 from aflite._internal.options import flag
 from aflite.algorithm import FilterState, adversarial_filter
 from aflite.config.files import current_names
@@ -238,11 +239,8 @@ def _filter(job, phi, inputs, plan, resume_state, checkpoint, *, progress):
     rest = plan.rest
     # multiple-choice items: the right choice's position
     labels = inputs.labels if inputs.choices is None else inputs.choices.answers
-    backend = None
-    if job.backend == "ray":
-        from aflite.distributed import RayBackend
-
-        backend = RayBackend(address=job.ray_address)
+    # a distributed backend by its registered name, as aflite.filter(backend=...) takes it
+    backend = None if job.backend is None else make_backend(job.backend, job.ray_address)
     try:
         groups = None if inputs.groups is None else inputs.groups[rest]
         run = {"groups": groups, "seed": job.seed, "device": job.device, "threads": job.threads}
