@@ -147,8 +147,11 @@ def _knn(ctx: AuditContext) -> list[AuditResult]:
 def _bias(ctx: AuditContext) -> list[AuditResult]:
     from aflite.audits.baselines import bias_train_rows, representation_bias_audit
 
-    # compared sets share one t (a count); alone, a set gets the default for its size
-    t = ctx.bias_train_size or bias_train_rows([len(ctx.labels)])
+    # compared sets share one t (a count); alone, a set resolves its own (a fraction of it, or
+    # the default for its size)
+    t = ctx.bias_train_size
+    if not isinstance(t, int):
+        t = bias_train_rows([len(ctx.labels)], t)
     return [
         representation_bias_audit(
             ctx.features,

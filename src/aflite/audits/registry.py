@@ -23,7 +23,7 @@ __all__ = ["AUDITS", "Audit", "AuditContext", "audits_for", "register_audit", "w
 @dataclass(frozen=True, kw_only=True)
 class AuditContext(AuditOptions):
     """One data set and the options of a ``run_audits`` call (an :class:`AuditOptions`, as
-    given), as every audit sees them; ``bias_train_size`` is a row count here."""
+    given), as every audit sees them."""
 
     texts: dict[str, Sequence[str]]
     labels: np.ndarray

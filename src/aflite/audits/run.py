@@ -39,7 +39,6 @@ def run_audits(
     (:class:`~aflite.io.choices.Choices`, row-aligned) are multiple-choice items: they take
     the audits registered with ``choices=True`` (choices-only, answer-position, choice-pmi,
     choice-length), labelled rows the others; by default every audit of the kind runs."""
-    from aflite.audits.baselines import bias_train_rows
     from aflite.audits.registry import audits_for, wrong_kind
     from aflite.errors import DataError
 
@@ -54,11 +53,8 @@ def run_audits(
     field = opts.field or fields[-1]
     if field not in texts:
         raise ValueError(f"field '{field}' is not among the text fields ({', '.join(fields)})")
-    t = opts.bias_train_size
-    if t is not None and not isinstance(t, int):  # a fraction of these rows
-        t = bias_train_rows([len(labels)], t)
     ctx = AuditContext(
-        **(opts.as_dict() | {"field": field, "bias_train_size": t}),
+        **(opts.as_dict() | {"field": field}),
         texts=texts,
         labels=np.asarray([str(v) for v in labels]),
         suffix=f" ({tag})" if tag else "",
