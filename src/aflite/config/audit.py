@@ -5,20 +5,14 @@ reads from its :class:`~aflite.audits.AuditContext` reaches the command line."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, option
 from aflite.audits.options import AuditOptions
 from aflite.config.fields import DataFields
+from aflite.config.names import audit_registry
 
 __all__ = ["AuditConfig", "AuditInput"]
-
-
-def _audits() -> Any:
-    from aflite.audits import AUDITS
-
-    return AUDITS
 
 
 @dataclass(frozen=True)
@@ -52,7 +46,7 @@ class AuditInput(DataFields):
         "",
         coerce=lambda v, n: None if v is None else c.to_names(v, n),
         cli_type=str,
-        check=lambda v, n: None if v is None else c.all_of(c.registered(_audits))(v, n),
+        check=lambda v, n: None if v is None else c.all_of(c.registered(audit_registry))(v, n),
     )
 
 

@@ -16,6 +16,7 @@ from aflite._internal.options import ConfigError, defaults_from, option
 from aflite.algorithm.options import PRESETS, FilterOptions
 from aflite.config.choices import check_item_features, choice_context_option, refuse_for_items
 from aflite.config.fields import DataFields
+from aflite.config.names import audit_registry, scorer_names
 
 __all__ = ["FilterConfig", "FilterInput"]
 
@@ -30,12 +31,6 @@ def _backends() -> Any:
     from aflite._internal.backends import BACKENDS
 
     return BACKENDS
-
-
-def _audits() -> Any:
-    from aflite.audits import AUDITS
-
-    return AUDITS
 
 
 def _features(value: Any, name: str) -> None:
@@ -70,12 +65,10 @@ def _help(kind: str) -> str:
     if kind == "audits":
         return (
             "Audits to run before/after for the report, e.g. pmi,partial,ppmi; any of "
-            + ", ".join(_audits())
+            + ", ".join(audit_registry())
             + "."
         )
     if kind == "scorers":
-        from aflite.scoring import scorer_names
-
         return (
             "Comma-separated scorers, any of "
             + ", ".join(scorer_names())
@@ -224,7 +217,7 @@ class FilterConfig(FilterOptions, FilterInput):
         coerce=c.to_names,
         cli_type=str,
         cli_default=None,
-        check=c.all_of(c.registered(_audits)),
+        check=c.all_of(c.registered(audit_registry)),
     )
     backend: str | None = option(
         None,

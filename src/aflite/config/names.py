@@ -3,7 +3,22 @@ them imports torch)."""
 
 from __future__ import annotations
 
-__all__ = ["audit_names", "evaluator_names", "scorer_names", "stress_test_names"]
+from typing import Any
+
+__all__ = [
+    "audit_names",
+    "audit_registry",
+    "evaluator_names",
+    "scorer_names",
+    "stress_test_names",
+]
+
+
+def audit_registry() -> Any:
+    """The audit registry (what --audits names are checked against)."""
+    from aflite.audits import AUDITS
+
+    return AUDITS
 
 
 def audit_names(*, choices: bool = False) -> list[str]:
