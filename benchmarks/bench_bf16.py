@@ -26,9 +26,9 @@ import torch
 from _data import embedding_like, snli_rows
 
 import aflite
-from aflite.algorithm.partitions import block_design, default_block_rows
-from aflite.algorithm.solvers.blocks import plan_blocks
-from aflite.algorithm.storage import FeatureStore
+from aflite.algorithm.loop.partitions import block_design, default_block_rows
+from aflite.algorithm.numerics.blocks import plan_blocks
+from aflite.algorithm.numerics.store import FeatureStore
 from aflite.features.ngrams import ngram_features
 
 
@@ -118,7 +118,8 @@ def main() -> None:
     )
 
     # held-out predictions that change in bfloat16, with the converged classifiers
-    from aflite.algorithm.solvers import LinearEnsemble, fit_ensemble
+    from aflite.algorithm import LinearEnsemble
+    from aflite.algorithm.models.linear.ensemble import fit_ensemble
 
     ens, _ = fit_ensemble(store, torch.as_tensor(y), None, c, LinearEnsemble(), plan=plan)
     theta, neg = ens.theta, ens.neg

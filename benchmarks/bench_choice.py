@@ -87,15 +87,15 @@ def main() -> None:
     import torch
 
     from aflite._internal.threads import compute_threads
-    from aflite.algorithm.choices import choice_store
-    from aflite.algorithm.partitions import block_design, default_block_rows
-    from aflite.algorithm.solvers.blocks import plan_blocks
-    from aflite.algorithm.solvers.choice import (
+    from aflite.algorithm.loop.partitions import block_design, default_block_rows
+    from aflite.algorithm.models.choice.fit import (
         ChoiceEnsemble,
         _hits,
         choice_heldout_counts,
         fit_choices,
     )
+    from aflite.algorithm.numerics.blocks import plan_blocks
+    from aflite.algorithm.numerics.item_store import choice_store
 
     n, k, d, m = args.items, args.choices, args.dim, args.partitions
     t = int(round(args.train * n))

@@ -42,7 +42,7 @@ from _data import embedding_like, snli_minilm, snli_ngrams
 from sklearn.linear_model import LogisticRegression
 
 import aflite
-from aflite.algorithm.storage import standardise
+from aflite.algorithm.numerics.store import standardise
 
 TIGHT = 1e-6
 LOOSE = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6)

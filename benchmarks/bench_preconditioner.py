@@ -18,7 +18,7 @@ import numpy as np
 from _data import embedding_like, snli_labels, snli_minilm, snli_ngrams, snli_rows
 
 import aflite
-import aflite.algorithm.solvers.preconditioner as pc
+import aflite.algorithm.numerics.preconditioner as pc
 
 
 def demo_features():

@@ -9,7 +9,7 @@ import pytest
 
 import aflite
 from aflite import types
-from aflite.algorithm import selection
+from aflite.algorithm.loop import selection
 from aflite.jobs import FilterJob
 
 PUBLIC = [aflite.adversarial_filter, aflite.predictability_scores, aflite.representation_bias]
@@ -19,9 +19,9 @@ PUBLIC = [aflite.adversarial_filter, aflite.predictability_scores, aflite.repres
 def test_public_annotations_resolve_without_any(fn):
     import torch  # noqa: F401 -- DeviceLike names torch.device
 
+    from aflite.algorithm import LinearEnsemble  # noqa: F401
     from aflite.algorithm.models.base import Model  # noqa: F401
-    from aflite.algorithm.solvers import LinearEnsemble  # noqa: F401
-    from aflite.algorithm.solvers.choice import ChoiceEnsemble
+    from aflite.algorithm.models.choice.fit import ChoiceEnsemble
 
     ns = {
         **vars(types),

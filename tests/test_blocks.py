@@ -10,10 +10,10 @@ from conftest import planted_data
 from test_solver import snli_minilm, snli_ngrams
 
 import aflite
-from aflite.algorithm.partitions import block_design
-from aflite.algorithm.solvers.blocks import plan_blocks
-from aflite.algorithm.solvers.primal import _objective, _to_rows, _to_stacked
-from aflite.algorithm.storage import FeatureStore
+from aflite.algorithm.loop.partitions import block_design
+from aflite.algorithm.models.linear.primal import _objective, _to_rows, _to_stacked
+from aflite.algorithm.numerics.blocks import plan_blocks
+from aflite.algorithm.numerics.store import FeatureStore
 
 CPU = torch.device("cpu")
 

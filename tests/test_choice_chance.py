@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import aflite
-from aflite.algorithm.choices import choice_chance
+from aflite.algorithm.numerics.item_store import choice_chance
 
 
 def zxq_items(n=80, seed=0):

@@ -11,18 +11,23 @@ import torch
 from sklearn.linear_model import LogisticRegression
 
 import aflite
-from aflite.algorithm.choices import check_choices, choice_chance, choice_store, pad_choices
-from aflite.algorithm.models.choice import ChoiceModel
-from aflite.algorithm.partitions import block_design
-from aflite.algorithm.solvers.blocks import plan_blocks
-from aflite.algorithm.solvers.choice import (
+from aflite.algorithm.loop.partitions import block_design
+from aflite.algorithm.models.choice.fit import (
     ChoiceEnsemble,
     ChoiceFit,
     _hits,
     choice_heldout_counts,
     fit_choices,
 )
-from aflite.algorithm.solvers.primal import NEG
+from aflite.algorithm.models.choice.model import ChoiceModel
+from aflite.algorithm.models.linear.primal import NEG
+from aflite.algorithm.numerics.blocks import plan_blocks
+from aflite.algorithm.numerics.item_store import (
+    check_choices,
+    choice_chance,
+    choice_store,
+    pad_choices,
+)
 
 CPU = torch.device("cpu")
 

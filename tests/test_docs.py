@@ -8,8 +8,8 @@ import importlib
 import pytest
 
 MODULES = [
-    "aflite.algorithm.filtering",
-    "aflite.algorithm.scoring",
+    "aflite.algorithm.loop.filtering",
+    "aflite.algorithm.loop.predictability",
     "aflite.algorithm.afopt",
     "aflite.audits.cooccurrence",
     "aflite.audits.identity",

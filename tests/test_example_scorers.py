@@ -147,7 +147,7 @@ def _small_problem(n=240, d=6, seed=0):
 def test_out_of_fold_probabilities_and_pvi_match_scikit_learn_per_fold():
     from sklearn.linear_model import LogisticRegression
 
-    from aflite.algorithm.storage import standardise
+    from aflite.algorithm.numerics.store import standardise
 
     x, y = _small_problem()
     folds = crossfit_folds(y, 4, repeats=2, rng=np.random.default_rng(0))
@@ -188,7 +188,7 @@ def test_batched_training_matches_one_model_per_fold_with_autograd():
     alone: autograd gradients and Adam as in Kingma & Ba (2015), Algorithm 1."""
     import torch
 
-    from aflite.algorithm.storage import standardise
+    from aflite.algorithm.numerics.store import standardise
 
     x, y = _small_problem(n=120, d=5)
     folds = crossfit_folds(y, 3, rng=np.random.default_rng(0))

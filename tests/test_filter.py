@@ -172,9 +172,9 @@ def test_checkpoint_and_resume_give_identical_result(planted):
 def test_compaction_keeps_rows_labels_and_groups_aligned(owned):
     import torch
 
+    from aflite.algorithm.loop.phases import PhaseRunner
     from aflite.algorithm.models import LinearModel
-    from aflite.algorithm.phases import PhaseRunner
-    from aflite.algorithm.storage import standardise
+    from aflite.algorithm.numerics.store import standardise
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(50, 3)).astype(np.float32)

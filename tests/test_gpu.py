@@ -7,8 +7,9 @@ import pytest
 import torch
 
 import aflite
-from aflite.algorithm.solvers import LinearEnsemble, fit_ensemble, heldout_counts
-from aflite.algorithm.storage import FeatureStore
+from aflite.algorithm import LinearEnsemble
+from aflite.algorithm.models.linear.ensemble import fit_ensemble, heldout_counts
+from aflite.algorithm.numerics.store import FeatureStore
 
 pytestmark = [
     pytest.mark.gpu,

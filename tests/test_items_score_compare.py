@@ -116,7 +116,7 @@ def test_item_pvi_matches_a_logistic_regression_per_fold():
     fitted on each fold's training items."""
     from sklearn.linear_model import LogisticRegression
 
-    from aflite.algorithm.choices import choice_scale
+    from aflite.algorithm.numerics.item_store import choice_scale
     from aflite.scoring.crossfit import crossfit_folds, oof_choice_probabilities
 
     rng = np.random.default_rng(10)
@@ -206,7 +206,7 @@ def test_the_choice_evaluator_matches_a_plain_softmax_fit():
     for two choices, the model's stated equivalent)."""
     from sklearn.linear_model import LogisticRegression
 
-    from aflite.algorithm.choices import choice_scale
+    from aflite.algorithm.numerics.item_store import choice_scale
 
     rng = np.random.default_rng(8)
     x = rng.normal(size=(200, 2, 5))

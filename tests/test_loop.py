@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import aflite
-from aflite.algorithm.loop import run_phases
-from aflite.algorithm.rankers import ScoreRanker
-from aflite.algorithm.result import STOP_REASONS
+from aflite.algorithm.loop.rankers import ScoreRanker
+from aflite.algorithm.loop.result import STOP_REASONS
+from aflite.algorithm.loop.run import run_phases
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "aflite"
 

@@ -15,8 +15,10 @@ from conftest import run_in_process
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import aflite
-from aflite.algorithm.result import kept_fingerprint
-from aflite.algorithm.solvers import kernel, reduce, ridge_heldout
+from aflite.algorithm.loop.result import kept_fingerprint
+from aflite.algorithm.models.ridge import heldout as ridge_heldout
+from aflite.algorithm.models.ridge import kernel
+from aflite.algorithm.numerics import reduce
 
 # Operators whose CUDA kernels add in an order that changes from run to run (their floating
 # results move in the last bits), from torch.use_deterministic_algorithms' documentation.

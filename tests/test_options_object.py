@@ -12,7 +12,7 @@ import pytest
 from conftest import planted_data
 
 import aflite
-from aflite.algorithm import options as options_module
+from aflite.algorithm.loop import options as options_module
 from aflite.config import ConfigError, FilterConfig
 
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import aflite
-from aflite.algorithm.partitions import train_masks
+from aflite.algorithm.loop.partitions import train_masks
 
 _cfg = settings(max_examples=15, deadline=None)
 

@@ -13,7 +13,7 @@ import torch
 from conftest import planted_data, run_in_process
 
 import aflite
-from aflite.algorithm.selection import select_slice
+from aflite.algorithm.loop.selection import select_slice
 from aflite.errors import DataError
 from aflite.io.decisions import resolve_decisions
 

@@ -9,11 +9,11 @@ import torch
 from sklearn.linear_model import RidgeClassifier
 
 import aflite
-from aflite.algorithm.models.ridge import parts_of_mask
-from aflite.algorithm.solvers.kernel import KernelCache
-from aflite.algorithm.solvers.ridge import Parts, RidgeEnsemble, choose_form, fit_ridge
-from aflite.algorithm.solvers.ridge_direct import solve_spd
-from aflite.algorithm.storage import FeatureStore, standardise
+from aflite.algorithm.models.ridge.direct import solve_spd
+from aflite.algorithm.models.ridge.fit import Parts, RidgeEnsemble, choose_form, fit_ridge
+from aflite.algorithm.models.ridge.kernel import KernelCache
+from aflite.algorithm.models.ridge.model import parts_of_mask
+from aflite.algorithm.numerics.store import FeatureStore, standardise
 
 
 def _data(n=240, d=30, n_classes=3, seed=0, sparse=False):
@@ -234,7 +234,7 @@ def test_multiple_choice_items_take_the_choice_wise_models():
 
 
 def test_the_primal_form_without_room_for_the_block_sums_gives_the_same_counts(monkeypatch):
-    from aflite.algorithm.solvers import ridge_direct
+    from aflite.algorithm.models.ridge import direct as ridge_direct
 
     x, y = _data(n=300, d=20)
     kw = dict(n_partitions=8, train_size=100, seed=1, model=RidgeEnsemble(form="primal"))
@@ -248,7 +248,7 @@ def test_the_primal_form_without_room_for_the_block_sums_gives_the_same_counts(m
 def test_the_two_primal_solvers_give_the_same_counts_under_blocks(steps, monkeypatch):
     """Conjugate gradients on the blocks against the direct solve, on the same design; parts
     whose iterations stop short (here: a cap of 2 steps) are solved directly."""
-    from aflite.algorithm.solvers import ridge_cg
+    from aflite.algorithm.models.ridge import cg as ridge_cg
 
     x, y = _data(n=3000, d=40)
     kw = dict(n_partitions=16, train_size=600, seed=2)
@@ -336,7 +336,7 @@ def test_items_take_a_choice_wise_ridge_equal_to_scikit_learn(partitions):
     answer and -1 for the others; an item is predicted by its choice of highest score."""
     from sklearn.linear_model import Ridge
 
-    from aflite.algorithm.choices import choice_store, valid_choices
+    from aflite.algorithm.numerics.item_store import choice_store, valid_choices
 
     x, y = _items()
     n, k, d = x.shape

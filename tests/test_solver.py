@@ -17,7 +17,7 @@ import torch
 from sklearn.linear_model import LogisticRegression
 
 import aflite
-from aflite.algorithm.storage import standardise
+from aflite.algorithm.numerics.store import standardise
 from aflite.data import bundled_snli
 from aflite.features.ngrams import ngram_features
 
@@ -111,8 +111,8 @@ def test_scores_agree_with_converged_sklearn_fits(case):
 
 @pytest.mark.parametrize("solver", ["primal", "span"])
 def test_both_solvers_reach_the_sklearn_optimum(solver):
-    from aflite.algorithm.solvers import fit_ensemble
-    from aflite.algorithm.storage import FeatureStore
+    from aflite.algorithm.models.linear.ensemble import fit_ensemble
+    from aflite.algorithm.numerics.store import FeatureStore
 
     x, y = many_classes(n=300, d=40, c=3)
     rng = np.random.default_rng(0)
@@ -135,8 +135,8 @@ def test_both_solvers_reach_the_sklearn_optimum(solver):
 def test_dense_and_gathered_primal_passes_reach_the_sklearn_optimum(gathered, monkeypatch):
     """Parts of different sizes (the gathered pass pads them) and a class absent from one
     part (its logit is ruled out) give scikit-learn's weights either way."""
-    import aflite.algorithm.solvers.ensemble as ensemble
-    from aflite.algorithm.storage import FeatureStore
+    import aflite.algorithm.models.linear.ensemble as ensemble
+    from aflite.algorithm.numerics.store import FeatureStore
 
     calls = []
 
@@ -174,7 +174,7 @@ def test_dense_and_gathered_primal_passes_reach_the_sklearn_optimum(gathered, mo
 
 
 def test_gathered_rows_only_where_they_pay():
-    from aflite.algorithm.solvers.ensemble import use_gathered_rows
+    from aflite.algorithm.models.linear.ensemble import use_gathered_rows
 
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert use_gathered_rows(6000, 600, 256, 20, 64, cpu)  # 20 classes: 2.6x measured
@@ -184,8 +184,8 @@ def test_gathered_rows_only_where_they_pay():
 
 
 def test_two_classes_match_a_binary_logistic_regression():
-    from aflite.algorithm.solvers import fit_ensemble, predict_all
-    from aflite.algorithm.storage import FeatureStore
+    from aflite.algorithm.models.linear.ensemble import fit_ensemble, predict_all
+    from aflite.algorithm.numerics.store import FeatureStore
 
     x, y = many_classes(n=300, d=20, c=2)
     train = np.zeros((len(y), 1), dtype=bool)

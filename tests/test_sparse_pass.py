@@ -11,13 +11,13 @@ import torch
 from test_solver import snli_ngrams
 
 import aflite
-import aflite.algorithm.solvers.sparse_pass as sparse_pass
+import aflite.algorithm.models.linear.sparse_pass as sparse_pass
 from aflite._internal.threads import compute_threads
-from aflite.algorithm.partitions import block_design
-from aflite.algorithm.solvers.blocks import plan_blocks
-from aflite.algorithm.solvers.preconditioner import boehning_preconditioner
-from aflite.algorithm.sparse_rows import SparseRows
-from aflite.algorithm.storage import FeatureStore
+from aflite.algorithm.loop.partitions import block_design
+from aflite.algorithm.numerics.blocks import plan_blocks
+from aflite.algorithm.numerics.preconditioner import boehning_preconditioner
+from aflite.algorithm.numerics.sparse_rows import SparseRows
+from aflite.algorithm.numerics.store import FeatureStore
 
 CPU = torch.device("cpu")
 
@@ -171,7 +171,7 @@ def test_preconditioner_is_the_exact_inverse_for_narrow_features_or_large_parts(
 
 
 def test_low_rank_preconditioner_keeps_the_leading_directions_and_is_positive_definite(monkeypatch):
-    import aflite.algorithm.solvers.preconditioner as pc
+    import aflite.algorithm.numerics.preconditioner as pc
 
     rank = 16
     monkeypatch.setattr(pc, "RANK", rank)
@@ -200,7 +200,7 @@ def test_low_rank_preconditioner_keeps_the_leading_directions_and_is_positive_de
 
 @pytest.mark.parametrize("rank", [16, 128])
 def test_the_solver_reaches_the_same_optimum_at_any_rank(rank, monkeypatch):
-    import aflite.algorithm.solvers.preconditioner as pc
+    import aflite.algorithm.numerics.preconditioner as pc
 
     x, y = snli_ngrams(n=400, max_features=96)  # d = 192
     kw = dict(

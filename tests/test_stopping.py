@@ -101,7 +101,7 @@ def test_non_classifiers_are_refused_before_any_work(name):
 def test_integer_threshold_counts_have_no_float_ties():
     import torch
 
-    from aflite.algorithm.selection import select_slice
+    from aflite.algorithm.loop.selection import select_slice
 
     # 42 of 60 correct is exactly 0.7 (42/60 in float32 is 0.69999999); 41 of 60 is below
     correct = np.array([42, 41, 60, 0])

@@ -15,7 +15,7 @@ from conftest import planted_data
 import aflite
 from aflite._internal.text import plural
 from aflite.algorithm import FilterResult, PhaseRecord
-from aflite.algorithm.progress import ConvergenceWarning, warn_if_unconverged
+from aflite.algorithm.loop.progress import ConvergenceWarning, warn_if_unconverged
 from aflite.data import bundled_snli
 from aflite.jobs import FilterJob, run_filter_job
 

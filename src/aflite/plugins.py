@@ -36,12 +36,12 @@ _entry_points_loaded = False
 
 BUILTINS: dict[str, tuple[str, ...]] = {
     "model": (
-        "aflite.algorithm.models.linear",
-        "aflite.algorithm.models.sklearn",
-        "aflite.algorithm.models.ridge",
+        "aflite.algorithm.models.linear.model",
+        "aflite.algorithm.models.sklearn.model",
+        "aflite.algorithm.models.ridge.model",
         "aflite.algorithm.models.auto",
-        "aflite.algorithm.models.choice",
-        "aflite.algorithm.models.choice_ridge",
+        "aflite.algorithm.models.choice.model",
+        "aflite.algorithm.models.ridge.items",
     ),
     "feature kind": ("aflite.features.kinds",),
     "format": (

@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     import torch
 
     from aflite.algorithm.models.base import Model
-    from aflite.algorithm.solvers import LinearEnsemble
-    from aflite.algorithm.solvers.choice import ChoiceEnsemble
+    from aflite.algorithm.models.choice.fit import ChoiceEnsemble
+    from aflite.algorithm.models.linear.ensemble import LinearEnsemble
 
 __all__ = [
     "ArrayLike",

@@ -1,15 +1,20 @@
 """The adversarial filter: batched model ensembles, predictability scores, AFLITE and AFOPT.
 
-Pure array code: nothing here reads or writes data files. The names below are imported on
-first use: the options (:class:`FilterOptions`, :data:`PRESETS`) need no torch, so a
-command's config and ``--help`` load none.
+Pure array code: nothing here reads or writes data files. Three folders: :mod:`.loop` (the
+filter's one driver and what it runs: phases, partitions, rankers, selection, state, result,
+options), :mod:`.models` (the model families, one sub-package each, its model and solvers
+together) and :mod:`.numerics` (what the families share: the stored rows, block plans,
+ordered sums, L-BFGS); :mod:`.afopt` is the exact optimum on a few rows.
+
+The names below are imported on first use: the options (:class:`FilterOptions`,
+:data:`PRESETS`) need no torch, so a command's config and ``--help`` load none.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aflite._internal.lazy import lazy_exports
+from aflite._internal.lazy import lazy_exports, moved_modules
 
 _MODULES = {
     "aflite.algorithm._validation": (
@@ -21,17 +26,21 @@ _MODULES = {
         "encode_labels",
         "resolve_size",
     ),
-    "aflite.algorithm.by_scores": ("ByScores",),
-    "aflite.algorithm.filtering": ("ConvergenceWarning", "FilterState", "adversarial_filter"),
+    "aflite.algorithm.loop.by_scores": ("ByScores",),
+    "aflite.algorithm.loop.filtering": ("ConvergenceWarning", "FilterState", "adversarial_filter"),
     "aflite.algorithm.models": ("MODELS", "Model", "PhaseCounts", "register_model"),
     "aflite.algorithm.afopt": ("OptimumResult", "optimum", "subset_bias"),
-    "aflite.algorithm.options": ("PRESETS", "FilterOptions"),
-    "aflite.algorithm.result": ("STOP_REASONS", "FilterResult", "PhaseRecord"),
-    "aflite.algorithm.scoring": ("PhaseScores", "predictability_scores", "representation_bias"),
-    "aflite.algorithm.selection": ("STRATEGIES",),
-    "aflite.algorithm.solvers": ("LinearEnsemble", "SolveReport"),
-    "aflite.algorithm.solvers.choice": ("ChoiceEnsemble",),
-    "aflite.algorithm.solvers.ridge": ("RidgeEnsemble",),
+    "aflite.algorithm.loop.options": ("PRESETS", "FilterOptions"),
+    "aflite.algorithm.loop.result": ("STOP_REASONS", "FilterResult", "PhaseRecord"),
+    "aflite.algorithm.loop.predictability": (
+        "PhaseScores",
+        "predictability_scores",
+        "representation_bias",
+    ),
+    "aflite.algorithm.loop.selection": ("STRATEGIES",),
+    "aflite.algorithm.models.linear.ensemble": ("LinearEnsemble", "SolveReport"),
+    "aflite.algorithm.models.choice.fit": ("ChoiceEnsemble",),
+    "aflite.algorithm.models.ridge.fit": ("RidgeEnsemble",),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 __all__ = [
@@ -69,6 +78,63 @@ __all__ = [
 ]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
+# The modules of the algorithm before it was split into loop/, models/ and numerics/: their
+# old paths still import, with a DeprecationWarning naming the new one.
+_A = "aflite.algorithm."
+_LINEAR, _RIDGE = _A + "models.linear.", _A + "models.ridge."
+moved_modules(
+    {
+        _A + "by_scores": _A + "loop.by_scores",
+        _A + "choices": _A + "numerics.item_store",
+        _A + "filtering": _A + "loop.filtering",
+        _A + "options": _A + "loop.options",
+        _A + "partitions": _A + "loop.partitions",
+        _A + "phases": _A + "loop.phases",
+        _A + "progress": _A + "loop.progress",
+        _A + "rankers": _A + "loop.rankers",
+        _A + "result": _A + "loop.result",
+        _A + "scoring": _A + "loop.predictability",
+        _A + "selection": _A + "loop.selection",
+        _A + "settle": _A + "loop.settle",
+        _A + "sparse_rows": _A + "numerics.sparse_rows",
+        _A + "state": _A + "loop.state",
+        _A + "storage": _A + "numerics.store",
+        _A + "models.choice_ridge": _RIDGE + "items",
+        _A + "solvers": {
+            **dict.fromkeys(
+                (
+                    "Ensemble",
+                    "LinearEnsemble",
+                    "SolveReport",
+                    "choose_solver",
+                    "fit_ensemble",
+                    "heldout_counts",
+                    "predict_all",
+                ),
+                _LINEAR + "ensemble",
+            ),
+            "boehning_inverse": _LINEAR + "primal",
+        },
+        _A + "solvers.blocks": _A + "numerics.blocks",
+        _A + "solvers.choice": _A + "models.choice.fit",
+        _A + "solvers.ensemble": _LINEAR + "ensemble",
+        _A + "solvers.kernel": _RIDGE + "kernel",
+        _A + "solvers.lbfgs": _A + "numerics.lbfgs",
+        _A + "solvers.margins": _A + "numerics.margins",
+        _A + "solvers.preconditioner": _A + "numerics.preconditioner",
+        _A + "solvers.primal": _LINEAR + "primal",
+        _A + "solvers.reduce": _A + "numerics.reduce",
+        _A + "solvers.ridge": _RIDGE + "fit",
+        _A + "solvers.ridge_cg": _RIDGE + "cg",
+        _A + "solvers.ridge_direct": _RIDGE + "direct",
+        _A + "solvers.ridge_heldout": _RIDGE + "heldout",
+        _A + "solvers.ridge_sparse": _RIDGE + "sparse",
+        _A + "solvers.span": _LINEAR + "span",
+        _A + "solvers.sparse_pass": _LINEAR + "sparse_pass",
+        _A + "solvers.tasks": _A + "numerics.tasks",
+    }
+)
+
 if TYPE_CHECKING:
     from aflite.algorithm._validation import (
         AUTO_PARTITIONS,
@@ -80,13 +146,17 @@ if TYPE_CHECKING:
         resolve_size,
     )
     from aflite.algorithm.afopt import OptimumResult, optimum, subset_bias
-    from aflite.algorithm.by_scores import ByScores
-    from aflite.algorithm.filtering import ConvergenceWarning, FilterState, adversarial_filter
+    from aflite.algorithm.loop.by_scores import ByScores
+    from aflite.algorithm.loop.filtering import ConvergenceWarning, FilterState, adversarial_filter
+    from aflite.algorithm.loop.options import PRESETS, FilterOptions
+    from aflite.algorithm.loop.predictability import (
+        PhaseScores,
+        predictability_scores,
+        representation_bias,
+    )
+    from aflite.algorithm.loop.result import STOP_REASONS, FilterResult, PhaseRecord
+    from aflite.algorithm.loop.selection import STRATEGIES
     from aflite.algorithm.models import MODELS, Model, PhaseCounts, register_model
-    from aflite.algorithm.options import PRESETS, FilterOptions
-    from aflite.algorithm.result import STOP_REASONS, FilterResult, PhaseRecord
-    from aflite.algorithm.scoring import PhaseScores, predictability_scores, representation_bias
-    from aflite.algorithm.selection import STRATEGIES
-    from aflite.algorithm.solvers import LinearEnsemble, SolveReport
-    from aflite.algorithm.solvers.choice import ChoiceEnsemble
-    from aflite.algorithm.solvers.ridge import RidgeEnsemble
+    from aflite.algorithm.models.choice.fit import ChoiceEnsemble
+    from aflite.algorithm.models.linear.ensemble import LinearEnsemble, SolveReport
+    from aflite.algorithm.models.ridge.fit import RidgeEnsemble

@@ -55,7 +55,7 @@ def _dense_if_sparse(features: Any) -> Any:
     if not sp.issparse(features):
         return features
     n, d = features.shape
-    from aflite.algorithm.storage import memory_quarter_bytes
+    from aflite.algorithm.numerics.store import memory_quarter_bytes
 
     if n * d * 4 > memory_quarter_bytes():
         raise ValueError(

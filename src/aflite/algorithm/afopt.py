@@ -18,9 +18,9 @@ import torch
 
 from aflite._internal.device import make_generator, resolve_device
 from aflite.algorithm._validation import check_features, encode_labels, resolve_size
-from aflite.algorithm.options import FilterOptions
-from aflite.algorithm.solvers import LinearEnsemble, fit_ensemble, predict_all
-from aflite.algorithm.storage import FeatureStore
+from aflite.algorithm.loop.options import FilterOptions
+from aflite.algorithm.models.linear.ensemble import LinearEnsemble, fit_ensemble, predict_all
+from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["OptimumResult", "optimum", "subset_bias", "MAX_OPTIMUM_ROWS", "MAX_OPTIMUM_SUBSETS"]
 

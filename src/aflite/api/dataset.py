@@ -300,7 +300,7 @@ def _filter_options(options: Any, preset: str | None, given: dict[str, Any]) -> 
     """The run's :class:`aflite.FilterOptions`: ``options`` (else ``preset``'s, else the
     command line's defaults) with the ``given`` keywords; a misspelt keyword is a TypeError
     that points at the option or argument meant."""
-    from aflite.algorithm.options import PRESETS, FilterOptions
+    from aflite.algorithm.loop.options import PRESETS, FilterOptions
 
     names = FilterOptions.names()
     unknown = sorted(set(given) - set(names))

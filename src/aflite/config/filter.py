@@ -13,7 +13,7 @@ from typing import Any
 
 from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, defaults_from, option
-from aflite.algorithm.options import PRESETS, FilterOptions
+from aflite.algorithm.loop.options import PRESETS, FilterOptions
 from aflite.config.choices import check_item_features, choice_context_option, refuse_for_items
 from aflite.config.fields import DataFields
 from aflite.config.names import audit_registry, scorer_names

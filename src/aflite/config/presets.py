@@ -1,6 +1,6 @@
 """Named sets of the filter's options: ``--preset NAME`` on the command line, ``preset=`` in
 Python. Options given explicitly override the preset's. The presets are instances of
-:class:`aflite.FilterOptions` (:data:`aflite.algorithm.options.PRESETS` says why each value);
+:class:`aflite.FilterOptions` (:data:`aflite.algorithm.loop.options.PRESETS` says why each value);
 ``practical`` is what ``aflite filter`` and :func:`aflite.filter_dataset` start from,
 ``paper`` is Algorithm 1 as published."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aflite.algorithm.options import PRESETS, FilterOptions
+from aflite.algorithm.loop.options import PRESETS, FilterOptions
 from aflite.errors import DataError
 
 __all__ = ["PRESETS", "PRESET_OPTIONS", "preset"]

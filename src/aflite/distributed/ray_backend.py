@@ -42,7 +42,7 @@ class _ShardWorker:
         self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
     def attach(self, data: np.ndarray, y: np.ndarray, n_classes: int, chunk_rows: int) -> bool:
-        from aflite.algorithm.storage import FeatureStore
+        from aflite.algorithm.numerics.store import FeatureStore
 
         self.store = FeatureStore.from_standardised(np.array(data), self.device, chunk_rows)
         self.y = torch.as_tensor(y, device=self.device)
@@ -50,7 +50,7 @@ class _ShardWorker:
         return True
 
     def score(self, train: np.ndarray, heldout: np.ndarray, current: np.ndarray, model: Any):
-        from aflite.algorithm.solvers import fit_ensemble, heldout_counts
+        from aflite.algorithm.models.linear.ensemble import fit_ensemble, heldout_counts
 
         dev = self.device
         tr = torch.as_tensor(train, device=dev)
@@ -118,7 +118,7 @@ class RayModel:
     """
 
     def __init__(self, backend: RayBackend, model: Any) -> None:
-        from aflite.algorithm.solvers import LinearEnsemble
+        from aflite.algorithm import LinearEnsemble
 
         self.backend, self.model = backend, model if model is not None else LinearEnsemble()
 

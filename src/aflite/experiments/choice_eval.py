@@ -24,14 +24,14 @@ class ChoiceEvaluator(BaseEvaluator):
         """Fit one model on every item of ``train`` (answers in ``train.labels``, as text)."""
         import torch
 
-        from aflite.algorithm.choices import (
+        from aflite.algorithm.models.choice.fit import ChoiceEnsemble, fit_choices
+        from aflite.algorithm.models.linear.primal import NEG
+        from aflite.algorithm.numerics.item_store import (
             check_choices,
             choice_scale,
             choice_store,
             valid_choices,
         )
-        from aflite.algorithm.solvers.choice import ChoiceEnsemble, fit_choices
-        from aflite.algorithm.solvers.primal import NEG
 
         x, y, _ = check_choices(phi, train.labels.astype(np.int64))
         dev = torch.device("cpu")
@@ -45,7 +45,7 @@ class ChoiceEvaluator(BaseEvaluator):
         return self
 
     def _scores(self, phi: np.ndarray | None) -> np.ndarray:
-        from aflite.algorithm.choices import valid_choices
+        from aflite.algorithm.numerics.item_store import valid_choices
 
         x = np.asarray(phi, dtype=np.float64)
         return np.where(valid_choices(x), np.nan_to_num(x) @ self.weights, -np.inf)

@@ -1,5 +1,5 @@
 """Representations of multiple-choice items: one vector per choice, an (N, K, d) array with
-NaN rows for the choices a shorter item lacks (:func:`aflite.algorithm.choices.pad_choices`).
+NaN rows for the choices a shorter item lacks (:func:`aflite.algorithm.numerics.item_store.pad_choices`).
 
 ``context`` says what each choice's vector sees: ``joint`` the context and the choice as one
 text (the filled sentence where the context has a blank), ``apart`` the context and the choice
@@ -221,7 +221,7 @@ def items_array(x: Any, items: Choices, name: str, dtype: Any = None) -> np.ndar
     except ValueError:  # arrays of several shapes, one an item
         raise DataError(
             f"{name}: items' arrays differ in shape; pad them to one (N, K, d) array "
-            "(aflite.algorithm.choices.pad_choices)"
+            "(aflite.algorithm.numerics.item_store.pad_choices)"
         ) from None
     if given.ndim != 3 or given.shape[0] != n or given.shape[1] < k:
         raise DataError(

@@ -117,8 +117,8 @@ class Choices:
 
     def chance(self) -> float:
         """The chance level the filter measures against: the accuracy of the best guess that
-        sees only answer positions (:func:`aflite.algorithm.choices.choice_chance`)."""
-        from aflite.algorithm.choices import choice_chance
+        sees only answer positions (:func:`aflite.algorithm.numerics.item_store.choice_chance`)."""
+        from aflite.algorithm.numerics.item_store import choice_chance
 
         return float(choice_chance(self.answers, self.n_choices))
 

@@ -15,7 +15,7 @@ import numpy as np
 from aflite._internal.labels import label_counts
 from aflite._internal.version import VERSION
 from aflite.algorithm import FilterResult
-from aflite.algorithm.result import kept_fingerprint
+from aflite.algorithm.loop.result import kept_fingerprint
 from aflite.io.decisions import Decisions
 from aflite.io.labelled import LabelledData
 from aflite.jobs.outputs import RowSplit, output_names, write_outputs

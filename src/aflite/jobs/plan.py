@@ -170,7 +170,7 @@ def check_representation(phi: Any, features: str) -> None:
     """The algorithm's checks of Phi (a real, non-empty, finite matrix), run by a job before
     Phi is checkpointed, as a one-line DataError naming ``--features``."""
     from aflite.algorithm import check_features
-    from aflite.algorithm.choices import check_choices
+    from aflite.algorithm.numerics.item_store import check_choices
 
     try:
         if np.ndim(phi) == 3:  # multiple-choice items: (N, K, d), padded choices NaN rows

@@ -96,7 +96,7 @@ def oof_probabilities(
     A class absent from a model's training folds gets probability 0.
     """
     from aflite._internal.device import resolve_device
-    from aflite.algorithm.storage import FeatureStore
+    from aflite.algorithm.numerics.store import FeatureStore
 
     dev = resolve_device(device)
     store = FeatureStore(np.asarray(x), dev)
@@ -119,9 +119,9 @@ def oof_choice_probabilities(
     import torch
 
     from aflite._internal.device import resolve_device
-    from aflite.algorithm.choices import choice_store, valid_choices
-    from aflite.algorithm.solvers.choice import ChoiceEnsemble, fit_choices
-    from aflite.algorithm.solvers.primal import NEG
+    from aflite.algorithm.models.choice.fit import ChoiceEnsemble, fit_choices
+    from aflite.algorithm.models.linear.primal import NEG
+    from aflite.algorithm.numerics.item_store import choice_store, valid_choices
 
     dev = resolve_device(device)
     n, k, d = x.shape
@@ -177,7 +177,8 @@ def _fit_predict(
 ) -> np.ndarray:
     import torch
 
-    from aflite.algorithm.solvers import LinearEnsemble, fit_ensemble
+    from aflite.algorithm import LinearEnsemble
+    from aflite.algorithm.models.linear.ensemble import fit_ensemble
 
     dev = store.device
     n_folds = int(folds.max()) + 1

@@ -119,7 +119,7 @@ def record_dynamics(
     import torch
 
     from aflite._internal.device import make_generator, resolve_device
-    from aflite.algorithm.storage import FeatureStore
+    from aflite.algorithm.numerics.store import FeatureStore
 
     opt = options or DynamicsOptions()
     dev = resolve_device(device)

@@ -90,7 +90,7 @@ def _item_pvi(ctx: ScoringContext) -> np.ndarray:
     """PVI of multiple-choice items: p_x the choice-wise model's out-of-fold probability of
     the right choice, p_null the answer-position frequencies of the items its fold trained
     on, over the item's own choices (what a model that sees no content learns)."""
-    from aflite.algorithm.choices import valid_choices
+    from aflite.algorithm.numerics.item_store import valid_choices
     from aflite.scoring.crossfit import oof_choice_probabilities
 
     def fit() -> np.ndarray:

@@ -202,7 +202,7 @@ def score_examples(
         options=options,
     )
     if items:
-        from aflite.algorithm.choices import check_choices
+        from aflite.algorithm.numerics.item_store import check_choices
 
         if dynamics is not None or probs is not None:
             raise ValueError("multiple-choice items are scored without dynamics or probs")

@@ -11,8 +11,8 @@ from aflite.algorithm.models.base import (
     register_model,
     resolve_model,
 )
-from aflite.algorithm.models.linear import LinearModel
-from aflite.algorithm.models.sklearn import SklearnModel, check_estimator
+from aflite.algorithm.models.linear.model import LinearModel
+from aflite.algorithm.models.sklearn.model import SklearnModel, check_estimator
 
 __all__ = [
     "MODELS",

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
     import torch
 
-    from aflite.algorithm.storage import FeatureStore
+    from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = [
     "MODELS",

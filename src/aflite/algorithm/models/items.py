@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from aflite.algorithm.choices import choice_chance, choice_store, valid_choices
-from aflite.algorithm.solvers.primal import NEG
-from aflite.algorithm.storage import FeatureStore
+from aflite.algorithm.models.linear.primal import NEG
+from aflite.algorithm.numerics.item_store import choice_chance, choice_store, valid_choices
+from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["ItemModel"]
 

@@ -1,0 +1,189 @@
+"""One phase of AFLITE on a subset of rows: draw the partitions, let the model fit and
+predict, and return the per-row counts aligned with the subset."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from aflite._internal.numerics import own_numerics
+from aflite._internal.threads import compute_threads
+from aflite._internal.transfer import to_device, to_host
+from aflite.algorithm.loop.partitions import block_design, default_block_rows, train_masks
+from aflite.algorithm.models import Model
+from aflite.algorithm.numerics.store import FeatureStore
+
+__all__ = ["PhaseRunner", "PhaseOutput"]
+
+
+@dataclass
+class PhaseOutput:
+    """Counts for the rows a phase ran on (aligned with them), its training mask (rows x P)
+    and the model's details (solver, iterations, residual)."""
+
+    correct: np.ndarray
+    heldout: np.ndarray
+    train_on_device: torch.Tensor
+    info: dict[str, Any] = field(default_factory=dict)
+    margin: np.ndarray | None = None
+
+    @property
+    def train(self) -> np.ndarray:
+        """The training mask (rows x P) on the host. The filter never reads it: a phase
+        brings back O(rows) values, not the rows x P mask (150 MB at SNLI scale)."""
+        return to_host(self.train_on_device).astype(bool)
+
+    def scores(self) -> np.ndarray:
+        """Fraction of held-out predictions that were correct; NaN where never held out."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.heldout > 0, self.correct / np.maximum(self.heldout, 1), np.nan)
+
+
+class PhaseRunner:
+    """Holds the standardised features on the compute device and runs phases on subsets of
+    the input rows (sorted input positions). Partitions are drawn over the active rows only,
+    so the random stream does not depend on how the storage is laid out."""
+
+    def __init__(
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        n_classes: int,
+        *,
+        model: Model,
+        n_partitions: int,
+        train_size: int,
+        groups: np.ndarray | None,
+        device: torch.device,
+        generator: torch.Generator,
+        chunk_rows: int | None = None,
+        in_place: bool = False,
+        partitions: str = "blocks",
+        threads: int | None = None,
+        block_rows: int | None = None,
+        keys: np.ndarray | None = None,
+    ) -> None:
+        self.raw = x
+        # each input row's rank in the canonical order (by row id; default: as given):
+        # partitions are drawn in that order, so a reordered input gives the same ones
+        self.keys = np.arange(x.shape[0], dtype=np.int64) if keys is None else np.asarray(keys)
+        self.partitions = partitions
+        self.threads = threads
+        self.model = model
+        self.n_classes = n_classes
+        self.n_partitions = n_partitions
+        self.train_size = train_size
+        self.device = device
+        self.generator = generator
+        # a model that reads the raw features (scikit-learn) must not see them standardised
+        in_place = in_place and not getattr(model, "needs_raw_features", False)
+        # a model with its own layout of the rows (the choice-wise model) builds the store
+        make_store = getattr(model, "make_store", None)
+        if make_store is not None:
+            self.store = make_store(x, device, chunk_rows=chunk_rows, in_place=in_place)
+        else:
+            # raw sparse rows serve the block pass of a model that has one, and the exact
+            # family's sparse form on any partitions
+            sparse = getattr(model, "supports_blocks", False) and (
+                partitions == "blocks" or getattr(model, "exact", False)
+            )
+            self.store = FeatureStore(
+                x, device, chunk_rows=chunk_rows, in_place=in_place, sparse_rows=sparse
+            )
+        self.y = to_device(np.asarray(y), device)
+        # groups only shape the partitions, which are drawn on the CPU: they stay on the host
+        self.groups = None if groups is None else np.asarray(groups)
+        self.n_input = x.shape[0]
+        self.labels = np.asarray(y, dtype=np.int64)
+        model.attach(self.store, x, self.y, n_classes)
+        # a model may ask for its own block size (once attached, it knows the stored rows)
+        own = getattr(model, "block_rows", None)
+        self.block_rows = block_rows or (
+            own(train_size, n_partitions)
+            if own is not None
+            else default_block_rows(self.store.dim, device)
+        )
+
+    def labels_of(self, rows: np.ndarray) -> np.ndarray:
+        """Class codes of input rows."""
+        return self.labels[rows]
+
+    def needs_compaction(self, n_rows: int) -> bool:
+        return self.store.needs_compaction(n_rows)
+
+    def compact_to(self, rows: np.ndarray) -> None:
+        """Keep only ``rows`` (sorted input positions) in storage."""
+        pos = to_device(self.store.compact_to(rows), self.device)
+        self.y = self.y[pos]
+        self.model.attach(self.store, self.raw, self.y, self.n_classes)
+
+    def run(self, rows: np.ndarray) -> PhaseOutput:
+        """One phase on ``rows`` (sorted input positions)."""
+        with compute_threads(self.threads), own_numerics():
+            return self._run(np.asarray(rows, dtype=np.int64))
+
+    def _run(self, rows: np.ndarray) -> PhaseOutput:
+        n = len(rows)
+        pos = to_device(self.store.positions(rows), self.device)
+        n_store = self.store.n_stored
+        current = torch.zeros(n_store, dtype=torch.float32, device=self.device)
+        current[pos] = 1.0
+        design = None
+        # the partitions are drawn on the CPU whatever the compute device: CUDA's random
+        # streams are not the CPU's, and the rows a seed removes must not depend on the device
+        cpu = torch.device("cpu")
+        canon = torch.as_tensor(np.argsort(self.keys[rows], kind="stable"))
+        groups = None
+        if self.groups is not None:
+            groups = torch.from_numpy(np.unique(self.groups[rows], return_inverse=True)[1])
+        if self.partitions == "blocks":
+            design = block_design(
+                n,
+                self.n_partitions,
+                self.train_size,
+                block_rows=self.block_rows,
+                generator=self.generator,
+                device=cpu,
+                groups=groups,
+                canon=canon,
+            ).to(self.device)
+            train_active = design.train_mask()  # made on the device from the design
+        else:
+            train_active = train_masks(
+                n,
+                self.n_partitions,
+                self.train_size,
+                generator=self.generator,
+                device=cpu,
+                groups=groups,
+                canon=canon,
+            )
+            # a byte a mask entry on the way (not four)
+            train_active = to_device(train_active.bool(), self.device).to(torch.float32)
+        if design is not None and getattr(self.model, "supports_blocks", False):
+            counts = self.model.score_blocks(design, pos, current)
+        else:
+            if n == n_store:
+                train, heldout = train_active, 1.0 - train_active
+            else:
+                train = torch.zeros(
+                    (n_store, self.n_partitions), dtype=torch.float32, device=self.device
+                )
+                train[pos] = train_active
+                heldout = torch.zeros_like(train)
+                heldout[pos] = 1.0 - train_active
+            counts = self.model.score(train, heldout, current)
+        correct, held = counts.correct[pos], counts.heldout[pos]
+        info = dict(counts.info)
+        info["partitions"] = self.partitions
+        margin = None if counts.margin is None else to_host(counts.margin[pos].double())
+        return PhaseOutput(
+            correct=to_host(correct).astype(np.int64),
+            heldout=to_host(held).astype(np.int64),
+            train_on_device=train_active,
+            info=info,
+            margin=margin,
+        )

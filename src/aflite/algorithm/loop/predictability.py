@@ -1,0 +1,204 @@
+"""Predictability scores: one phase of random partitions, fits and held-out predictions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from aflite._internal.device import make_generator, resolve_device
+from aflite._internal.threads import resolve_threads
+from aflite.algorithm._validation import (
+    AUTO_PARTITIONS,
+    canonical_ranks,
+    check_features,
+    encode_groups,
+    encode_labels,
+    resolve_size,
+)
+from aflite.algorithm.loop.options import FilterOptions
+from aflite.algorithm.loop.phases import PhaseRunner
+from aflite.algorithm.models import resolve_model
+from aflite.algorithm.models.choice.model import choice_model
+from aflite.algorithm.numerics.item_store import check_choices, is_choice_input
+from aflite.types import ArrayLike, Backend, DeviceLike, ModelLike, SeedLike, Size
+
+__all__ = ["PhaseScores", "predictability_scores", "representation_bias", "prepare_runner"]
+
+
+@dataclass
+class PhaseScores:
+    """Result of one phase over a set of rows.
+
+    Attributes
+    ----------
+    scores:
+        (N,) fraction of out-of-sample predictions that were correct; NaN for a row that no
+        partition held out.
+    n_heldout, n_correct:
+        (N,) how often each row was held out, and how often it was then predicted correctly.
+    train_mask:
+        (N, P) bool, True where the row trained that partition's classifier.
+    info:
+        How the fits ended (solver, iterations, worst relative gradient norm).
+    """
+
+    scores: np.ndarray
+    n_heldout: np.ndarray
+    n_correct: np.ndarray
+    train_mask: np.ndarray
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def representation_bias(self) -> float:
+        """Mean predictability over the scored rows: the estimate of R(Phi, S, M)."""
+        valid = ~np.isnan(self.scores)
+        return float(self.scores[valid].mean()) if valid.any() else float("nan")
+
+    def __repr__(self) -> str:
+        return (
+            f"PhaseScores(n={len(self.scores)}, partitions={self.train_mask.shape[1]}, "
+            f"representation_bias={self.representation_bias:.4f})"
+        )
+
+
+def prepare_runner(
+    features: ArrayLike,
+    labels: ArrayLike,
+    *,
+    n_partitions: int | str,
+    model: ModelLike,
+    groups: ArrayLike | None,
+    seed: SeedLike,
+    device: DeviceLike,
+    train_size: Size,
+    backend: Backend | None = None,
+    copy: bool = True,
+    partitions: str,
+    threads: int | None = None,
+    ids: ArrayLike | None = None,
+) -> tuple[PhaseRunner, np.ndarray, int]:
+    """Check the inputs and set up a :class:`PhaseRunner`; returns it, the classes and t."""
+    if is_choice_input(features, model):  # (N, K, d): answers are choice positions
+        x, y, classes = check_choices(features, labels)
+    else:
+        x = check_features(features)
+        y, classes = encode_labels(labels, x.shape[0])
+    g = encode_groups(groups, x.shape[0])
+    t = resolve_size(train_size, x.shape[0], "train_size")
+    if t >= x.shape[0]:
+        raise ValueError(
+            f"train_size ({t}) must be smaller than the number of rows ({x.shape[0]}): "
+            "some rows must be held out"
+        )
+    keys = canonical_ranks(ids, x.shape[0])
+    threads = resolve_threads(threads)
+    phase_model, n_partitions = phase_model_for(model, n_partitions, t, x.shape, backend)
+    dev = resolve_device(device)
+    runner = PhaseRunner(
+        x,
+        y,
+        len(classes),
+        model=phase_model,
+        n_partitions=n_partitions,
+        train_size=t,
+        groups=g,
+        device=dev,
+        generator=make_generator(seed, torch.device("cpu")),  # drawn on the CPU, see PhaseRunner
+        in_place=not copy,
+        partitions=partitions,
+        threads=threads,
+        keys=keys,
+    )
+    return runner, classes, t
+
+
+def phase_model_for(
+    model: ModelLike, n_partitions: int | str, t: int, shape: tuple[int, ...], backend: Any = None
+) -> tuple[Any, int]:
+    """The phase model for ``model`` (``"auto"``: a family chosen from t and the width) on
+    features of ``shape``, and m for ``n_partitions`` (``"auto"``: by that family)."""
+    phase_model = choice_model(model, backend) if len(shape) == 3 else resolve_model(model, backend)
+    choose = getattr(phase_model, "choose", None)
+    if choose is not None:  # model="auto": a family chosen from the shapes
+        phase_model = choose(t, shape[-1])
+    if n_partitions == "auto":
+        n_partitions = AUTO_PARTITIONS[bool(getattr(phase_model, "exact", False))]
+    return phase_model, int(n_partitions)
+
+
+# the defaults of one phase are the filter's (one table: aflite.FilterOptions)
+_D = FilterOptions
+
+
+def predictability_scores(
+    features: ArrayLike,
+    labels: ArrayLike,
+    *,
+    n_partitions: int | str = _D.n_partitions,
+    train_size: Size = _D.train_size,
+    model: ModelLike = _D.model,
+    groups: ArrayLike | None = None,
+    seed: SeedLike = 0,
+    device: DeviceLike = "auto",
+    copy: bool = True,
+    partitions: str = _D.partitions,
+    threads: int | None = None,
+    ids: ArrayLike | None = None,
+) -> PhaseScores:
+    """Score every row once: the fraction of its held-out predictions that are correct.
+
+    This is one phase of AFLITE on its own: ``n_partitions`` random splits into a training part
+    of ``train_size`` rows and a held-out part, one model per split.
+    ``copy=False`` lets the linear family standardise a float32 array in place.
+    ``partitions``: ``"blocks"`` (default: rows dealt into blocks, each classifier trains on
+    t/b whole blocks, see :func:`aflite.algorithm.loop.partitions.block_design`) or ``"uniform"``
+    (independent uniform training parts, Algorithm 1's wording). ``threads``: worker threads
+    (default ``AFLITE_THREADS`` or the cores this process may use); the scores do not depend
+    on it. ``ids``: unique row ids; partitions are drawn by id, so the same rows in another
+    order get the same scores.
+
+    Examples
+    --------
+    >>> import numpy as np, aflite
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(200, 5)); y = (x[:, 0] > 0).astype(int)
+    >>> ps = aflite.predictability_scores(x, y, n_partitions=16, train_size=0.5)
+    >>> ps.representation_bias > 0.9
+    True
+    """
+    # each option checked as aflite.FilterOptions checks it; trusted from here on
+    checked = FilterOptions.check_fields(
+        {
+            "n_partitions": n_partitions,
+            "train_size": train_size,
+            "model": model,
+            "partitions": partitions,
+        }
+    )
+    runner, _, _ = prepare_runner(
+        features,
+        labels,
+        groups=groups,
+        seed=seed,
+        device=device,
+        copy=copy,
+        threads=threads,
+        ids=ids,
+        **checked,
+    )
+    out = runner.run(np.arange(runner.n_input))
+    return PhaseScores(
+        scores=out.scores(),
+        n_heldout=out.heldout,
+        n_correct=out.correct,
+        train_mask=out.train,
+        info=out.info,
+    )
+
+
+def representation_bias(features: ArrayLike, labels: ArrayLike, **kwargs: Any) -> float:
+    """Estimate R(Phi, S, M): the mean predictability of the rows (see :func:`predictability_scores`)."""
+    return predictability_scores(features, labels, **kwargs).representation_bias

@@ -1,0 +1,87 @@
+"""The default model family: the batched L2 logistic-regression ensemble
+(:mod:`aflite.algorithm.models.linear.ensemble`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from aflite.algorithm.loop.partitions import BlockDesign
+from aflite.algorithm.models.base import PhaseCounts, register_model
+from aflite.algorithm.models.linear.ensemble import (
+    LinearEnsemble,
+    fit_ensemble,
+    heldout_counts,
+    use_gathered_rows,
+)
+from aflite.algorithm.numerics.blocks import plan_blocks
+from aflite.algorithm.numerics.store import FeatureStore
+
+__all__ = ["LinearModel"]
+
+
+def _is_ensemble(model: object) -> bool:
+    return isinstance(model, LinearEnsemble)
+
+
+@register_model(
+    "linear",
+    description="batched L2 logistic regression, all partitions at once (default)",
+    accepts=_is_ensemble,
+    distributed=True,
+)
+class LinearModel:
+    """All partitions of a phase fitted at once on the compute device."""
+
+    supports_blocks = True
+
+    def __init__(self, model: LinearEnsemble | None = None) -> None:
+        self.model = model or LinearEnsemble()
+
+    def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
+        self.store, self.y, self.n_classes = store, y, n_classes
+
+    def score(
+        self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor
+    ) -> PhaseCounts:
+        ens, _ = fit_ensemble(
+            self.store, self.y, train, self.n_classes, self.model, current=current
+        )
+        correct, held = heldout_counts(self.store, self.y, ens, heldout)
+        return PhaseCounts(correct, held, ens.report.to_dict())
+
+    def score_blocks(
+        self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
+    ) -> PhaseCounts:
+        """One phase on block partitions (see :mod:`aflite.algorithm.numerics.blocks`)."""
+        t = int(design.train_mask().sum(dim=0).max())
+        if use_gathered_rows(
+            self.store.n_stored,
+            t,
+            self.store.dim,
+            self.n_classes,
+            design.n_partitions,
+            self.store.device,
+        ):
+            # many classes and small t/n: each part's own rows gathered beat the block pass
+            # (20 classes, t = 10%: 0.8 s against 1.7 s); the design is the same
+            return self.score(*_masks(design, positions, self.store.n_stored), current)
+        plan = plan_blocks(self.store, self.y, design, positions, self.n_classes, ones=True)
+        ens, _ = fit_ensemble(
+            self.store, self.y, None, self.n_classes, self.model, current=current, plan=plan
+        )
+        correct, held = plan.heldout_counts(ens.theta, ens.neg, keep=ens.usable)
+        return PhaseCounts(correct, held, ens.report.to_dict())
+
+    def describe(self) -> str:
+        return repr(self.model)
+
+
+def _masks(design: BlockDesign, positions: torch.Tensor, n_stored: int):
+    """(N_store, P) training and held-out masks of a block design over the current rows."""
+    active = design.train_mask()
+    train = torch.zeros((n_stored, design.n_partitions), dtype=torch.float32, device=active.device)
+    train[positions] = active
+    heldout = torch.zeros_like(train)
+    heldout[positions] = 1.0 - active
+    return train, heldout

@@ -1,0 +1,141 @@
+"""The exact least-squares family on multiple-choice items (``model="ridge"`` with features
+(N, K, d)): the choice-wise variant of :mod:`aflite.algorithm.models.ridge.fit`.
+
+Each training part fits one weight vector on its items' choices, stored centred on their
+item's mean (:func:`aflite.algorithm.numerics.item_store.choice_store`): the target of a choice is +1
+where it is the answer and -1 where it is not, and
+
+    min_w  sum over the part's real choices (y_ik - z_ik w)^2 + alpha * r * ||w||^2
+
+with r the part's real choices, as scikit-learn's ``Ridge(alpha=alpha * r,
+fit_intercept=False)`` on those rows. A choice's centred row makes a shift shared by an item's
+choices irrelevant, as in the choice-wise logistic model, and the item's prediction is its
+choice of highest ``z w`` (a tie is a draw among the tied, as there). The d x d system of a
+part is the sum of its blocks' Grams (every choice multiplied once a phase), solved in float64
+(a float32 factor refined against the float64 matrix) with float64 predictions, so machines
+differ only at a lead within about 1e-12 of zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from aflite._internal.threads import workers
+from aflite.algorithm.loop.partitions import BlockDesign
+from aflite.algorithm.models.base import PhaseCounts, register_model
+from aflite.algorithm.models.choice.fit import choice_heldout_counts
+from aflite.algorithm.models.items import ItemModel
+from aflite.algorithm.models.ridge.direct import SOLVE_BYTES, PrimalSums, primal_solve
+from aflite.algorithm.models.ridge.fit import Parts, RidgeEnsemble
+from aflite.algorithm.numerics.blocks import TASK_ROWS, plan_blocks
+from aflite.algorithm.numerics.store import FeatureStore
+
+__all__ = ["ChoiceRidgeModel"]
+
+
+class _Fit:
+    """What the held-out counts read: the (d, P) weights."""
+
+    def __init__(self, weights: torch.Tensor) -> None:
+        self.weights = weights
+
+
+@register_model(
+    "choice-ridge",
+    description="exact least-squares model of multiple-choice items (model='ridge' on (N, K, d))",
+    accepts=lambda model: False,  # chosen by the choice-wise runs for model='ridge'
+)
+class ChoiceRidgeModel(ItemModel):
+    """All partitions of a phase on multiple-choice items, each solved exactly."""
+
+    supports_blocks = True
+    exact = True
+
+    def __init__(self, model: RidgeEnsemble | None = None) -> None:
+        self.model = model or RidgeEnsemble()
+        self._valid: np.ndarray | None = None
+
+    def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
+        super().attach(store, raw, y, n_classes)
+        valid = self.neg == 0
+        d = store.dim // self.k
+        # the same rows, one choice each: item i's choice c is row i*K + c
+        self.choices = FeatureStore.from_standardised(
+            store.standardised().view(-1, d), store.device
+        )
+        target = torch.where(valid, -1.0, 0.0).double()
+        target[torch.arange(len(y), device=y.device), y] = 1.0
+        self.targets = target.view(-1, 1)
+        self.n_real = valid.sum(dim=1).double()
+
+    def block_rows(self, train_size: int, n_partitions: int) -> int:
+        # a part is a sum of few, large blocks' Grams, as the class-wise primal form's
+        from aflite.algorithm.loop.partitions import MIN_BLOCKS_PER_PART
+
+        return max(1, -(-train_size // MIN_BLOCKS_PER_PART))
+
+    def _weights(self, parts: Parts) -> torch.Tensor:
+        """(d, P) float64 weights of every part."""
+        p = parts.n_partitions
+        w = parts.weight.to(torch.float64)
+        alpha = self.model.alpha * (self.n_real[parts.order] * w).sum(dim=1)
+        k, d = self.k, self.store.dim // self.k
+        by_choice = _choice_parts(parts, k)
+        sums = PrimalSums(self.choices, self.targets, by_choice)
+        per = max(1, SOLVE_BYTES // (8 * 4 * (d + 1) ** 2))
+        dev = self.store.device
+        groups = [torch.arange(s, min(p, s + per), device=dev) for s in range(0, p, per)]
+        out = torch.empty((d, p), dtype=torch.float64, device=dev)
+        solve = lambda j: primal_solve(sums.of(j), alpha[j], centre=False)  # noqa: E731
+        for j, (coef, _, _) in zip(groups, workers().map(solve, groups)):
+            out[:, j] = coef[:, :, 0].T
+        return out
+
+    def score(
+        self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor
+    ) -> PhaseCounts:
+        from aflite.algorithm.models.ridge.model import parts_of_mask
+
+        weights = self._weights(Parts(*parts_of_mask(train)))
+        correct, held = choice_heldout_counts(
+            self.store, self.y, self.neg, _Fit(weights), heldout=heldout
+        )
+        return PhaseCounts(correct, held, self._info())
+
+    def score_blocks(
+        self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
+    ) -> PhaseCounts:
+        from aflite.algorithm.models.ridge.model import parts_of_mask
+
+        order, weight = parts_of_mask(design.train_mask(torch.bool), positions)
+        weights = self._weights(Parts(order, weight, design, positions))
+        rows = (1 << 18 if self.store.device.type == "cuda" else TASK_ROWS) // self.k
+        plan = plan_blocks(self.store, self.y, design, positions, self.k, task_rows=max(1, rows))
+        correct, held = choice_heldout_counts(
+            self.store, self.y, self.neg, _Fit(weights), plan=plan
+        )
+        return PhaseCounts(correct, held, self._info())
+
+    def _info(self) -> dict[str, Any]:
+        return {"solver": "choice-ridge", "form": "primal", "alpha": self.model.alpha}
+
+    def describe(self) -> str:
+        return repr(self.model)
+
+
+def _choice_parts(parts: Parts, k: int) -> Parts:
+    """The same parts over choice rows (item i -> rows i*K .. i*K + K-1)."""
+    offsets = torch.arange(k, device=parts.order.device)
+    order = (parts.order[:, :, None] * k + offsets).flatten(1)
+    weight = parts.weight[:, :, None].expand(*parts.weight.shape, k).flatten(1)
+    if parts.design is None:
+        return Parts(order, weight)
+    design = parts.design
+    rows = (parts.positions[design.order][:, None] * k + offsets).flatten()
+    by_choice = BlockDesign(
+        torch.arange(len(rows), device=rows.device), design.bounds * k, design.incidence
+    )
+    return Parts(order, weight, by_choice, rows)

@@ -1,0 +1,249 @@
+"""The feature matrix of a filtering run, standardised, on the compute device.
+
+Features are standardised with the mean and standard deviation of *all input rows*, computed
+once in float64 with a chunked two-pass (Chan) update, so an offset of 1e5 on every feature
+loses nothing. Rows are centred before any product: folding the mean into the weights
+(``x @ (s*W) - (mu*s) @ W``) cancels catastrophically when features carry a large offset.
+The one exception is mostly-zero features whose means lie near zero, which the store also
+keeps raw for the solver's sparse pass (:mod:`aflite.algorithm.numerics.sparse_rows`).
+
+Rows are addressed by their position in the input. Rows that leave the set stay in storage
+(masked out) until fewer than half of the stored rows are active; the active rows are then
+compacted, in place when the buffer is ours.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterator
+
+import numpy as np
+import torch
+
+from aflite._internal.transfer import to_device, to_host
+from aflite.algorithm.numerics.sparse_rows import SparseRows
+
+__all__ = ["FeatureStore", "feature_moments", "standardise"]
+
+
+def feature_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature mean and standard deviation (float64), one chunked pass (Chan et al.).
+
+    Chunks are centred on their own mean before squaring, so a large common offset does not
+    cancel the variance away.
+    """
+    n, d = x.shape
+    mean = np.zeros(d, dtype=np.float64)
+    m2 = np.zeros(d, dtype=np.float64)
+    seen = 0
+    step = max(1, 2**22 // max(1, d))
+    for start in range(0, n, step):
+        block = np.asarray(x[start : start + step], dtype=np.float64)
+        k = block.shape[0]
+        b_mean = block.mean(axis=0)
+        b_m2 = ((block - b_mean) ** 2).sum(axis=0)
+        delta = b_mean - mean
+        total = seen + k
+        mean += delta * (k / total)
+        m2 += b_m2 + delta * delta * (seen * k / total)
+        seen = total
+    return mean, np.sqrt(m2 / max(n, 1))
+
+
+def standardise(x: np.ndarray) -> np.ndarray:
+    """The matrix the linear family sees: every feature centred and scaled by its standard
+    deviation over all rows (constant features become 0). For references and tests; the
+    filter standardises chunk by chunk."""
+    return FeatureStore(np.asarray(x), torch.device("cpu")).standardised().numpy()
+
+
+def memory_quarter_bytes() -> int:
+    """A quarter of physical memory: the largest matrix copied rather than read in chunks."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
+
+
+def _ownable(x: np.ndarray, device: torch.device) -> bool:
+    """Can the store standardise ``x`` where it is (and keep it as its storage)?"""
+    return (
+        device.type == "cpu"
+        and type(x) is np.ndarray
+        and x.dtype == np.float32
+        and x.flags.c_contiguous
+        and x.flags.writeable
+    )
+
+
+class FeatureStore:
+    """Standardised float32 rows of the caller's matrix on ``device``.
+
+    An in-memory matrix is copied once, already standardised (so every product reads a
+    ready matrix). A memory map, or a matrix over a quarter of physical memory, is read as
+    is and standardised chunk by chunk, so matrices larger than RAM work. ``sparse_rows``
+    also keeps mostly-zero rows raw (``sparse``) for the solver's sparse block pass.
+    """
+
+    COMPACT_BELOW = 0.5
+
+    def __init__(
+        self,
+        x: np.ndarray,
+        device: torch.device,
+        *,
+        chunk_rows: int | None = None,
+        copy_limit_bytes: int | None = None,
+        in_place: bool = False,
+        sparse_rows: bool = False,
+    ) -> None:
+        self.device = device
+        self.n_input, self.dim = x.shape
+        self.chunk_rows = chunk_rows or (1 << 20 if device.type == "cuda" else 65_536)
+        mean, std = feature_moments(x)
+        # a constant feature carries no information: scale 0 makes it exactly zero
+        scale = np.where(
+            std > 1e-12 * np.maximum(1.0, np.abs(mean)), 1.0 / np.where(std > 0, std, 1), 0.0
+        )
+        # float64 for folding the mean into weights, float32 on the device for standardising
+        self.mean64, self.scale64 = mean, scale
+        self.mean32 = torch.as_tensor(mean, dtype=torch.float32, device=device)
+        self.scale32 = torch.as_tensor(scale, dtype=torch.float32, device=device)
+        limit = memory_quarter_bytes() if copy_limit_bytes is None else copy_limit_bytes
+        big = self.n_input * self.dim * 4 > limit
+        self.rows = np.arange(self.n_input, dtype=np.int64)
+        # with ``sparse_rows``, mostly-zero features (n-grams) are also kept raw for the
+        # solver's sparse pass, read before an in-place standardisation overwrites them. A GPU
+        # keeps the dense products.
+        self.sparse: SparseRows | None = None
+        # float32 input is standardised by the same float32 arithmetic on every path, so its
+        # sparse rows give the stored values exactly (float64 input is rounded once, after)
+        self.raw_float32 = x.dtype == np.float32
+        if sparse_rows and device.type == "cpu" and not big and not isinstance(x, np.memmap):
+            self.sparse = SparseRows.from_dense(x, mean, scale, device)
+        if in_place and _ownable(x, device):
+            # the caller gave the matrix away: standardise it where it is, no second copy
+            step = max(1, 2**22 // max(1, self.dim))
+            mean32, scale32 = mean.astype(np.float32), scale.astype(np.float32)
+            for s in range(0, self.n_input, step):
+                np.subtract(x[s : s + step], mean32, out=x[s : s + step])
+                np.multiply(x[s : s + step], scale32, out=x[s : s + step])
+            self._raw = None
+            self.data = torch.from_numpy(x)
+        elif device.type == "cpu" and (isinstance(x, np.memmap) or big):
+            self._raw: np.ndarray | None = x
+            self.data: torch.Tensor | None = None
+        else:
+            self._raw = None
+            self.data = self._standardised_copy(x, np.arange(self.n_input))
+
+    @classmethod
+    def from_standardised(
+        cls, data: np.ndarray, device: torch.device, chunk_rows: int | None = None
+    ) -> FeatureStore:
+        """A store over rows that are already standardised (e.g. shipped to a worker)."""
+        self = cls.__new__(cls)
+        self.device = device
+        self.n_input, self.dim = data.shape
+        self.chunk_rows = chunk_rows or (1 << 20 if device.type == "cuda" else 65_536)
+        self.mean64 = np.zeros(self.dim)
+        self.scale64 = np.ones(self.dim)
+        self.mean32 = torch.zeros(self.dim, device=device)
+        self.scale32 = torch.ones(self.dim, device=device)
+        self.rows = np.arange(self.n_input, dtype=np.int64)
+        self._raw = None
+        self.sparse = None
+        self.raw_float32 = True
+        if isinstance(data, torch.Tensor):  # another store's rows, seen another way
+            self.data = data.to(device=device, dtype=torch.float32)
+        else:
+            self.data = torch.as_tensor(np.ascontiguousarray(data, dtype=np.float32), device=device)
+        return self
+
+    def standardised(self) -> torch.Tensor:
+        """All stored rows, standardised (materialised if read chunk by chunk)."""
+        if self.data is not None:
+            return self.data
+        return torch.cat([xb for _, _, xb in self.chunks()])
+
+    # --- reading ---
+    @property
+    def n_stored(self) -> int:
+        return len(self.rows)
+
+    def _standardise(self, block: np.ndarray) -> torch.Tensor:
+        # subtract in the input's precision (float64 input centres exactly), then cast
+        if block.dtype == np.float64:
+            return to_device(((block - self.mean64) * self.scale64).astype(np.float32), self.device)
+        t = to_device(np.asarray(block, dtype=np.float32), self.device)
+        return (t - self.mean32) * self.scale32
+
+    def _standardised_copy(self, x: np.ndarray, rows: np.ndarray) -> torch.Tensor:
+        out = torch.empty((len(rows), self.dim), dtype=torch.float32, device=self.device)
+        step = max(1, 2**22 // max(1, self.dim))
+        contiguous = len(rows) == x.shape[0]
+        for s in range(0, len(rows), step):
+            block = x[s : s + step] if contiguous else x[rows[s : s + step]]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # read-only memory maps
+                out[s : s + step] = self._standardise(np.asarray(block))
+        return out
+
+    def chunks(self) -> Iterator[tuple[int, int, torch.Tensor]]:
+        """(start, end, standardised rows) over the stored rows."""
+        n = self.n_stored
+        for s in range(0, n, self.chunk_rows):
+            e = min(n, s + self.chunk_rows)
+            if self.data is not None:
+                yield s, e, self.data[s:e]
+            else:
+                yield s, e, self._standardise(np.asarray(self._raw[self.rows[s:e]]))
+
+    def read(self, start: int, end: int) -> torch.Tensor:
+        """Standardised stored rows ``start:end``."""
+        if self.data is not None:
+            return self.data[start:end]
+        return self._standardise(np.asarray(self._raw[self.rows[start:end]]))
+
+    def ranges(self, step: int) -> list[tuple[int, int]]:
+        """(start, end) ranges of ``step`` stored rows: the same cut whatever the thread count."""
+        return [(s, min(self.n_stored, s + step)) for s in range(0, self.n_stored, step)]
+
+    def gather(self, positions: torch.Tensor) -> torch.Tensor:
+        """Standardised rows at the given store positions (any shape of index tensor)."""
+        if self.data is not None:
+            return self.data[positions]
+        flat = to_host(positions.reshape(-1))
+        rows = self._standardise(np.asarray(self._raw[self.rows[flat]]))
+        return rows.reshape(*positions.shape, self.dim)
+
+    def positions(self, rows: np.ndarray) -> np.ndarray:
+        """Store positions of sorted input rows."""
+        pos = np.searchsorted(self.rows, rows)
+        if len(rows) and (pos.max() >= self.n_stored or not np.array_equal(self.rows[pos], rows)):
+            raise RuntimeError("internal error: rows are not in the working set")
+        return pos
+
+    # --- layout ---
+    def needs_compaction(self, n_rows: int) -> bool:
+        return n_rows < self.COMPACT_BELOW * self.n_stored
+
+    def compact_to(self, rows: np.ndarray) -> np.ndarray:
+        """Keep only ``rows`` (sorted input positions); returns their old store positions."""
+        pos = self.positions(rows)
+        if self.data is not None:
+            pos_t = to_device(pos, self.device)
+            # pos is sorted and pos[i] >= i: copying front to back never overwrites a row
+            # still to be read, so compaction needs no second buffer
+            for s in range(0, len(pos), self.chunk_rows):
+                idx = pos_t[s : s + self.chunk_rows]
+                self.data[s : s + len(idx)] = self.data[idx]
+            self.data = self.data[: len(pos)]
+        else:
+            self.data = self._standardised_copy(self._raw, np.asarray(rows))
+            self._raw = None
+        if self.sparse is not None:
+            self.sparse = self.sparse.take(to_device(pos, self.device))
+        self.rows = np.asarray(rows, dtype=np.int64).copy()
+        return pos
