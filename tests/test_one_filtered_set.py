@@ -105,7 +105,7 @@ def _sparse(n=400, d=200, seed=0):
 
 @pytest.mark.parametrize("form", ["primal", "cg", "dual"])
 def test_a_phase_on_the_forms_cuda_runs_uses_no_operator_nondeterministic_there(form, monkeypatch):
-    monkeypatch.setattr(reduce, "ORDERED_EVERYWHERE", True)  # the sums a CUDA run makes
+    monkeypatch.setattr(reduce, "ordered_sums", lambda device: True)  # the sums a CUDA run makes
     # the dense forms are the ones a GPU runs (the sparse form needs the CPU's raw rows)
     x, y = _dense()
     with NondeterministicOps() as seen:
@@ -132,7 +132,7 @@ def test_the_iterative_families_use_no_operator_nondeterministic_on_cuda(
     family, partitions, monkeypatch
 ):
     # the sums a CUDA run makes, checked here on the CPU
-    monkeypatch.setattr(reduce, "ORDERED_EVERYWHERE", True)
+    monkeypatch.setattr(reduce, "ordered_sums", lambda device: True)
     if family == "choice":
         rng = np.random.default_rng(0)
         y = rng.integers(0, 4, 300)
@@ -161,14 +161,12 @@ def test_the_iterative_families_use_no_operator_nondeterministic_on_cuda(
     assert res.history[0].solver["solver"] == ("choice" if family == "choice" else "primal")
 
 
-def test_the_ordered_sums_equal_index_add(monkeypatch):
+def test_the_ordered_sums_equal_index_add():
     rng = np.random.default_rng(0)
     idx = torch.as_tensor(rng.integers(0, 5, 40))
     for src in (torch.randn(40, dtype=torch.float64), torch.randn(40, 3, 7)):
         want = torch.zeros(5, *src.shape[1:], dtype=src.dtype).index_add_(0, idx, src)
-        monkeypatch.setattr(reduce, "ORDERED_EVERYWHERE", True)
-        got = reduce.add_rows(torch.zeros_like(want), idx, src)
-        monkeypatch.setattr(reduce, "ORDERED_EVERYWHERE", False)
+        got = reduce.add_rows(torch.zeros_like(want), idx, src, ordered=True)
         torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
 
 

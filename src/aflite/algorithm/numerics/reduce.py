@@ -12,16 +12,23 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["add_rows"]
-
-# the one-hot product on every device (tests set it to check the CUDA path on a CPU)
-ORDERED_EVERYWHERE = False
+__all__ = ["add_rows", "ordered_sums"]
 
 
-def add_rows(out: torch.Tensor, idx: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+def ordered_sums(device: torch.device) -> bool:
+    """Whether sums into repeated rows on ``device`` take the one-hot product: on CUDA, whose
+    ``index_add_`` adds repeated targets with atomics. (A test replaces this function to run
+    the CUDA path on a CPU.)"""
+    return device.type == "cuda"
+
+
+def add_rows(
+    out: torch.Tensor, idx: torch.Tensor, src: torch.Tensor, *, ordered: bool | None = None
+) -> torch.Tensor:
     """``out[idx[i]] += src[i]`` for every i (``idx`` 1-D, ``src`` (len(idx), ...)), in an
-    order that does not change between runs."""
-    if out.device.type != "cuda" and not ORDERED_EVERYWHERE:
+    order that does not change between runs: by the one-hot product where ``ordered`` (by
+    default, where :func:`ordered_sums` says so for ``out``'s device)."""
+    if not (ordered_sums(out.device) if ordered is None else ordered):
         return out.index_add_(0, idx, src)
     targets = torch.arange(out.shape[0], device=idx.device)
     onehot = (targets[:, None] == idx[None, :]).to(src.dtype)
