@@ -26,7 +26,7 @@ def test_protected_rows_are_never_eligible():
     labels = np.zeros(6, dtype=np.int64)
     protected = np.array([True, False, True, False, False, False])
     g = torch.Generator().manual_seed(0)
-    opts = dict(k=3, tau=0.5, strategy="slicing", balance=None, device=torch.device("cpu"))
+    opts = dict(k=3, threshold=0.5, strategy="slicing", balance=None, device=torch.device("cpu"))
     picked, scores, n_eligible = select_slice(correct, heldout, labels, generator=g, **opts)
     assert sorted(picked.tolist()) == [0, 1, 2]
     g = torch.Generator().manual_seed(0)

@@ -111,7 +111,7 @@ def test_integer_threshold_counts_have_no_float_ties():
         heldout,
         np.zeros(4, dtype=np.int64),
         k=4,
-        tau=0.7,
+        threshold=0.7,
         strategy="slicing",
         balance=None,
         generator=torch.Generator().manual_seed(0),

@@ -9,7 +9,6 @@ import numpy as np
 
 __all__ = [
     "check_features",
-    "threshold_fraction",
     "encode_labels",
     "encode_groups",
     "resolve_size",
@@ -183,15 +182,6 @@ def resolve_slice_size(slice_size: Any, n: int) -> int:
 
 # n_partitions="auto": m for a family whose partitions are cheap (exact), and for the others
 AUTO_PARTITIONS = {True: 512, False: 64}
-
-
-def threshold_fraction(tau: float) -> tuple[int, int]:
-    """tau as an exact fraction (numerator, denominator) of the decimal the user wrote, so
-    ``score >= tau`` can be decided on integer counts: 42 of 60 correct passes tau = 0.7."""
-    from fractions import Fraction
-
-    f = Fraction(repr(float(tau))).limit_denominator(10**9)
-    return f.numerator, f.denominator
 
 
 def resolve_filter_sizes(

@@ -282,7 +282,7 @@ def _filter(
     # an item holds every choice, so any one item covers the answers' positions
     n_classes = None if is_choice_input(features, opts.model) else _n_classes(labels)
     n, _, k = opts.resolve(n_rows, n_classes)
-    tau, strategy, balance = float(opts.threshold), opts.strategy, opts.balance
+    threshold, strategy, balance = float(opts.threshold), opts.strategy, opts.balance
     runner, classes, t = prepare_runner(
         features,
         labels,
@@ -303,7 +303,7 @@ def _filter(
         "n_partitions": runner.n_partitions,
         "train_size": t,
         "slice_size": k,
-        "threshold": tau,
+        "threshold": threshold,
         "strategy": strategy,
         "min_bias": opts.min_bias,
         "balance": balance,
@@ -318,7 +318,7 @@ def _filter(
 
     ranker = EnsembleRanker(
         runner,
-        tau=tau,
+        threshold=threshold,
         strategy=strategy,
         balance=balance,
         noun="row" if n_classes is not None else "item",

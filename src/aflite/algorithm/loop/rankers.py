@@ -76,17 +76,23 @@ class Ranker(Protocol):
 
 class EnsembleRanker:
     """AFLITE's ranking: each phase a fresh ensemble on random partitions of the current rows
-    (a :class:`~aflite.algorithm.loop.phases.PhaseRunner`); rows whose held-out predictability is at
-    least ``tau`` are eligible, and ``strategy``/``balance`` choose among them."""
+    (a :class:`~aflite.algorithm.loop.phases.PhaseRunner`); rows whose held-out predictability
+    is at least ``threshold`` are eligible, and ``strategy``/``balance`` choose among them."""
 
     target_reason = "target_size"
 
     def __init__(
-        self, runner: Any, *, tau: float, strategy: str, balance: str | None, noun: str = "row"
+        self,
+        runner: Any,
+        *,
+        threshold: float,
+        strategy: str,
+        balance: str | None,
+        noun: str = "row",
     ) -> None:
         self.runner = runner
         self.noun = noun
-        self.threshold = tau
+        self.threshold = threshold
         self.strategy = strategy
         self.balance = balance
 
@@ -115,7 +121,7 @@ class EnsembleRanker:
                 out.heldout,
                 labels,
                 k=k,
-                tau=self.threshold,
+                threshold=self.threshold,
                 strategy=self.strategy,
                 balance=self.balance,
                 generator=runner.generator,

@@ -249,9 +249,9 @@ def _stop(
         state.stop_reason = "single_shot"
         state.stop_message = STOP_REASONS["single_shot"]
     elif n_picked < k_eff:
-        tau = "" if ranker.threshold is None else f" at tau={ranker.threshold:g}"
+        at = "" if ranker.threshold is None else f" at tau={ranker.threshold:g}"
         state.stop_reason = "threshold"
-        state.stop_message = f"{STOP_REASONS['threshold']} ({n_picked} < {k_eff}{tau}); {kept} kept"
+        state.stop_message = f"{STOP_REASONS['threshold']} ({n_picked} < {k_eff}{at}); {kept} kept"
     elif len(state.rows) <= n:
         state.stop_reason = ranker.target_reason
         state.stop_message = f"{STOP_REASONS[ranker.target_reason]} ({kept})"

@@ -4,16 +4,24 @@ sampling, single shot), optional class-balanced slices, and the threshold on int
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import torch
 
-from aflite.algorithm._validation import threshold_fraction
 from aflite.types import STRATEGIES as _STRATEGIES
 
-__all__ = ["STRATEGIES", "class_quotas", "select_slice"]
+__all__ = ["STRATEGIES", "class_quotas", "select_slice", "threshold_fraction"]
 
 STRATEGIES = _STRATEGIES  # the values of aflite.types.Strategy
+
+
+def threshold_fraction(threshold: float) -> tuple[int, int]:
+    """``threshold`` (tau) as an exact fraction (numerator, denominator) of the decimal the
+    user wrote, so ``score >= threshold`` can be decided on integer counts: 42 of 60 correct
+    passes 0.7."""
+    f = Fraction(repr(float(threshold))).limit_denominator(10**9)
+    return f.numerator, f.denominator
 
 
 def class_quotas(counts: np.ndarray, k: int) -> np.ndarray:
@@ -33,7 +41,7 @@ def select_slice(
     labels: np.ndarray,
     *,
     k: int,
-    tau: float,
+    threshold: float,
     strategy: str,
     balance: str | None,
     generator: torch.Generator,
@@ -45,8 +53,8 @@ def select_slice(
     """Positions (into the current rows) to remove, most predictable first; their scores; and
     how many rows were eligible.
 
-    Eligible means held out at least once and ``correct / heldout >= tau``, decided exactly on
-    the integer counts. Rows with equal scores are ordered by their mean gold-class
+    Eligible means held out at least once and ``correct / heldout >= threshold``, decided
+    exactly on the integer counts. Rows with equal scores are ordered by their mean gold-class
     ``margin`` over the same predictions where the model family gives it (the exact family:
     its margins are the same on every machine, so the order is too), else at random by the
     seed; then by ``rank``, their canonical order (by row id). Random draws are made in
@@ -57,7 +65,7 @@ def select_slice(
     scored = heldout > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         scores = np.where(scored, correct / np.maximum(heldout, 1), np.nan)
-    num, den = threshold_fraction(tau)
+    num, den = threshold_fraction(threshold)
     passes = scored & (correct.astype(np.int64) * den >= num * heldout.astype(np.int64))
     eligible = scored if strategy == "single_shot" else passes
     if protected is not None:
