@@ -20,7 +20,6 @@ from aflite.algorithm.models.choice.fit import (
     fit_choices,
 )
 from aflite.algorithm.models.choice.model import ChoiceModel
-from aflite.algorithm.models.linear.primal import NEG
 from aflite.algorithm.numerics.blocks import plan_blocks
 from aflite.algorithm.numerics.item_store import (
     check_choices,
@@ -28,6 +27,7 @@ from aflite.algorithm.numerics.item_store import (
     choice_store,
     pad_choices,
 )
+from aflite.algorithm.numerics.margins import NEG
 
 CPU = torch.device("cpu")
 

@@ -122,7 +122,12 @@ moved_modules(
         _A + "solvers.lbfgs": _A + "numerics.lbfgs",
         _A + "solvers.margins": _A + "numerics.margins",
         _A + "solvers.preconditioner": _A + "numerics.preconditioner",
-        _A + "solvers.primal": _LINEAR + "primal",
+        _A + "solvers.primal": {
+            **dict.fromkeys(
+                ("boehning_inverse", "solve_primal", "stacked_logits"), _LINEAR + "primal"
+            ),
+            "NEG": _A + "numerics.margins",
+        },
         _A + "solvers.reduce": _A + "numerics.reduce",
         _A + "solvers.ridge": _RIDGE + "fit",
         _A + "solvers.ridge_cg": _RIDGE + "cg",

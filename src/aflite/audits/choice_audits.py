@@ -126,8 +126,8 @@ def choices_only_baseline(
         choice_heldout_counts,
         fit_choices,
     )
-    from aflite.algorithm.models.linear.primal import NEG
     from aflite.algorithm.numerics.item_store import choice_store, valid_choices
+    from aflite.algorithm.numerics.margins import NEG
     from aflite.features.choices import spread
     from aflite.features.ngrams import ngram_features
 

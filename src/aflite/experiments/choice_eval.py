@@ -25,13 +25,13 @@ class ChoiceEvaluator(BaseEvaluator):
         import torch
 
         from aflite.algorithm.models.choice.fit import ChoiceEnsemble, fit_choices
-        from aflite.algorithm.models.linear.primal import NEG
         from aflite.algorithm.numerics.item_store import (
             check_choices,
             choice_scale,
             choice_store,
             valid_choices,
         )
+        from aflite.algorithm.numerics.margins import NEG
 
         x, y, _ = check_choices(phi, train.labels.astype(np.int64))
         dev = torch.device("cpu")

@@ -120,8 +120,8 @@ def oof_choice_probabilities(
 
     from aflite._internal.device import resolve_device
     from aflite.algorithm.models.choice.fit import ChoiceEnsemble, fit_choices
-    from aflite.algorithm.models.linear.primal import NEG
     from aflite.algorithm.numerics.item_store import choice_store, valid_choices
+    from aflite.algorithm.numerics.margins import NEG
 
     dev = resolve_device(device)
     n, k, d = x.shape

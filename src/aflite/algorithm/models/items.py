@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from aflite.algorithm.models.linear.primal import NEG
 from aflite.algorithm.numerics.item_store import choice_chance, choice_store, valid_choices
+from aflite.algorithm.numerics.margins import NEG
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["ItemModel"]

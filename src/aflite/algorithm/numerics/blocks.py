@@ -27,13 +27,13 @@ from aflite._internal.threads import workers
 from aflite._internal.transfer import to_host
 from aflite.algorithm.loop.partitions import BlockDesign
 from aflite.algorithm.models.linear.sparse_pass import sparse_gram, sparse_pass, use_sparse_pass
+from aflite.algorithm.numerics.margins import NEG
 from aflite.algorithm.numerics.reduce import add_rows
 from aflite.algorithm.numerics.store import FeatureStore
 from aflite.algorithm.numerics.tasks import BlockTask, loss_residual
 
 __all__ = ["BlockPlan", "BlockTask", "loss_residual", "plan_blocks"]
 
-NEG = -1e30
 TASK_ROWS = 4096  # rows per task of the sparse pass: enough work per product
 # A task's [X~ 1] rows are read by the forward product and again by the gradient: within a
 # core's L2 they come from memory once. At d=1,024 that is 512 rows, and the N=20,000 phase

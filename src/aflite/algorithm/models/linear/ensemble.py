@@ -11,13 +11,13 @@ import torch
 
 from aflite._internal.threads import workers
 from aflite.algorithm.models.linear.primal import (
-    NEG,
     boehning_inverse,
     solve_primal,
     stacked_logits,
 )
 from aflite.algorithm.models.linear.span import solve_span
 from aflite.algorithm.numerics.blocks import BlockPlan
+from aflite.algorithm.numerics.margins import NEG
 from aflite.algorithm.numerics.preconditioner import Preconditioner, boehning_preconditioner
 from aflite.algorithm.numerics.store import FeatureStore
 

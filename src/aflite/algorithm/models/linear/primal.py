@@ -22,10 +22,9 @@ from aflite.algorithm.numerics.lbfgs import Batch, Outcome, minimize
 from aflite.algorithm.numerics.preconditioner import Preconditioner, boehning_preconditioner
 from aflite.algorithm.numerics.store import FeatureStore
 
-__all__ = ["boehning_inverse", "solve_primal", "stacked_logits", "NEG"]
+__all__ = ["boehning_inverse", "solve_primal", "stacked_logits"]
 
 _RANGE_ROWS = 8192
-NEG = -1e30  # logit of a class absent from a training part: never predicted, no gradient
 
 
 def boehning_inverse(

@@ -48,6 +48,7 @@ from aflite.algorithm.models.ridge.direct import (
 from aflite.algorithm.models.ridge.heldout import HeldOut, Rows, heldout_stats
 from aflite.algorithm.models.ridge.kernel import KernelCache, kernel_fits
 from aflite.algorithm.models.ridge.sparse import CERTIFY_TOL, TOL, SparseDual
+from aflite.algorithm.numerics.margins import NEG
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = [
@@ -65,7 +66,6 @@ CG_PASSES = 24  # passes of the cg form in a phase (N=20,000 d=1,024 t=2,000: 20
 # below this penalty the systems are near singular: cg's steps crawl and its bound certifies
 # nothing (alpha 1e-9: 100 steps, then every part solved directly, 3x the direct solve)
 CG_MIN_ALPHA = 1e-3
-NEG = -1e30
 
 
 @dataclass(frozen=True)
