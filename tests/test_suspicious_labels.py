@@ -11,7 +11,7 @@ import pytest
 from conftest import run_in_process
 
 import aflite
-import aflite.algorithm._validation
+import aflite.algorithm.loop.inputs
 from aflite.data import bundled_snli
 from aflite.errors import DataError, LabelWarning
 from aflite.io import read_labelled
@@ -158,7 +158,7 @@ def test_a_long_group_value_costs_its_own_length_not_every_rows(tmp_path):
     rows[3]["g"] = "x" * 1_000_000
     tracemalloc.start()
     data = read_labelled(rows, label="y", text="t", group="g")
-    aflite.algorithm._validation.encode_groups(list(data.groups), len(rows))
+    aflite.algorithm.loop.inputs.encode_groups(list(data.groups), len(rows))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     # fixed-width text: 200 rows x 1,000,000 characters x 4 bytes = 800 MB

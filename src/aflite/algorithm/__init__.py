@@ -17,13 +17,11 @@ from typing import TYPE_CHECKING
 from aflite._internal.lazy import lazy_exports, moved_modules
 
 _MODULES = {
-    "aflite.algorithm._validation": (
+    "aflite.algorithm.loop.inputs": ("check_features", "encode_groups", "encode_labels"),
+    "aflite.algorithm.loop.sizes": (
         "AUTO_PARTITIONS",
         "SizeError",
-        "check_features",
         "check_train_covers_classes",
-        "encode_groups",
-        "encode_labels",
         "resolve_size",
     ),
     "aflite.algorithm.loop.by_scores": ("ByScores",),
@@ -84,6 +82,24 @@ _A = "aflite.algorithm."
 _LINEAR, _RIDGE = _A + "models.linear.", _A + "models.ridge."
 moved_modules(
     {
+        _A + "_validation": {
+            **dict.fromkeys(
+                ("canonical_ranks", "check_features", "encode_groups", "encode_labels"),
+                _A + "loop.inputs",
+            ),
+            **dict.fromkeys(
+                (
+                    "AUTO_PARTITIONS",
+                    "SizeError",
+                    "check_train_covers_classes",
+                    "resolve_filter_sizes",
+                    "resolve_size",
+                    "resolve_slice_size",
+                ),
+                _A + "loop.sizes",
+            ),
+            "threshold_fraction": _A + "loop.selection",
+        },
         _A + "by_scores": _A + "loop.by_scores",
         _A + "choices": _A + "numerics.item_store",
         _A + "filtering": _A + "loop.filtering",
@@ -141,18 +157,10 @@ moved_modules(
 )
 
 if TYPE_CHECKING:
-    from aflite.algorithm._validation import (
-        AUTO_PARTITIONS,
-        SizeError,
-        check_features,
-        check_train_covers_classes,
-        encode_groups,
-        encode_labels,
-        resolve_size,
-    )
     from aflite.algorithm.afopt import OptimumResult, optimum, subset_bias
     from aflite.algorithm.loop.by_scores import ByScores
     from aflite.algorithm.loop.filtering import ConvergenceWarning, FilterState, adversarial_filter
+    from aflite.algorithm.loop.inputs import check_features, encode_groups, encode_labels
     from aflite.algorithm.loop.options import PRESETS, FilterOptions
     from aflite.algorithm.loop.predictability import (
         PhaseScores,
@@ -161,6 +169,12 @@ if TYPE_CHECKING:
     )
     from aflite.algorithm.loop.result import STOP_REASONS, FilterResult, PhaseRecord
     from aflite.algorithm.loop.selection import STRATEGIES
+    from aflite.algorithm.loop.sizes import (
+        AUTO_PARTITIONS,
+        SizeError,
+        check_train_covers_classes,
+        resolve_size,
+    )
     from aflite.algorithm.models import MODELS, Model, PhaseCounts, register_model
     from aflite.algorithm.models.choice.fit import ChoiceEnsemble
     from aflite.algorithm.models.linear.ensemble import LinearEnsemble, SolveReport

@@ -17,8 +17,9 @@ import numpy as np
 import torch
 
 from aflite._internal.device import make_generator, resolve_device
-from aflite.algorithm._validation import check_features, encode_labels, resolve_size
+from aflite.algorithm.loop.inputs import check_features, encode_labels
 from aflite.algorithm.loop.options import FilterOptions
+from aflite.algorithm.loop.sizes import resolve_size
 from aflite.algorithm.models.linear.ensemble import LinearEnsemble, fit_ensemble, predict_all
 from aflite.algorithm.numerics.store import FeatureStore
 
@@ -38,10 +39,6 @@ class OptimumResult:
     n_evaluated: int
 
 
-# the defaults of the filter's options (one table: aflite.FilterOptions)
-_D = FilterOptions
-
-
 def _n_candidates(n_rows: int, target: int) -> int:
     return sum(math.comb(n_rows, s) for s in range(target, n_rows + 1))
 
@@ -51,9 +48,9 @@ def subset_bias(
     labels: Any,
     subsets: np.ndarray,
     *,
-    n_partitions: int = _D.n_partitions,
+    n_partitions: int = FilterOptions.n_partitions,
     train_size: int,
-    model: Any = _D.model,
+    model: Any = FilterOptions.model,
     seed: Any = 0,
     device: str | torch.device = "auto",
 ) -> np.ndarray:
@@ -108,9 +105,9 @@ def optimum(
     labels: Any,
     *,
     target_size: int | float,
-    n_partitions: int = _D.n_partitions,
+    n_partitions: int = FilterOptions.n_partitions,
     train_size: int,
-    model: Any = _D.model,
+    model: Any = FilterOptions.model,
     seed: Any = 0,
     device: str | torch.device = "auto",
     max_subsets: int = MAX_OPTIMUM_SUBSETS,

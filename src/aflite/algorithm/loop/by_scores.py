@@ -10,7 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from aflite._internal.device import resolve_device
-from aflite.algorithm._validation import check_features, encode_labels
+from aflite.algorithm.loop.inputs import check_features, encode_labels
 from aflite.algorithm.loop.options import FilterOptions
 from aflite.algorithm.loop.predictability import phase_model_for, predictability_scores
 from aflite.algorithm.loop.rankers import ScoreRanker

@@ -38,6 +38,7 @@ from typing import Any
 
 from aflite._internal import checks as c
 from aflite._internal.options import Config, ConfigError, deferred_heavy_checks, option
+from aflite.algorithm.loop.sizes import resolve_filter_sizes
 from aflite.types import STRATEGIES, Balance, Size, Strategy
 
 __all__ = ["FilterOptions", "PRESETS"]
@@ -154,10 +155,8 @@ class FilterOptions(Config):
     ) -> tuple[int, int, int]:
         """(target size n, train size t, slice size k) as row counts on ``n_rows`` rows of
         ``n_classes`` classes (None for items), checked against them (see
-        :func:`aflite.algorithm._validation.resolve_filter_sizes`); with ``strategy`` a
+        :func:`aflite.algorithm.loop.sizes.resolve_filter_sizes`); with ``strategy`` a
         greedy run removes one row a phase (a ranking by a given score has no strategy)."""
-        from aflite.algorithm._validation import resolve_filter_sizes
-
         n, t, k = resolve_filter_sizes(
             n_rows,
             target_size=self.target_size,

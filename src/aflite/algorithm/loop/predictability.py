@@ -10,16 +10,15 @@ import torch
 
 from aflite._internal.device import make_generator, resolve_device
 from aflite._internal.threads import resolve_threads
-from aflite.algorithm._validation import (
-    AUTO_PARTITIONS,
+from aflite.algorithm.loop.inputs import (
     canonical_ranks,
     check_features,
     encode_groups,
     encode_labels,
-    resolve_size,
 )
 from aflite.algorithm.loop.options import FilterOptions
 from aflite.algorithm.loop.phases import PhaseRunner
+from aflite.algorithm.loop.sizes import AUTO_PARTITIONS, resolve_size
 from aflite.algorithm.models import resolve_model
 from aflite.algorithm.models.choice.model import choice_model
 from aflite.algorithm.numerics.item_store import check_choices, is_choice_input
@@ -129,22 +128,18 @@ def phase_model_for(
     return phase_model, int(n_partitions)
 
 
-# the defaults of one phase are the filter's (one table: aflite.FilterOptions)
-_D = FilterOptions
-
-
 def predictability_scores(
     features: ArrayLike,
     labels: ArrayLike,
     *,
-    n_partitions: int | str = _D.n_partitions,
-    train_size: Size = _D.train_size,
-    model: ModelLike = _D.model,
+    n_partitions: int | str = FilterOptions.n_partitions,
+    train_size: Size = FilterOptions.train_size,
+    model: ModelLike = FilterOptions.model,
     groups: ArrayLike | None = None,
     seed: SeedLike = 0,
     device: DeviceLike = "auto",
     copy: bool = True,
-    partitions: str = _D.partitions,
+    partitions: str = FilterOptions.partitions,
     threads: int | None = None,
     ids: ArrayLike | None = None,
 ) -> PhaseScores:
