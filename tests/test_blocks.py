@@ -11,6 +11,7 @@ from test_solver import snli_minilm, snli_ngrams
 
 import aflite
 from aflite.algorithm.loop.partitions import block_design
+from aflite.algorithm.models.linear.block_pass import block_objective
 from aflite.algorithm.models.linear.primal import _objective, _to_rows, _to_stacked
 from aflite.algorithm.numerics.blocks import plan_blocks
 from aflite.algorithm.numerics.store import FeatureStore
@@ -75,7 +76,7 @@ def test_block_pass_equals_the_dense_pass_on_the_same_parts(ones, stopped):
     live = [j for j in range(12) if j not in stopped]
     slot = torch.full((13,), len(live))
     slot[live] = torch.arange(len(live))
-    loss_b, grad_b = plan.objective(theta[live], slot, plan.neg[live], 0.7)
+    loss_b, grad_b = block_objective(plan, theta[live], slot, plan.neg[live], 0.7)
     onehot = torch.nn.functional.one_hot(yt, 3).float()
     loss_d, grad_d = _objective(store, yt, onehot, mask, plan.neg.T, 0.7, _to_stacked(theta, 25, 3))
     torch.testing.assert_close(loss_b, loss_d[live], rtol=1e-6, atol=1e-6)

@@ -11,10 +11,14 @@ import torch
 from test_solver import snli_ngrams
 
 import aflite
-import aflite.algorithm.models.linear.sparse_pass as sparse_pass
 from aflite._internal.threads import compute_threads
 from aflite.algorithm.loop.partitions import block_design
-from aflite.algorithm.numerics.blocks import plan_blocks
+from aflite.algorithm.models.linear import block_pass
+from aflite.algorithm.models.linear.block_pass import (
+    block_objective,
+    plan_logistic_blocks,
+    sample_gram,
+)
 from aflite.algorithm.numerics.preconditioner import boehning_preconditioner
 from aflite.algorithm.numerics.sparse_rows import SparseRows
 from aflite.algorithm.numerics.store import FeatureStore
@@ -34,7 +38,7 @@ def _sparse_features(n=800, d=60, density=0.02, seed=0):
 def _plan(store, y, rows, *, sparse):
     gen = torch.Generator().manual_seed(0)
     design = block_design(len(rows), 12, len(rows) // 5, block_rows=16, generator=gen, device=CPU)
-    plan = plan_blocks(store, torch.as_tensor(y), design, rows, 3, task_rows=128, ones=True)
+    plan = plan_logistic_blocks(store, torch.as_tensor(y), design, rows, 3, task_rows=128)
     assert plan.sparse == sparse
     return plan
 
@@ -44,9 +48,9 @@ def test_sparse_pass_equals_the_dense_block_pass(monkeypatch):
     store = FeatureStore(x, CPU, sparse_rows=True)
     assert store.sparse is not None
     rows = torch.arange(100, 800)  # a current set that is not the whole store
-    monkeypatch.setattr(sparse_pass, "SPARSE_SHARE", 1e9)  # narrow features: forced either way
+    monkeypatch.setattr(block_pass, "SPARSE_SHARE", 1e9)  # narrow features: forced either way
     sparse = _plan(store, y, rows, sparse=True)
-    monkeypatch.setattr(sparse_pass, "SPARSE_SHARE", 0.0)
+    monkeypatch.setattr(block_pass, "SPARSE_SHARE", 0.0)
     dense = _plan(store, y, rows, sparse=False)
     theta = torch.randn(12, 3 * 61, generator=torch.Generator().manual_seed(0)) * 0.3
     # every classifier live; then classifiers 4 and 9 stopped (they map to the dropped row,
@@ -59,16 +63,16 @@ def test_sparse_pass_equals_the_dense_block_pass(monkeypatch):
         ),
     ]
     for slot, live in slots:
-        loss_s, grad_s = sparse.objective(theta[live], slot, sparse.neg[live], 0.7)
-        loss_d, grad_d = dense.objective(theta[live], slot, sparse.neg[live], 0.7)
+        loss_s, grad_s = block_objective(sparse, theta[live], slot, sparse.neg[live], 0.7)
+        loss_d, grad_d = block_objective(dense, theta[live], slot, sparse.neg[live], 0.7)
         torch.testing.assert_close(loss_s, loss_d, rtol=1e-6, atol=1e-5)
         torch.testing.assert_close(grad_s, grad_d, rtol=1e-4, atol=1e-4)
         with compute_threads(2):
-            loss_2, grad_2 = sparse.objective(theta[live], slot, sparse.neg[live], 0.7)
+            loss_2, grad_2 = block_objective(sparse, theta[live], slot, sparse.neg[live], 0.7)
         assert torch.equal(loss_2, loss_s) and torch.equal(grad_2, grad_s)
     # the preconditioner's Gram matrix, from the raw rows and from the standardised ones
-    gram_s, rows_s = sparse.sample_gram(300)
-    gram_d, rows_d = dense.sample_gram(300)
+    gram_s, rows_s = sample_gram(sparse, 300)
+    gram_d, rows_d = sample_gram(dense, 300)
     assert rows_s == rows_d >= 300
     torch.testing.assert_close(gram_s, gram_d, rtol=1e-5, atol=1e-3)
 
@@ -81,13 +85,12 @@ def test_the_sparse_pass_is_taken_where_it_pays():
         x = (gen.random((2000, d)) < density).astype(np.float32)
         gen_t = torch.Generator().manual_seed(0)
         design = block_design(2000, 64, 600, block_rows=64, generator=gen_t, device=CPU)
-        return plan_blocks(
+        return plan_logistic_blocks(
             FeatureStore(x, CPU, sparse_rows=True),
             torch.as_tensor(y),
             design,
             torch.arange(2000),
             3,
-            ones=True,
         )
 
     # narrow features: the per-row work over every classifier outweighs the saved products
@@ -138,7 +141,7 @@ def test_scores_from_the_sparse_pass_match_the_dense_pass(monkeypatch):
     kw = dict(n_partitions=32, train_size=0.3, seed=5, device="cpu", threads=1)
     sparse = aflite.predictability_scores(x, y, **kw)
     assert sparse.info["products"] == "sparse"
-    monkeypatch.setattr(sparse_pass, "SPARSE_SHARE", 0.0)
+    monkeypatch.setattr(block_pass, "SPARSE_SHARE", 0.0)
     dense = aflite.predictability_scores(x, y, **kw)
     assert dense.info["products"] == "blocks"
     # the same fits to the solver's tolerance: a handful of held-out predictions may flip

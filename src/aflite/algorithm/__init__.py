@@ -131,7 +131,13 @@ moved_modules(
             ),
             "boehning_inverse": _LINEAR + "primal",
         },
-        _A + "solvers.blocks": _A + "numerics.blocks",
+        _A + "solvers.blocks": {
+            **dict.fromkeys(
+                ("BlockPlan", "BlockTask", "TASK_ROWS", "plan_blocks"), _A + "numerics.blocks"
+            ),
+            "NEG": _A + "numerics.margins",
+            "loss_residual": _LINEAR + "block_pass",
+        },
         _A + "solvers.choice": _A + "models.choice.fit",
         _A + "solvers.ensemble": _LINEAR + "ensemble",
         _A + "solvers.kernel": _RIDGE + "kernel",
@@ -151,8 +157,11 @@ moved_modules(
         _A + "solvers.ridge_heldout": _RIDGE + "heldout",
         _A + "solvers.ridge_sparse": _RIDGE + "sparse",
         _A + "solvers.span": _LINEAR + "span",
-        _A + "solvers.sparse_pass": _LINEAR + "sparse_pass",
-        _A + "solvers.tasks": _A + "numerics.tasks",
+        _A + "solvers.sparse_pass": _LINEAR + "block_pass",
+        _A + "solvers.tasks": {
+            "BlockTask": _A + "numerics.blocks",
+            "loss_residual": _LINEAR + "block_pass",
+        },
     }
 )
 

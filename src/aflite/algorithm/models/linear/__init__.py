@@ -1,5 +1,6 @@
 """The logistic family (``model="linear"``): its model (:mod:`.model`), the ensemble fit
-(:mod:`.ensemble`) and its solvers (:mod:`.primal`, :mod:`.span`, :mod:`.sparse_pass`)."""
+(:mod:`.ensemble`) and its solvers (:mod:`.primal`, with its passes over a block plan in
+:mod:`.block_pass`, and :mod:`.span`)."""
 
 from aflite._internal.lazy import lazy_exports
 

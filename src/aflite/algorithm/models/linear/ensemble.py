@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from aflite._internal.threads import workers
+from aflite.algorithm.models.linear.block_pass import gram_flops, sample_gram
 from aflite.algorithm.models.linear.primal import (
     boehning_inverse,
     solve_primal,
@@ -258,9 +259,9 @@ def fit_ensemble(
             # the expected Gram matrix of a part estimated from a random sample of the current
             # rows: four times the dimension is plenty for a preconditioner (it changes the
             # speed, never the optimum) and costs a fraction of a pass over the set at scale
-            gram, used = plan.sample_gram(max(t, 4 * (store.dim + 1)))
+            gram, used = sample_gram(plan, max(t, 4 * (store.dim + 1)))
             binv = boehning_preconditioner(gram, 0.5 * reg_c * t / used, t)
-            flops += plan.gram_flops(used) + binv.build_flops
+            flops += gram_flops(plan, used) + binv.build_flops
         elif binv is None:
             cur = (
                 current if current is not None else torch.ones(store.n_stored, device=store.device)

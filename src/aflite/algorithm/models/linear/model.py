@@ -8,13 +8,13 @@ import torch
 
 from aflite.algorithm.loop.partitions import BlockDesign
 from aflite.algorithm.models.base import PhaseCounts, register_model
+from aflite.algorithm.models.linear.block_pass import block_heldout_counts, plan_logistic_blocks
 from aflite.algorithm.models.linear.ensemble import (
     LinearEnsemble,
     fit_ensemble,
     heldout_counts,
     use_gathered_rows,
 )
-from aflite.algorithm.numerics.blocks import plan_blocks
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["LinearModel"]
@@ -66,11 +66,11 @@ class LinearModel:
             # many classes and small t/n: each part's own rows gathered beat the block pass
             # (20 classes, t = 10%: 0.8 s against 1.7 s); the design is the same
             return self.score(*_masks(design, positions, self.store.n_stored), current)
-        plan = plan_blocks(self.store, self.y, design, positions, self.n_classes, ones=True)
+        plan = plan_logistic_blocks(self.store, self.y, design, positions, self.n_classes)
         ens, _ = fit_ensemble(
             self.store, self.y, None, self.n_classes, self.model, current=current, plan=plan
         )
-        correct, held = plan.heldout_counts(ens.theta, ens.neg, keep=ens.usable)
+        correct, held = block_heldout_counts(plan, ens.theta, ens.neg, keep=ens.usable)
         return PhaseCounts(correct, held, ens.report.to_dict())
 
     def describe(self) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 
 from aflite._internal.threads import workers
+from aflite.algorithm.models.linear.block_pass import block_objective, pass_flops
 from aflite.algorithm.numerics.blocks import BlockPlan
 from aflite.algorithm.numerics.lbfgs import Batch, Outcome, minimize
 from aflite.algorithm.numerics.preconditioner import Preconditioner, boehning_preconditioner
@@ -166,7 +167,7 @@ def solve_primal(
     """Fit every column of ``train`` (N_store, P); ``neg`` (P, C) is NEG for absent classes.
 
     ``plan`` (block partitions; ``train`` is then unused) runs each pass block by block over
-    the classifiers that train on the block (:mod:`aflite.algorithm.numerics.blocks`).
+    the classifiers that train on the block (:mod:`.block_pass`).
     ``gathered`` = (positions (P, t), weights (P, t)) of each part's training rows, padded
     with weight 0, switches from the dense pass over all stored rows to products over the
     gathered rows (:func:`_objective_gathered`); the fixed point is the same.
@@ -182,10 +183,10 @@ def solve_primal(
 
     def objective(v: dict[str, torch.Tensor], x: torch.Tensor):
         if plan is not None:
-            flops[0] += plan.pass_flops(x.shape[0])
+            flops[0] += pass_flops(plan, x.shape[0])
             slot = torch.full((p_all + 1,), len(b.active), dtype=torch.int64, device=dev)
             slot[b.active] = torch.arange(len(b.active), device=dev)
-            return plan.objective(x, slot, v["neg"], reg_c)
+            return block_objective(plan, x, slot, v["neg"], reg_c)
         if gathered is not None:
             flops[0] += 4.0 * v["xg"].shape[1] * store.dim * x.shape[0] * c
             loss, grad = _objective_gathered(
