@@ -83,7 +83,7 @@ def test_every_form_equals_scikit_learns_ridge_classifier_on_the_same_parts(form
         kernel=KernelCache(),
         held_of=lambda s, e: torch.as_tensor(~mask[s:e]),
     )
-    assert fit.info["form"] == form
+    assert fit.report.form == form
     xs = standardise(x).astype(np.float64)
     for j, (theta, present, pred) in enumerate(_reference(xs, y, mask, 0.5, n_classes)):
         ours = fit.theta[:, j].numpy()

@@ -36,7 +36,8 @@ _MODULES = {
         "representation_bias",
     ),
     "aflite.algorithm.loop.selection": ("STRATEGIES",),
-    "aflite.algorithm.models.linear.ensemble": ("LinearEnsemble", "SolveReport"),
+    "aflite.algorithm.models.linear.ensemble": ("LinearEnsemble",),
+    "aflite.algorithm.numerics.report": ("SolveReport",),
     "aflite.algorithm.models.choice.fit": ("ChoiceEnsemble",),
     "aflite.algorithm.models.ridge.fit": ("RidgeEnsemble",),
 }
@@ -186,5 +187,6 @@ if TYPE_CHECKING:
     )
     from aflite.algorithm.models import MODELS, Model, PhaseCounts, register_model
     from aflite.algorithm.models.choice.fit import ChoiceEnsemble
-    from aflite.algorithm.models.linear.ensemble import LinearEnsemble, SolveReport
+    from aflite.algorithm.models.linear.ensemble import LinearEnsemble
     from aflite.algorithm.models.ridge.fit import RidgeEnsemble
+    from aflite.algorithm.numerics.report import SolveReport

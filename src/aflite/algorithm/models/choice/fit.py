@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import torch
 
 from aflite._internal.threads import workers
-from aflite.algorithm.models.linear.ensemble import SolveReport, shortest_float
 from aflite.algorithm.numerics.blocks import BlockPlan
 from aflite.algorithm.numerics.lbfgs import Batch, minimize
 from aflite.algorithm.numerics.preconditioner import boehning_preconditioner
 from aflite.algorithm.numerics.reduce import add_rows
+from aflite.algorithm.numerics.report import SolveReport, shortest_float
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["ChoiceEnsemble", "ChoiceFit", "fit_choices", "choice_heldout_counts"]
@@ -85,7 +85,8 @@ class ChoiceEnsemble:
 
 @dataclass
 class ChoiceFit:
-    """Fitted weights (d, P) in standardised coordinates and how the fits ended."""
+    """Fitted weights (d, P) in standardised coordinates and how the fits ended (the fits of
+    both families of items, :func:`choice_heldout_counts` reads the weights)."""
 
     weights: torch.Tensor
     report: SolveReport
@@ -280,6 +281,7 @@ def fit_choices(
         n_stalled=int(out.stalled.sum()),
         flops=out.flops + 2.0 * n_pred * k * d * p,  # + the held-out margins
         products="dense" if plan is None else "blocks",
+        n_left_out=0,
     )
     return ChoiceFit(b.out("theta").T.contiguous(), report)
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 import torch
 
 from aflite._internal.threads import workers
@@ -20,6 +19,7 @@ from aflite.algorithm.models.linear.span import solve_span
 from aflite.algorithm.numerics.blocks import BlockPlan
 from aflite.algorithm.numerics.margins import NEG
 from aflite.algorithm.numerics.preconditioner import Preconditioner, boehning_preconditioner
+from aflite.algorithm.numerics.report import SolveReport, shortest_float
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = [
@@ -92,42 +92,6 @@ class LinearEnsemble:
             raise ValueError(
                 f"LinearEnsemble: solver must be 'auto', 'primal' or 'span', got {self.solver!r}"
             )
-
-
-@dataclass
-class SolveReport:
-    """How a phase's fits ended.
-
-    ``iterations`` is the most any classifier took, ``residual`` the largest final relative
-    gradient norm; ``n_capped`` classifiers stopped at ``max_iter`` and ``n_stalled`` where
-    float arithmetic could not lower their objective further (their residual is on record).
-    ``n_left_out`` classifiers ended more than ``UNUSABLE`` times above the tolerance (stalled
-    or capped): their predictions count in no score.
-    ``flops`` counts the floating-point operations of the phase's matrix products, fitting and
-    the held-out predictions included; ``products`` names the pass that did them: ``blocks``
-    (block partitions), ``sparse`` (block partitions on raw sparse rows), ``dense`` (every
-    stored row), ``gathered`` (each part's own rows) or ``span`` (the span solver).
-    """
-
-    solver: str
-    iterations: int
-    mean_iterations: float
-    residual: float
-    n_capped: int
-    n_stalled: int = 0
-    flops: float = 0.0
-    products: str = "dense"
-    n_left_out: int = 0
-
-    def to_dict(self) -> dict[str, float | int | str]:
-        return asdict(self)
-
-
-def shortest_float(value: torch.Tensor) -> float:
-    """A float32 scalar as the shortest decimal that reads back to it (9.988996e-05, not
-    9.988996316678822e-05), so summaries carry no digits the solver never computed."""
-    v = value.detach().cpu().numpy()
-    return float(str(v)) if v.dtype == np.float32 else float(v)
 
 
 def choose_solver(model: LinearEnsemble, train_size: int, dim: int, n_partitions: int) -> str:

@@ -49,6 +49,7 @@ from aflite.algorithm.models.ridge.heldout import HeldOut, Rows, heldout_stats
 from aflite.algorithm.models.ridge.kernel import KernelCache, kernel_fits
 from aflite.algorithm.models.ridge.sparse import CERTIFY_TOL, TOL, SparseDual
 from aflite.algorithm.numerics.margins import NEG
+from aflite.algorithm.numerics.report import SolveReport
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = [
@@ -107,11 +108,12 @@ class RidgeEnsemble:
 @dataclass
 class RidgeFit:
     """Fitted classifiers: ``theta`` (d+1, P, C) float64 in standardised coordinates
-    (intercept last), and the (P, C) offsets that rule out classes absent from a part."""
+    (intercept last), the (P, C) offsets that rule out classes absent from a part, and how
+    the fits ended."""
 
     theta: torch.Tensor
     neg: torch.Tensor
-    info: dict
+    report: SolveReport
 
 
 def one_hot_pm(y: torch.Tensor, n_classes: int) -> torch.Tensor:
@@ -214,8 +216,8 @@ def fit_ridge(
         theta, counts, cg = fit_primal(
             store, y, targets, parts, sizes, alpha, held_count, n_classes
         )
-        info = {"solver": "ridge-cg", "form": form, "alpha": settings.alpha, **cg}
-        return RidgeFit(theta, neg, info), counts
+        report = SolveReport("ridge-cg", form=form, alpha=settings.alpha, **cg)
+        return RidgeFit(theta, neg, report), counts
     if form == "dual":
         k_all = kernel.of(store)
     else:
@@ -257,15 +259,15 @@ def fit_ridge(
         # counted again whole: a count patched part by part could round another way
         counts = heldout_stats(stored, y, theta, neg, held_of)
         steps, fallbacks = max(steps, tail["steps"]), fallbacks + tail["fallbacks"]
-    info = {
-        "solver": f"ridge-{form}",
-        "form": form,
-        "alpha": settings.alpha,
-        "refine_steps": steps,
-        "tail_parts": int(len(unsure)),
-        "fallbacks": fallbacks,
-    }
-    return RidgeFit(theta, neg, info), counts
+    report = SolveReport(
+        f"ridge-{form}",
+        form=form,
+        alpha=settings.alpha,
+        refine_steps=steps,
+        tail_parts=int(len(unsure)),
+        fallbacks=fallbacks,
+    )
+    return RidgeFit(theta, neg, report), counts
 
 
 def _fit_sparse(store, stored, y, targets, parts, w, alpha, neg, held_of, settings):
@@ -311,16 +313,16 @@ def _fit_sparse(store, stored, y, targets, parts, w, alpha, neg, held_of, settin
         theta[:, unsure] = _theta(*tail.weights())
         # counted again whole: a count patched part by part could round another way
         counts = heldout_stats(stored, y, theta, neg, held_of)
-    info = {
-        "solver": "ridge-sparse",
-        "form": "sparse",
-        "alpha": settings.alpha,
-        "cg_steps": steps,
-        "tail_parts": int(len(unsure)),
-        "tail_steps": tail_steps,
-        "capped": still_capped,
-    }
-    return RidgeFit(theta, neg, info), counts
+    report = SolveReport(
+        "ridge-sparse",
+        form="sparse",
+        alpha=settings.alpha,
+        cg_steps=steps,
+        tail_parts=int(len(unsure)),
+        tail_steps=tail_steps,
+        capped=still_capped,
+    )
+    return RidgeFit(theta, neg, report), counts
 
 
 def _theta(coef: torch.Tensor, intercept: torch.Tensor) -> torch.Tensor:

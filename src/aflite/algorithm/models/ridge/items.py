@@ -18,29 +18,21 @@ differ only at a lead within about 1e-12 of zero.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import torch
 
 from aflite._internal.threads import workers
 from aflite.algorithm.loop.partitions import BlockDesign
 from aflite.algorithm.models.base import PhaseCounts, register_model
-from aflite.algorithm.models.choice.fit import choice_heldout_counts
+from aflite.algorithm.models.choice.fit import ChoiceFit, choice_heldout_counts
 from aflite.algorithm.models.items import ItemModel
 from aflite.algorithm.models.ridge.direct import SOLVE_BYTES, PrimalSums, primal_solve
 from aflite.algorithm.models.ridge.fit import Parts, RidgeEnsemble
 from aflite.algorithm.numerics.blocks import TASK_ROWS, plan_blocks
+from aflite.algorithm.numerics.report import SolveReport
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["ChoiceRidgeModel"]
-
-
-class _Fit:
-    """What the held-out counts read: the (d, P) weights."""
-
-    def __init__(self, weights: torch.Tensor) -> None:
-        self.weights = weights
 
 
 @register_model(
@@ -101,9 +93,9 @@ class ChoiceRidgeModel(ItemModel):
 
         weights = self._weights(Parts(*parts_of_mask(train)))
         correct, held = choice_heldout_counts(
-            self.store, self.y, self.neg, _Fit(weights), heldout=heldout
+            self.store, self.y, self.neg, ChoiceFit(weights, self._report()), heldout=heldout
         )
-        return PhaseCounts(correct, held, self._info())
+        return PhaseCounts(correct, held, self._report().to_dict())
 
     def score_blocks(
         self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
@@ -115,12 +107,12 @@ class ChoiceRidgeModel(ItemModel):
         rows = (1 << 18 if self.store.device.type == "cuda" else TASK_ROWS) // self.k
         plan = plan_blocks(self.store, self.y, design, positions, self.k, task_rows=max(1, rows))
         correct, held = choice_heldout_counts(
-            self.store, self.y, self.neg, _Fit(weights), plan=plan
+            self.store, self.y, self.neg, ChoiceFit(weights, self._report()), plan=plan
         )
-        return PhaseCounts(correct, held, self._info())
+        return PhaseCounts(correct, held, self._report().to_dict())
 
-    def _info(self) -> dict[str, Any]:
-        return {"solver": "choice-ridge", "form": "primal", "alpha": self.model.alpha}
+    def _report(self) -> SolveReport:
+        return SolveReport("choice-ridge", form="primal", alpha=self.model.alpha)
 
     def describe(self) -> str:
         return repr(self.model)

@@ -89,7 +89,7 @@ class RidgeModel:
             held_of=lambda s, e: heldout[s:e] > 0,
         )
         return PhaseCounts(
-            counts.correct.float(), counts.held.float(), fit.info, margin=counts.margin
+            counts.correct.float(), counts.held.float(), fit.report.to_dict(), margin=counts.margin
         )
 
     def score_blocks(
@@ -115,7 +115,7 @@ class RidgeModel:
             held_of=held_of,
         )
         return PhaseCounts(
-            counts.correct.float(), counts.held.float(), fit.info, margin=counts.margin
+            counts.correct.float(), counts.held.float(), fit.report.to_dict(), margin=counts.margin
         )
 
     def describe(self) -> str:

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from aflite.algorithm.models.base import PhaseCounts, register_model
+from aflite.algorithm.numerics.report import SolveReport
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["SklearnModel", "check_estimator"]
@@ -84,7 +85,7 @@ class SklearnModel:
             correct += (pred == y) & ho[:, j]
         out_c = torch.zeros(self.store.n_stored, dtype=torch.float32, device=train.device)
         out_c[pos] = torch.as_tensor(correct, dtype=torch.float32, device=train.device)
-        return PhaseCounts(out_c, heldout.sum(dim=1), {"solver": "scikit-learn"})
+        return PhaseCounts(out_c, heldout.sum(dim=1), SolveReport("scikit-learn").to_dict())
 
     def describe(self) -> str:
         return repr(self.estimator)
