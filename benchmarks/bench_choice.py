@@ -87,13 +87,9 @@ def main() -> None:
     import torch
 
     from aflite._internal.threads import compute_threads
+    from aflite.algorithm import ChoiceEnsemble
     from aflite.algorithm.loop.partitions import block_design, default_block_rows
-    from aflite.algorithm.models.choice.fit import (
-        ChoiceEnsemble,
-        _hits,
-        choice_heldout_counts,
-        fit_choices,
-    )
+    from aflite.algorithm.models.choice.fit import _hits, choice_heldout_counts, fit_choices
     from aflite.algorithm.numerics.blocks import plan_blocks
     from aflite.algorithm.numerics.item_store import choice_store
 

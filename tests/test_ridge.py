@@ -9,8 +9,9 @@ import torch
 from sklearn.linear_model import RidgeClassifier
 
 import aflite
+from aflite.algorithm import RidgeEnsemble
 from aflite.algorithm.models.ridge.direct import solve_spd
-from aflite.algorithm.models.ridge.fit import Parts, RidgeEnsemble, choose_form, fit_ridge
+from aflite.algorithm.models.ridge.fit import Parts, choose_form, fit_ridge
 from aflite.algorithm.models.ridge.kernel import KernelCache
 from aflite.algorithm.models.ridge.model import parts_of_mask
 from aflite.algorithm.numerics.store import FeatureStore, standardise

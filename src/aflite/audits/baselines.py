@@ -11,7 +11,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
 from aflite._internal.labels import majority_rate
-from aflite.algorithm.loop.options import FilterOptions
+from aflite.algorithm import FilterOptions
 from aflite.audits.base import AuditResult
 from aflite.audits.word_label import presence_matrix, word_label_counts
 

@@ -115,17 +115,14 @@ FOLDS = 5
 def choices_only_baseline(
     items: Any, *, folds: int = FOLDS, seed: int = 0, name: str = "choices-only baseline"
 ) -> AuditResult:
-    """The choice-wise model (:class:`~aflite.algorithm.models.choice.fit.ChoiceEnsemble`) on
+    """The choice-wise model (:class:`~aflite.ChoiceEnsemble`) on
     n-grams of the choices alone, no context: the share of items whose right choice it picks
     out, ``folds``-fold cross-validated, against chance. Well above chance, the choices give
     the answer away."""
     import torch
 
-    from aflite.algorithm.models.choice.fit import (
-        ChoiceEnsemble,
-        choice_heldout_counts,
-        fit_choices,
-    )
+    from aflite.algorithm import ChoiceEnsemble
+    from aflite.algorithm.models.choice.fit import choice_heldout_counts, fit_choices
     from aflite.algorithm.numerics.item_store import choice_store, valid_choices
     from aflite.algorithm.numerics.margins import NEG
     from aflite.features.choices import spread

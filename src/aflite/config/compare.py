@@ -11,7 +11,7 @@ from typing import Any
 
 from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, option
-from aflite.algorithm.loop.options import FilterOptions
+from aflite.algorithm import FilterOptions
 from aflite.config.choices import check_item_features, choice_context_option, refuse_for_items
 from aflite.config.fields import DataFields
 

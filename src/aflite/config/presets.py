@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aflite.algorithm.loop.options import PRESETS, FilterOptions
+from aflite.algorithm import PRESETS, FilterOptions
 from aflite.errors import DataError
 
 __all__ = ["PRESETS", "PRESET_OPTIONS", "preset"]

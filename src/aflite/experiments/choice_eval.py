@@ -24,7 +24,8 @@ class ChoiceEvaluator(BaseEvaluator):
         """Fit one model on every item of ``train`` (answers in ``train.labels``, as text)."""
         import torch
 
-        from aflite.algorithm.models.choice.fit import ChoiceEnsemble, fit_choices
+        from aflite.algorithm import ChoiceEnsemble
+        from aflite.algorithm.models.choice.fit import fit_choices
         from aflite.algorithm.numerics.item_store import (
             check_choices,
             choice_scale,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.labels import majority_rate
-from aflite.algorithm.loop.options import PRESETS, FilterOptions
+from aflite.algorithm import PRESETS, FilterOptions
 from aflite.config import CompareConfig, config_fields
 from aflite.errors import DataError
 from aflite.experiments.compare_run import EvalSet, PreparedCompare, ids_of, run_compare

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from aflite.algorithm.loop.options import PRESETS
+from aflite.algorithm import PRESETS
 from aflite.errors import DataError
 from aflite.experiments.compare_run import EvalSet, PreparedCompare, ids_of
 from aflite.experiments.evaluators import check_evaluator, default_evaluators, make_evaluator

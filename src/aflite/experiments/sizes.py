@@ -13,7 +13,7 @@ __all__ = ["as_fractions", "check_sizes"]
 def as_fractions(options: Any, n: int) -> Any:
     """The :class:`aflite.FilterOptions` ``options`` with sizes given as row counts of D as
     fractions, so dev is filtered in proportion."""
-    from aflite.algorithm.loop.options import FilterOptions
+    from aflite.algorithm import FilterOptions
 
     out = {}
     for key in ("target_size", "train_size", "slice_size"):

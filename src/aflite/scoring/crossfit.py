@@ -119,7 +119,8 @@ def oof_choice_probabilities(
     import torch
 
     from aflite._internal.device import resolve_device
-    from aflite.algorithm.models.choice.fit import ChoiceEnsemble, fit_choices
+    from aflite.algorithm import ChoiceEnsemble
+    from aflite.algorithm.models.choice.fit import fit_choices
     from aflite.algorithm.numerics.item_store import choice_store, valid_choices
     from aflite.algorithm.numerics.margins import NEG
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aflite.algorithm.loop.options import FilterOptions
+from aflite.algorithm import FilterOptions
 from aflite.scoring.registry import ScoringContext, register_example_scorer
 
 __all__ = ["predictability"]
