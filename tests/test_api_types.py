@@ -19,9 +19,8 @@ PUBLIC = [aflite.adversarial_filter, aflite.predictability_scores, aflite.repres
 def test_public_annotations_resolve_without_any(fn):
     import torch  # noqa: F401 -- DeviceLike names torch.device
 
-    from aflite.algorithm import LinearEnsemble  # noqa: F401
-    from aflite.algorithm.models.base import Model  # noqa: F401
-    from aflite.algorithm.models.choice.fit import ChoiceEnsemble
+    from aflite.algorithm import ChoiceEnsemble, LinearEnsemble  # noqa: F401
+    from aflite.algorithm.models.contract import Model  # noqa: F401
 
     ns = {
         **vars(types),

@@ -12,14 +12,9 @@ from sklearn.linear_model import LogisticRegression
 
 import aflite
 from aflite.algorithm.loop.partitions import block_design
-from aflite.algorithm.models.choice.fit import (
-    ChoiceEnsemble,
-    ChoiceFit,
-    _hits,
-    choice_heldout_counts,
-    fit_choices,
-)
+from aflite.algorithm.models.choice.fit import ChoiceFit, _hits, choice_heldout_counts, fit_choices
 from aflite.algorithm.models.choice.model import ChoiceModel
+from aflite.algorithm.models.choice.settings import ChoiceEnsemble
 from aflite.algorithm.numerics.blocks import plan_blocks
 from aflite.algorithm.numerics.item_store import (
     check_choices,
@@ -309,7 +304,7 @@ def test_bad_multiple_choice_input_is_one_clear_error(features, labels, kw, matc
 
 def test_other_models_and_backends_are_refused_for_choices():
     x, y = items(n=50, k=3, d=4)
-    with pytest.raises(ValueError, match="choice-wise models: use model='choice'"):
+    with pytest.raises(ValueError, match="by a family with a multiple-choice variant"):
         aflite.predictability_scores(x, y, model=LogisticRegression(), train_size=10)
     with pytest.raises(ValueError, match="no backend"):
         aflite.filter(x, y, target_size=40, train_size=10, backend=object())

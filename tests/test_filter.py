@@ -173,7 +173,7 @@ def test_compaction_keeps_rows_labels_and_groups_aligned(owned):
     import torch
 
     from aflite.algorithm.loop.phases import PhaseRunner
-    from aflite.algorithm.models import LinearModel
+    from aflite.algorithm.models import MODELS, LinearModel
     from aflite.algorithm.numerics.store import standardise
 
     rng = np.random.default_rng(0)
@@ -194,6 +194,7 @@ def test_compaction_keeps_rows_labels_and_groups_aligned(owned):
         y,
         2,
         model=LinearModel(),
+        family=MODELS["linear"],
         n_partitions=2,
         train_size=5,
         groups=g,

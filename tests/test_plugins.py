@@ -47,8 +47,6 @@ EASY_IDS = {r["id"] for r in _rows() if r["text"].startswith("easy")}
 class FeatureSignModel:
     """Toy model family: a held-out row is predicted correctly iff its raw feature 0 > 0."""
 
-    needs_raw_features = True
-
     def __init__(self, settings=None):
         self.settings = settings
 
@@ -109,7 +107,9 @@ def toys():
         text = next(iter(texts.values()))
         return np.array([[1.0 if t.startswith("easy") else -1.0] for t in text]), False
 
-    register_model("toy-sign-model", description="the toy feature-sign model")(FeatureSignModel)
+    register_model("toy-sign-model", description="the toy feature-sign model", raw_features=True)(
+        FeatureSignModel
+    )
     register_format("toy-tsv", suffixes=(".toytsv",), description="toy TSV")(ToyTsv)
 
     @register_audit("toy-count", description="rows per label")
@@ -180,7 +180,8 @@ def test_unknown_model_or_features_fail_before_any_work(toys, jsonl, tmp_path):
     assert r.returncode == 2 and not out.exists()
     assert r.stderr.strip().splitlines() == [
         "aflite: error: --model: unknown model family 'toy-sign-modl' (choose from linear, "
-        "sklearn, ridge, auto, choice, choice-ridge, toy-sign-model; did you mean 'toy-sign-model'?)"
+        "sklearn, ridge, choice-ridge, auto, choice, toy-sign-model; did you mean "
+        "'toy-sign-model'?)"
     ]
     r = run_in_process("filter", str(jsonl), "--features", "toy-sine", "--out-dir", str(out))
     assert r.returncode == 2 and "did you mean 'toy-sign'?" in r.stderr
@@ -370,7 +371,9 @@ def test_entry_point_plugins_are_imported_when_a_registry_is_first_read(monkeypa
 
 def test_a_backend_registered_by_name_runs_the_filter(planted):
     """A distributed backend is a plug-in too: ``backend="name"`` starts the registered
-    factory; here a backend that hands back the local linear model."""
+    factory; here a backend that hands back the local linear model. A backend's model is
+    given its partitions as masks (no family declares what it takes), so the reference draws
+    independent uniform parts, as masks too."""
     import aflite
     from aflite._internal.backends import BACKENDS, register_backend
     from aflite.algorithm.models import resolve_model
@@ -388,8 +391,9 @@ def test_a_backend_registered_by_name_runs_the_filter(planted):
     register_backend("toy-local")(Local)
     try:
         x, y, _ = planted
-        out = aflite.filter(x, y, target_size=900, backend="toy-local", seed=0)
-        ref = aflite.filter(x, y, target_size=900, seed=0)
+        kw = dict(target_size=900, seed=0, partitions="uniform")
+        out = aflite.filter(x, y, backend="toy-local", **kw)
+        ref = aflite.filter(x, y, **kw)
     finally:
         BACKENDS.unregister("toy-local")
     assert started and np.array_equal(np.sort(out.kept), np.sort(ref.kept))
@@ -401,4 +405,4 @@ def test_a_registry_shows_its_built_ins_before_any_lookup():
 
     code = "import aflite; print(repr(aflite.MODELS))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.startswith("Registry('model': linear, sklearn, ridge, auto, choice")
+    assert out.stdout.startswith("Registry('model': linear, sklearn, ridge, choice-ridge, auto")

@@ -4,7 +4,8 @@ Each registry (:class:`aflite._internal.registry.Registry`) imports the modules 
 under its kind the first time it is read; importing a module registers what it defines with
 the kind's decorator. The order is the order help lists the names in (and, for data formats,
 detection tries later ones first). Only the registry being read is loaded, so listing the
-feature kinds or scorers for ``--help`` imports neither torch nor sentence-transformers.
+model families, feature kinds or scorers for ``--help`` imports neither torch nor
+sentence-transformers.
 
 A plug-in of your own needs no entry here: register it with the kind's decorator
 (``register_model``, ``register_feature_kind``, ``register_format``, ``register_audit``,
@@ -25,7 +26,6 @@ from importlib.metadata import entry_points
 
 __all__ = [
     "BUILTINS",
-    "BUILTIN_MODEL_NAMES",
     "ENTRY_POINT_GROUP",
     "has_plugin_packages",
     "load_builtins",
@@ -35,13 +35,13 @@ ENTRY_POINT_GROUP = "aflite.plugins"
 _entry_points_loaded = False
 
 BUILTINS: dict[str, tuple[str, ...]] = {
+    # one line a family: its sub-package registers it (ridge also its items variant)
     "model": (
-        "aflite.algorithm.models.linear.model",
-        "aflite.algorithm.models.sklearn.model",
-        "aflite.algorithm.models.ridge.model",
+        "aflite.algorithm.models.linear",
+        "aflite.algorithm.models.sklearn",
+        "aflite.algorithm.models.ridge",
         "aflite.algorithm.models.auto",
-        "aflite.algorithm.models.choice.model",
-        "aflite.algorithm.models.ridge.items",
+        "aflite.algorithm.models.choice",
     ),
     "feature kind": ("aflite.features.kinds",),
     "format": (
@@ -71,11 +71,6 @@ BUILTINS: dict[str, tuple[str, ...]] = {
     "stress test": ("aflite.experiments.stress",),
     "backend": ("aflite.distributed.ray_backend",),
 }
-
-
-# The names the built-in model families register, for a check of --model that must not import
-# them (they import torch); a test keeps them in step with the registry.
-BUILTIN_MODEL_NAMES = ("linear", "sklearn", "ridge", "auto", "choice", "choice-ridge")
 
 
 def has_plugin_packages() -> bool:

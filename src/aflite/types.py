@@ -11,9 +11,9 @@ from numpy.typing import ArrayLike
 if TYPE_CHECKING:
     import torch
 
-    from aflite.algorithm.models.base import Model
-    from aflite.algorithm.models.choice.fit import ChoiceEnsemble
-    from aflite.algorithm.models.linear.ensemble import LinearEnsemble
+    from aflite.algorithm.models.choice.settings import ChoiceEnsemble
+    from aflite.algorithm.models.contract import Model
+    from aflite.algorithm.models.linear.settings import LinearEnsemble
 
 __all__ = [
     "ArrayLike",

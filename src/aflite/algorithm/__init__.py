@@ -2,9 +2,9 @@
 
 Pure array code: nothing here reads or writes data files. Three folders: :mod:`.loop` (the
 filter's one driver and what it runs: phases, partitions, rankers, selection, state, result,
-options), :mod:`.models` (the model families, one sub-package each, its model and solvers
-together) and :mod:`.numerics` (what the families share: the stored rows, block plans,
-ordered sums, L-BFGS); :mod:`.afopt` is the exact optimum on a few rows.
+options), :mod:`.models` (the model-family contract and registry, one sub-package per family,
+its model and solvers together) and :mod:`.numerics` (what the families share: the stored
+rows, block plans, ordered sums, L-BFGS); :mod:`.afopt` is the exact optimum on a few rows.
 
 The names below are imported on first use: the options (:class:`FilterOptions`,
 :data:`PRESETS`) need no torch, so a command's config and ``--help`` load none.
@@ -17,65 +17,70 @@ from typing import TYPE_CHECKING
 from aflite._internal.lazy import lazy_exports, moved_modules
 
 _MODULES = {
-    "aflite.algorithm.loop.inputs": ("check_features", "encode_groups", "encode_labels"),
-    "aflite.algorithm.loop.sizes": (
-        "AUTO_PARTITIONS",
-        "SizeError",
-        "check_train_covers_classes",
-        "resolve_size",
-    ),
+    "aflite.algorithm.afopt": ("OptimumResult", "optimum", "subset_bias"),
     "aflite.algorithm.loop.by_scores": ("ByScores",),
     "aflite.algorithm.loop.filtering": ("ConvergenceWarning", "FilterState", "adversarial_filter"),
-    "aflite.algorithm.models": ("MODELS", "Model", "PhaseCounts", "register_model"),
-    "aflite.algorithm.afopt": ("OptimumResult", "optimum", "subset_bias"),
+    "aflite.algorithm.loop.inputs": ("check_features", "encode_groups", "encode_labels"),
     "aflite.algorithm.loop.options": ("PRESETS", "FilterOptions"),
-    "aflite.algorithm.loop.result": ("STOP_REASONS", "FilterResult", "PhaseRecord"),
     "aflite.algorithm.loop.predictability": (
         "PhaseScores",
         "predictability_scores",
         "representation_bias",
     ),
+    "aflite.algorithm.loop.result": ("STOP_REASONS", "FilterResult", "PhaseRecord"),
     "aflite.algorithm.loop.selection": ("STRATEGIES",),
-    "aflite.algorithm.models.linear.ensemble": ("LinearEnsemble",),
+    "aflite.algorithm.loop.sizes": ("SizeError", "check_train_covers_classes", "resolve_size"),
+    "aflite.algorithm.models": ("MODELS", "Model", "PhaseCounts", "register_model"),
+    "aflite.algorithm.models.choice.settings": ("ChoiceEnsemble",),
+    "aflite.algorithm.models.linear.settings": ("LinearEnsemble",),
+    "aflite.algorithm.models.ridge.settings": ("RidgeEnsemble",),
     "aflite.algorithm.numerics.report": ("SolveReport",),
-    "aflite.algorithm.models.choice.fit": ("ChoiceEnsemble",),
-    "aflite.algorithm.models.ridge.fit": ("RidgeEnsemble",),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 __all__ = [
-    "AUTO_PARTITIONS",
-    "SizeError",
-    "check_features",
-    "check_train_covers_classes",
-    "encode_groups",
-    "encode_labels",
-    "resolve_size",
+    "OptimumResult",
+    "optimum",
+    "subset_bias",
     "ByScores",
     "ConvergenceWarning",
     "FilterState",
     "adversarial_filter",
+    "check_features",
+    "encode_groups",
+    "encode_labels",
+    "PRESETS",
+    "FilterOptions",
+    "PhaseScores",
+    "predictability_scores",
+    "representation_bias",
+    "STOP_REASONS",
+    "FilterResult",
+    "PhaseRecord",
+    "STRATEGIES",
+    "SizeError",
+    "check_train_covers_classes",
+    "resolve_size",
     "MODELS",
     "Model",
     "PhaseCounts",
     "register_model",
-    "OptimumResult",
-    "optimum",
-    "subset_bias",
-    "PRESETS",
-    "FilterOptions",
-    "STOP_REASONS",
-    "FilterResult",
-    "PhaseRecord",
-    "PhaseScores",
-    "predictability_scores",
-    "representation_bias",
-    "STRATEGIES",
-    "LinearEnsemble",
-    "SolveReport",
     "ChoiceEnsemble",
+    "LinearEnsemble",
     "RidgeEnsemble",
+    "SolveReport",
 ]
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def _auto_partitions() -> dict[bool, int]:
+    from aflite.algorithm.models import MODELS
+
+    return {True: MODELS["ridge"].n_partitions, False: MODELS["linear"].n_partitions}
+
+
+# n_partitions="auto" was read from a dict keyed by whether a family is exact; each family
+# declares its own m now
+_DEPRECATED = {"AUTO_PARTITIONS": (_auto_partitions, "aflite.MODELS[name].n_partitions")}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, deprecated=_DEPRECATED)
 
 # The modules of the algorithm before it was split into loop/, models/ and numerics/: their
 # old paths still import, with a DeprecationWarning naming the new one.
@@ -90,7 +95,6 @@ moved_modules(
             ),
             **dict.fromkeys(
                 (
-                    "AUTO_PARTITIONS",
                     "SizeError",
                     "check_train_covers_classes",
                     "resolve_filter_sizes",
@@ -116,21 +120,17 @@ moved_modules(
         _A + "sparse_rows": _A + "numerics.sparse_rows",
         _A + "state": _A + "loop.state",
         _A + "storage": _A + "numerics.store",
+        _A + "models.base": _A + "models.contract",
         _A + "models.choice_ridge": _RIDGE + "items",
         _A + "solvers": {
-            **dict.fromkeys(
-                (
-                    "Ensemble",
-                    "LinearEnsemble",
-                    "SolveReport",
-                    "choose_solver",
-                    "fit_ensemble",
-                    "heldout_counts",
-                    "predict_all",
-                ),
-                _LINEAR + "ensemble",
-            ),
+            "Ensemble": _LINEAR + "ensemble",
+            "LinearEnsemble": _LINEAR + "settings",
+            "SolveReport": _A + "numerics.report",
             "boehning_inverse": _LINEAR + "primal",
+            "choose_solver": _LINEAR + "ensemble",
+            "fit_ensemble": _LINEAR + "ensemble",
+            "heldout_counts": _LINEAR + "ensemble",
+            "predict_all": _LINEAR + "ensemble",
         },
         _A + "solvers.blocks": {
             **dict.fromkeys(
@@ -169,7 +169,11 @@ moved_modules(
 if TYPE_CHECKING:
     from aflite.algorithm.afopt import OptimumResult, optimum, subset_bias
     from aflite.algorithm.loop.by_scores import ByScores
-    from aflite.algorithm.loop.filtering import ConvergenceWarning, FilterState, adversarial_filter
+    from aflite.algorithm.loop.filtering import (
+        ConvergenceWarning,
+        FilterState,
+        adversarial_filter,
+    )
     from aflite.algorithm.loop.inputs import check_features, encode_groups, encode_labels
     from aflite.algorithm.loop.options import PRESETS, FilterOptions
     from aflite.algorithm.loop.predictability import (
@@ -179,14 +183,9 @@ if TYPE_CHECKING:
     )
     from aflite.algorithm.loop.result import STOP_REASONS, FilterResult, PhaseRecord
     from aflite.algorithm.loop.selection import STRATEGIES
-    from aflite.algorithm.loop.sizes import (
-        AUTO_PARTITIONS,
-        SizeError,
-        check_train_covers_classes,
-        resolve_size,
-    )
+    from aflite.algorithm.loop.sizes import SizeError, check_train_covers_classes, resolve_size
     from aflite.algorithm.models import MODELS, Model, PhaseCounts, register_model
-    from aflite.algorithm.models.choice.fit import ChoiceEnsemble
-    from aflite.algorithm.models.linear.ensemble import LinearEnsemble
-    from aflite.algorithm.models.ridge.fit import RidgeEnsemble
+    from aflite.algorithm.models.choice.settings import ChoiceEnsemble
+    from aflite.algorithm.models.linear.settings import LinearEnsemble
+    from aflite.algorithm.models.ridge.settings import RidgeEnsemble
     from aflite.algorithm.numerics.report import SolveReport

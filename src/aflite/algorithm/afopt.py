@@ -20,7 +20,8 @@ from aflite._internal.device import make_generator, resolve_device
 from aflite.algorithm.loop.inputs import check_features, encode_labels
 from aflite.algorithm.loop.options import FilterOptions
 from aflite.algorithm.loop.sizes import resolve_size
-from aflite.algorithm.models.linear.ensemble import LinearEnsemble, fit_ensemble, predict_all
+from aflite.algorithm.models.linear.ensemble import fit_ensemble, predict_all
+from aflite.algorithm.models.linear.settings import LinearEnsemble
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["OptimumResult", "optimum", "subset_bias", "MAX_OPTIMUM_ROWS", "MAX_OPTIMUM_SUBSETS"]

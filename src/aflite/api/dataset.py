@@ -12,6 +12,7 @@ import numpy as np
 
 from aflite._internal.options import ConfigError
 from aflite._internal.text import did_you_mean
+from aflite.algorithm.models import asks_for_items
 from aflite.config import preset as config_preset
 from aflite.config.choices import refuse_for_items
 from aflite.config.fields import data_fields
@@ -191,7 +192,7 @@ def filter_dataset(
     )
     if fields.choices is not None:
         refuse_for_items({"balance": opts.balance}, NOT_FOR_ITEMS)
-    elif opts.model in ("choice", "choice-ridge"):
+    elif asks_for_items(opts.model):
         raise DataError(
             f"model='{opts.model}' fits multiple-choice items: name their choices with choices="
         )
@@ -300,7 +301,7 @@ def _filter_options(options: Any, preset: str | None, given: dict[str, Any]) -> 
     """The run's :class:`aflite.FilterOptions`: ``options`` (else ``preset``'s, else the
     command line's defaults) with the ``given`` keywords; a misspelt keyword is a TypeError
     that points at the option or argument meant."""
-    from aflite.algorithm.loop.options import PRESETS, FilterOptions
+    from aflite.algorithm import PRESETS, FilterOptions
 
     names = FilterOptions.names()
     unknown = sorted(set(given) - set(names))

@@ -13,7 +13,8 @@ from typing import Any
 
 from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, defaults_from, option
-from aflite.algorithm.loop.options import PRESETS, FilterOptions
+from aflite.algorithm import PRESETS, FilterOptions
+from aflite.algorithm.models import asks_for_items
 from aflite.config.choices import check_item_features, choice_context_option, refuse_for_items
 from aflite.config.fields import DataFields
 from aflite.config.names import audit_registry, scorer_names
@@ -264,7 +265,8 @@ class FilterConfig(FilterOptions, FilterInput):
 
         if self.input is None:
             raise ConfigError("input", "name the data file to filter")
-        _model_family(self.model, "model")  # at once: the registry's own check imports torch
+        # at once, before the checks that look for files or models: the registry's own check
+        FilterOptions.check_fields({"model": self.model})
         super().check_together()
         kind = parse_feature_spec(self.features).entry
         self._check_choices()
@@ -281,7 +283,7 @@ class FilterConfig(FilterOptions, FilterInput):
             )
         if self.ray_address and self.backend is None:
             raise ConfigError("ray_address", "needs {backend} ray")
-        if self.model in ("choice", "choice-ridge") and not self.choices:
+        if asks_for_items(self.model) and not self.choices:
             raise ConfigError(
                 "model",
                 f"'{self.model}' fits multiple-choice items: name their choices with {{choices}}",
@@ -291,8 +293,6 @@ class FilterConfig(FilterOptions, FilterInput):
         else:
             from aflite.algorithm.models import MODELS
 
-            # the model's own (heavy) check first: an unknown name is named as its error
-            FilterOptions.check_fields({"model": self.model})
             if not MODELS.lookup(self.model).distributed:
                 ok = ", ".join(n for n, f in MODELS.items() if f.distributed)
                 raise ConfigError(
@@ -348,22 +348,3 @@ def _feature_source(value: Any, name: str) -> None:
         check_feature_source(value)
     except DataError as e:
         raise c.flagged(name, e) from None
-
-
-def _model_family(value: Any, name: str) -> None:
-    """A model family's name refused at once where no family can have it: no built-in's, and
-    neither an installed plug-in package nor this process (its registry loaded) could add it.
-    The registry imports torch, so its own check, which knows the plug-ins, runs later."""
-    import sys
-
-    from aflite import plugins
-
-    c.text(value, name)
-    known = plugins.BUILTIN_MODEL_NAMES
-    if value in known or "aflite.algorithm.models.base" in sys.modules:
-        return
-    if plugins.has_plugin_packages():
-        return
-    from aflite._internal.registry import unknown_message
-
-    raise ConfigError(name, unknown_message("model family", value, known))

@@ -153,7 +153,7 @@ class RayModel:
         correct = torch.as_tensor(sum(p[0] for p in parts), device=train.device)
         held = torch.as_tensor(sum(p[1] for p in parts), device=train.device)
         worst = max(parts, key=lambda p: p[2]["residual"])[2]
-        return PhaseCounts(correct, held, worst)
+        return PhaseCounts(correct, held, worst, tol=self.model.tol)
 
     def describe(self) -> str:
         return f"{self.model!r} on Ray ({self.backend.n_workers} workers)"

@@ -75,7 +75,7 @@ class ByScorer:
 
     def by_scores(self, features: Any, labels: Any, opts: Any, **run: Any) -> Any:
         """The :class:`aflite.ByScores` of these rows: each scored once, out of sample."""
-        from aflite.algorithm import AUTO_PARTITIONS, ByScores, encode_labels
+        from aflite.algorithm import MODELS, ByScores, encode_labels
         from aflite.scoring.run import score_examples
 
         name, column, lower = parse_by(self.by)
@@ -85,7 +85,7 @@ class ByScorer:
         _, t, _ = opts.resolve(len(codes), len(classes))
         phase = EXAMPLE_SCORERS.lookup(name).filter_phase
         # the predictability scorer's phase is logistic regression's: "auto" is its m
-        auto = AUTO_PARTITIONS[False]
+        auto = MODELS["linear"].n_partitions
         n_partitions = auto if opts.n_partitions == "auto" else opts.n_partitions
         given = dict(self.options or {})
         opts_ = given | ({"n_partitions": n_partitions, "train_size": t} if phase else {})

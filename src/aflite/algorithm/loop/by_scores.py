@@ -93,7 +93,7 @@ def run_by_scores(
     n_input = len(codes)
     # as an AFLITE run: every class in a training part (an item holds every choice)
     n, t, k = opts.resolve(n_input, None if x.ndim == 3 else len(classes), strategy=False)
-    _, m = phase_model_for(opts.model, opts.n_partitions, t, x.shape)
+    _, _, m = phase_model_for(opts.model, opts.n_partitions, t, x.shape)
     g = None if groups is None else np.asarray(groups)
 
     def measure(rows: np.ndarray) -> np.ndarray:

@@ -29,15 +29,13 @@ import numpy as np
 from aflite._internal.backends import make_backend
 from aflite.algorithm.loop.by_scores import ByScores, ScoreSource, run_by_scores
 from aflite.algorithm.loop.options import FilterOptions
-from aflite.algorithm.loop.predictability import prepare_runner
+from aflite.algorithm.loop.predictability import prepare_runner, takes_items
 from aflite.algorithm.loop.progress import ConvergenceWarning
 from aflite.algorithm.loop.rankers import EnsembleRanker
 from aflite.algorithm.loop.result import FilterResult, PhaseRecord
 from aflite.algorithm.loop.run import run_phases
 from aflite.algorithm.loop.selection import STRATEGIES
 from aflite.algorithm.loop.state import FilterState
-from aflite.algorithm.models.base import family_name
-from aflite.algorithm.numerics.item_store import is_choice_input
 from aflite.types import ArrayLike, Backend, DeviceLike, SeedLike
 
 __all__ = ["adversarial_filter", "FilterState", "STRATEGIES", "ConvergenceWarning"]
@@ -254,22 +252,22 @@ def _n_classes(labels: Any) -> int | None:
 
 
 def _filter(
-    features,
-    labels,
+    features: ArrayLike,
+    labels: ArrayLike,
     opts: FilterOptions,
     *,
-    groups,
-    seed,
-    device,
-    progress,
-    score_kept,
-    checkpoint,
-    resume,
-    backend,
-    copy,
-    threads,
-    protected=None,
-    ids=None,
+    groups: ArrayLike | None,
+    seed: SeedLike,
+    device: DeviceLike,
+    progress: bool | Callable[[PhaseRecord], None] | None,
+    score_kept: bool,
+    checkpoint: Callable[[FilterState], None] | None,
+    resume: FilterState | None,
+    backend: Backend | None,
+    copy: bool,
+    threads: int | None,
+    protected: ArrayLike | None = None,
+    ids: ArrayLike | None = None,
 ) -> FilterResult:
     n_rows = np.asarray(labels).shape[0] if np.ndim(labels) else 0
     n_features = getattr(features, "shape", (None,))[0]
@@ -280,7 +278,7 @@ def _filter(
         if protected.shape != (n_rows,):
             raise ValueError(f"protected must be a boolean mask of {n_rows} rows")
     # an item holds every choice, so any one item covers the answers' positions
-    n_classes = None if is_choice_input(features, opts.model) else _n_classes(labels)
+    n_classes = None if takes_items(features, opts.model) else _n_classes(labels)
     n, _, k = opts.resolve(n_rows, n_classes)
     threshold, strategy, balance = float(opts.threshold), opts.strategy, opts.balance
     runner, classes, t = prepare_runner(
@@ -308,7 +306,7 @@ def _filter(
         "min_bias": opts.min_bias,
         "balance": balance,
         "model": runner.model.describe(),
-        "model_family": family_name(runner.model),
+        "model_family": runner.family.name or None,
         "seed": seed if isinstance(seed, (int, type(None))) else repr(seed),
         "device": str(runner.device),
         "grouped": groups is not None,

@@ -47,8 +47,9 @@ _SIZE = {"coerce": c.to_size, "check": c.size, "cli_type": str, "metavar": "SIZE
 
 
 def _model(value: Any, name: str) -> None:
-    """A family's name must be registered (the registry imports torch: checked last, see
-    ``heavy``); a model instance is checked when the run sets it up."""
+    """A family's name must be registered (reading the registry imports the plug-in packages
+    that add families: checked last, see ``heavy``); a model instance is checked when the
+    run sets it up."""
     if value is None or isinstance(value, (bool, int, float)):
         raise ConfigError(name, f"must be a model family's name or a model, got {value!r}")
     if not isinstance(value, str):
@@ -74,6 +75,25 @@ def _balance(value: Any, name: str) -> None:
         raise ConfigError(name, f"must be none or classes, got {show(value)}")
 
 
+class _FamiliesHelp(str):
+    """The help of ``model``: the registered families, each with its description, read from
+    the registry when the help is shown (``str()``), so that importing the options reads no
+    registry. ``kind`` marks a help made when shown, as the command line's registry lists."""
+
+    kind = "models"
+
+    def __new__(cls) -> _FamiliesHelp:
+        return super().__new__(cls, "Model family the partitions train (the registered ones).")
+
+    def __str__(self) -> str:
+        from aflite.algorithm.models import MODELS
+
+        families = "; ".join(
+            f"{e.name}: {e.description}" if e.description else e.name for e in MODELS.values()
+        )
+        return f"Model family the partitions train. {families}; or one added with register_model."
+
+
 @dataclass(frozen=True, kw_only=True)
 class FilterOptions(Config):
     """What a filtering run does (see :func:`aflite.filter` for each option at length), checked
@@ -83,9 +103,7 @@ class FilterOptions(Config):
     # a family's name, or a model object (ModelLike: named for type checkers only)
     model: str | Any = option(
         "linear",
-        "Model family the partitions train: ridge (exact least squares), linear "
-        "(batched logistic regression), auto (ridge where a training part has at most as many "
-        "rows as there are features, else linear), or one added with aflite.register_model.",
+        _FamiliesHelp(),
         metavar="NAME",
         check=_model,
         heavy=True,
@@ -157,6 +175,7 @@ class FilterOptions(Config):
         ``n_classes`` classes (None for items), checked against them (see
         :func:`aflite.algorithm.loop.sizes.resolve_filter_sizes`); with ``strategy`` a
         greedy run removes one row a phase (a ranking by a given score has no strategy)."""
+
         n, t, k = resolve_filter_sizes(
             n_rows,
             target_size=self.target_size,

@@ -1,5 +1,9 @@
 """One phase of AFLITE on a subset of rows: draw the partitions, let the model fit and
-predict, and return the per-row counts aligned with the subset."""
+predict, and return the per-row counts aligned with the subset.
+
+What the phase does for a model family it reads from the family's declaration
+(:class:`~aflite.algorithm.models.contract.ModelFamily`): which store its model reads, whether
+it takes the block design as is, and what a model that learned nothing scores."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from aflite._internal.numerics import own_numerics
 from aflite._internal.threads import compute_threads
 from aflite._internal.transfer import to_device, to_host
 from aflite.algorithm.loop.partitions import block_design, default_block_rows, train_masks
-from aflite.algorithm.models import Model
+from aflite.algorithm.models.contract import Model, ModelFamily
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["PhaseRunner", "PhaseOutput"]
@@ -29,6 +33,7 @@ class PhaseOutput:
     train_on_device: torch.Tensor
     info: dict[str, Any] = field(default_factory=dict)
     margin: np.ndarray | None = None
+    tol: float | None = None  # the tolerance the fits were run to (None: fitted exactly)
 
     @property
     def train(self) -> np.ndarray:
@@ -45,7 +50,8 @@ class PhaseOutput:
 class PhaseRunner:
     """Holds the standardised features on the compute device and runs phases on subsets of
     the input rows (sorted input positions). Partitions are drawn over the active rows only,
-    so the random stream does not depend on how the storage is laid out."""
+    so the random stream does not depend on how the storage is laid out. ``model`` is a model
+    of ``family``, which says how to run it."""
 
     def __init__(
         self,
@@ -54,6 +60,7 @@ class PhaseRunner:
         n_classes: int,
         *,
         model: Model,
+        family: ModelFamily,
         n_partitions: int,
         train_size: int,
         groups: np.ndarray | None,
@@ -73,43 +80,45 @@ class PhaseRunner:
         self.partitions = partitions
         self.threads = threads
         self.model = model
+        self.family = family
         self.n_classes = n_classes
         self.n_partitions = n_partitions
         self.train_size = train_size
         self.device = device
         self.generator = generator
         # a model that reads the raw features (scikit-learn) must not see them standardised
-        in_place = in_place and not getattr(model, "needs_raw_features", False)
-        # a model with its own layout of the rows (the choice-wise model) builds the store
-        make_store = getattr(model, "make_store", None)
-        if make_store is not None:
-            self.store = make_store(x, device, chunk_rows=chunk_rows, in_place=in_place)
-        else:
-            # raw sparse rows serve the block pass of a model that has one, and the exact
-            # family's sparse form on any partitions
-            sparse = getattr(model, "supports_blocks", False) and (
-                partitions == "blocks" or getattr(model, "exact", False)
-            )
-            self.store = FeatureStore(
-                x, device, chunk_rows=chunk_rows, in_place=in_place, sparse_rows=sparse
-            )
+        in_place = in_place and not family.raw_features
+        # raw sparse rows serve the block pass of a model that has one, and the exact
+        # family's sparse form on any partitions
+        sparse = family.blocks and (partitions == "blocks" or family.exact)
+        # a family with its own layout of the rows (an item's K choices) builds its store
+        make_store = family.store or FeatureStore
+        self.store = make_store(
+            x, device, chunk_rows=chunk_rows, in_place=in_place, sparse_rows=sparse
+        )
         self.y = to_device(np.asarray(y), device)
         # groups only shape the partitions, which are drawn on the CPU: they stay on the host
         self.groups = None if groups is None else np.asarray(groups)
         self.n_input = x.shape[0]
         self.labels = np.asarray(y, dtype=np.int64)
         model.attach(self.store, x, self.y, n_classes)
-        # a model may ask for its own block size (once attached, it knows the stored rows)
-        own = getattr(model, "block_rows", None)
+        # a model that takes blocks sizes them (once attached, it knows the stored rows)
         self.block_rows = block_rows or (
-            own(train_size, n_partitions)
-            if own is not None
-            else default_block_rows(self.store.dim, device)
+            model.block_rows(train_size, n_partitions)
+            if family.blocks
+            else default_block_rows(self.store.dim)
         )
 
     def labels_of(self, rows: np.ndarray) -> np.ndarray:
         """Class codes of input rows."""
         return self.labels[rows]
+
+    def chance(self, rows: np.ndarray) -> float | None:
+        """The score of a model that learned nothing on ``rows`` (sorted input positions), as
+        the family declares it; None: their majority-class rate (the loop's default)."""
+        if self.family.chance is None:
+            return None
+        return self.family.chance(self.raw, rows, self.labels_of(rows))
 
     def needs_compaction(self, n_rows: int) -> bool:
         return self.store.needs_compaction(n_rows)
@@ -163,7 +172,7 @@ class PhaseRunner:
             )
             # a byte a mask entry on the way (not four)
             train_active = to_device(train_active.bool(), self.device).to(torch.float32)
-        if design is not None and getattr(self.model, "supports_blocks", False):
+        if design is not None and self.family.blocks:
             counts = self.model.score_blocks(design, pos, current)
         else:
             if n == n_store:
@@ -186,4 +195,5 @@ class PhaseRunner:
             train_on_device=train_active,
             info=info,
             margin=margin,
+            tol=counts.tol,
         )

@@ -18,13 +18,19 @@ from aflite.algorithm.loop.inputs import (
 )
 from aflite.algorithm.loop.options import FilterOptions
 from aflite.algorithm.loop.phases import PhaseRunner
-from aflite.algorithm.loop.sizes import AUTO_PARTITIONS, resolve_size
-from aflite.algorithm.models import resolve_model
-from aflite.algorithm.models.choice.model import choice_model
-from aflite.algorithm.numerics.item_store import check_choices, is_choice_input
+from aflite.algorithm.loop.sizes import resolve_size
+from aflite.algorithm.models.contract import Model, ModelFamily, asks_for_items, phase_model
+from aflite.algorithm.numerics.item_store import check_choices
 from aflite.types import ArrayLike, Backend, DeviceLike, ModelLike, SeedLike, Size
 
-__all__ = ["PhaseScores", "predictability_scores", "representation_bias", "prepare_runner"]
+__all__ = [
+    "PhaseScores",
+    "phase_model_for",
+    "predictability_scores",
+    "prepare_runner",
+    "representation_bias",
+    "takes_items",
+]
 
 
 @dataclass
@@ -80,7 +86,7 @@ def prepare_runner(
     ids: ArrayLike | None = None,
 ) -> tuple[PhaseRunner, np.ndarray, int]:
     """Check the inputs and set up a :class:`PhaseRunner`; returns it, the classes and t."""
-    if is_choice_input(features, model):  # (N, K, d): answers are choice positions
+    if takes_items(features, model):  # (N, K, d): answers are choice positions
         x, y, classes = check_choices(features, labels)
     else:
         x = check_features(features)
@@ -94,13 +100,14 @@ def prepare_runner(
         )
     keys = canonical_ranks(ids, x.shape[0])
     threads = resolve_threads(threads)
-    phase_model, n_partitions = phase_model_for(model, n_partitions, t, x.shape, backend)
+    family, phase, n_partitions = phase_model_for(model, n_partitions, t, x.shape, backend)
     dev = resolve_device(device)
     runner = PhaseRunner(
         x,
         y,
         len(classes),
-        model=phase_model,
+        model=phase,
+        family=family,
         n_partitions=n_partitions,
         train_size=t,
         groups=g,
@@ -114,18 +121,27 @@ def prepare_runner(
     return runner, classes, t
 
 
+def takes_items(features: ArrayLike, model: ModelLike) -> bool:
+    """Whether a run is on multiple-choice items: (N, K, d) features, or a family of items
+    asked for (whose check then names the shape it needs)."""
+    return np.ndim(features) == 3 or asks_for_items(model)
+
+
 def phase_model_for(
-    model: ModelLike, n_partitions: int | str, t: int, shape: tuple[int, ...], backend: Any = None
-) -> tuple[Any, int]:
-    """The phase model for ``model`` (``"auto"``: a family chosen from t and the width) on
-    features of ``shape``, and m for ``n_partitions`` (``"auto"``: by that family)."""
-    phase_model = choice_model(model, backend) if len(shape) == 3 else resolve_model(model, backend)
-    choose = getattr(phase_model, "choose", None)
-    if choose is not None:  # model="auto": a family chosen from the shapes
-        phase_model = choose(t, shape[-1])
-    if n_partitions == "auto":
-        n_partitions = AUTO_PARTITIONS[bool(getattr(phase_model, "exact", False))]
-    return phase_model, int(n_partitions)
+    model: ModelLike,
+    n_partitions: int | str,
+    t: int,
+    shape: tuple[int, ...],
+    backend: Backend | None = None,
+) -> tuple[ModelFamily, Model, int]:
+    """The family that runs a phase for ``model`` on features of ``shape`` (its items variant
+    on (N, K, d) features; ``"auto"``: the family it chooses from t and the width), its model,
+    and m for ``n_partitions`` (``"auto"``: the family's)."""
+    family, phase = phase_model(
+        model, items=len(shape) == 3, train_size=t, dim=shape[-1], backend=backend
+    )
+    m = family.n_partitions if n_partitions == "auto" else n_partitions
+    return family, phase, int(m)
 
 
 def predictability_scores(

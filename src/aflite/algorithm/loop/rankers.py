@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from aflite.algorithm.loop.phases import PhaseRunner
 from aflite.algorithm.loop.progress import warn_if_unconverged
 from aflite.algorithm.loop.selection import class_quotas, select_slice
 from aflite.algorithm.loop.settle import standard_errors
@@ -83,7 +84,7 @@ class EnsembleRanker:
 
     def __init__(
         self,
-        runner: Any,
+        runner: PhaseRunner,
         *,
         threshold: float,
         strategy: str,
@@ -110,9 +111,8 @@ class EnsembleRanker:
             runner.compact_to(state.rows)
             state.storage_phase = phase
         out = runner.run(state.rows)
-        tol = getattr(getattr(runner.model, "model", None), "tol", None)
         # stacklevel: the warning names adversarial_filter's line, as it always has
-        warn_if_unconverged(out.info, phase, tol, stacklevel=6)
+        warn_if_unconverged(out.info, phase, out.tol, stacklevel=6)
         labels = runner.labels_of(state.rows)
 
         def pick(k: int, budget: int, protected: np.ndarray | None):
@@ -139,10 +139,7 @@ class EnsembleRanker:
         )
 
     def chance(self, rows: np.ndarray) -> float | None:
-        model = self.runner.model
-        if hasattr(model, "chance"):  # multiple choice: position-only guess, >= 1/K
-            return model.chance(rows, self.runner.labels_of(rows))
-        return None
+        return self.runner.chance(rows)
 
     def score_kept(self, kept: np.ndarray) -> np.ndarray:
         if self.runner.needs_compaction(len(kept)):

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "AUTO_PARTITIONS",
     "SizeError",
     "check_train_covers_classes",
     "resolve_filter_sizes",
@@ -78,10 +77,6 @@ def resolve_slice_size(slice_size: Any, n: int) -> int:
     if isinstance(slice_size, float) and 0.0 < slice_size < 1.0:
         slice_size = max(1, int(round(slice_size * n)))
     return resolve_size(slice_size, n, "slice_size")
-
-
-# n_partitions="auto": m for a family whose partitions are cheap (exact), and for the others
-AUTO_PARTITIONS = {True: 512, False: 64}
 
 
 def resolve_filter_sizes(

@@ -1,28 +1,54 @@
-"""Model families for a phase, behind one protocol (:class:`Model`) and one registry
-(:data:`MODELS`): the batched linear ensemble (default), any scikit-learn classifier, and
-(in :mod:`aflite.distributed`) the linear ensemble spread over a Ray cluster."""
+"""Model families for a phase: the contract every family declares itself by and the registry
+of families (:mod:`.contract`: :class:`Model`, :class:`ModelFamily`, :data:`MODELS`), what the
+families of multiple-choice items share (:mod:`.items`), and one sub-package per built-in
+family, its model and solvers together: ``linear`` (batched logistic regression, the
+default), ``ridge`` (exact least squares, and ``choice-ridge`` for items), ``choice`` (the
+choice-wise model of items), ``sklearn`` (any scikit-learn classifier) and ``auto`` (ridge or
+linear by the run's sizes). The Ray backend (:mod:`aflite.distributed`) runs the logistic
+family over a cluster.
 
-from aflite.algorithm.models.base import (
+Importing this package loads no torch: the families register light factories.
+"""
+
+from aflite._internal.lazy import lazy_exports
+from aflite.algorithm.models.contract import (
     MODELS,
+    UNREGISTERED,
+    BlockModel,
     Model,
     ModelFamily,
     PhaseCounts,
+    asks_for_items,
     check_model_name,
+    family_of,
+    phase_model,
     register_model,
     resolve_model,
 )
-from aflite.algorithm.models.linear.model import LinearModel
-from aflite.algorithm.models.sklearn.model import SklearnModel, check_estimator
 
 __all__ = [
     "MODELS",
+    "UNREGISTERED",
+    "BlockModel",
     "LinearModel",
     "Model",
     "ModelFamily",
     "PhaseCounts",
     "SklearnModel",
+    "asks_for_items",
     "check_estimator",
     "check_model_name",
+    "family_of",
+    "phase_model",
     "register_model",
     "resolve_model",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "LinearModel": "aflite.algorithm.models.linear.model",
+        "SklearnModel": "aflite.algorithm.models.sklearn.model",
+        "check_estimator": "aflite.algorithm.models.sklearn.model",
+    },
+)

@@ -1,4 +1,5 @@
-"""Multiple-choice input for the filter: features of shape (N, K, d), one row per choice.
+"""Multiple-choice items as the filter stores them: features of shape (N, K, d), one row per
+choice; their checks, the item store and the chance level of a set of items.
 
 Item i offers up to K choices; ``features[i, j]`` represents choice j (with its context, as
 the representation decides) and ``labels[i]`` is the 0-based position of the right choice.
@@ -19,33 +20,24 @@ answer-position artifact that a separate audit reports.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
-from aflite.algorithm.numerics.store import FeatureStore
+if TYPE_CHECKING:
+    import torch
+
+    from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = [
     "check_choices",
     "choice_chance",
     "choice_scale",
     "choice_store",
-    "is_choice_input",
+    "item_chance",
     "pad_choices",
     "valid_choices",
 ]
-
-
-def is_choice_input(features: Any, model: Any) -> bool:
-    """Whether a run is multiple choice: 3-D features, or a choice-wise model asked for."""
-    from aflite.algorithm.models.choice.fit import ChoiceEnsemble
-
-    return (
-        np.ndim(features) == 3
-        or isinstance(model, ChoiceEnsemble)
-        or (isinstance(model, str) and model in ("choice", "choice-ridge"))
-    )
 
 
 def pad_choices(items: Sequence[Any]) -> np.ndarray:
@@ -153,11 +145,19 @@ def choice_scale(x: np.ndarray) -> np.ndarray:
 
 
 def choice_store(
-    x: np.ndarray, device: torch.device, *, chunk_rows: int | None = None, in_place: bool = False
+    x: np.ndarray,
+    device: torch.device,
+    *,
+    chunk_rows: int | None = None,
+    in_place: bool = False,
+    sparse_rows: bool = False,
 ) -> FeatureStore:
     """A store of N rows of K*d scaled, item-centred features (see the module docstring);
-    padded choices become zeros. ``in_place`` is accepted for the runner's signature; the store is
-    always a new float32 array (the padding must not reach the caller's array)."""
+    padded choices become zeros: the store of the families of items. ``in_place`` and
+    ``sparse_rows`` are the store's arguments, not read: the store is always a new float32
+    array (the padding must not reach the caller's array), and keeps no raw rows."""
+    from aflite.algorithm.numerics.store import FeatureStore
+
     n, k, d = x.shape
     valid = valid_choices(x)
     scale = choice_scale(x)
@@ -177,3 +177,13 @@ def choice_chance(labels: np.ndarray, n_valid: np.ndarray) -> float:
     for k in np.unique(n_valid):
         total += int(np.bincount(labels[n_valid == k]).max())
     return total / max(1, len(labels))
+
+
+def item_chance(features: np.ndarray, rows: np.ndarray, labels: np.ndarray) -> float:
+    """The chance level of items ``rows`` (input positions) of ``features`` with answers
+    ``labels`` (:func:`choice_chance`): the chance level of the families of items."""
+    if np.issubdtype(features.dtype, np.floating):
+        n_valid = (~np.isnan(features[rows, :, 0])).sum(axis=1)
+    else:
+        n_valid = np.full(len(rows), features.shape[1])
+    return choice_chance(labels, n_valid)

@@ -1,20 +1,36 @@
-"""One phase's classifiers: choose the solver, fit, and count correct held-out predictions."""
+"""One phase's logistic classifiers: choose the solver, fit, and count correct held-out
+predictions.
+
+Every classifier of a phase minimises ``C * sum_i CE(x_i W + b, y_i) + 0.5 * ||W||^2`` over its
+training part (the intercept is not penalised; features are standardised over all input rows),
+the objective of scikit-learn's ``LogisticRegression(C=C)``. Two exact solvers share one
+batched L-BFGS (:mod:`aflite.algorithm.numerics.lbfgs`):
+
+* ``primal`` (:mod:`.primal`): the weights of all m classifiers are stacked into one ``d x
+  (m*C)`` matrix, so a step is two compute-bound products over the current set; a 0/1 mask,
+  or a block plan (:mod:`.block_pass`), says which rows train which classifier.
+  Preconditioned by Böhning's bound on the softmax Hessian with the expected Gram matrix of
+  a training part.
+* ``span`` (:mod:`.span`): when a training part is smaller than the feature dimension, each
+  solution lies in the span of its own training rows (the representer theorem); the solver
+  works with the t x t Gram matrix of each part, preconditioned by that part's exact Böhning
+  bound.
+
+A classifier stops when the norm of its gradient, measured in the preconditioner's metric,
+has fallen to ``tol`` times its value at zero; a phase stops when all have, or at
+``max_iter`` (a warning names how far from converged the worst classifier was).
+"""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Literal
 
 import torch
 
 from aflite._internal.threads import workers
 from aflite.algorithm.models.linear.block_pass import gram_flops, sample_gram
-from aflite.algorithm.models.linear.primal import (
-    boehning_inverse,
-    solve_primal,
-    stacked_logits,
-)
+from aflite.algorithm.models.linear.primal import boehning_inverse, solve_primal, stacked_logits
+from aflite.algorithm.models.linear.settings import LinearEnsemble
 from aflite.algorithm.models.linear.span import solve_span
 from aflite.algorithm.numerics.blocks import BlockPlan
 from aflite.algorithm.numerics.margins import NEG
@@ -24,8 +40,6 @@ from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = [
     "Ensemble",
-    "LinearEnsemble",
-    "SolveReport",
     "choose_solver",
     "fit_ensemble",
     "heldout_counts",
@@ -33,65 +47,10 @@ __all__ = [
     "use_gathered_rows",
 ]
 
-Solver = Literal["auto", "primal", "span"]
 _SPAN_BYTES = 1 << 30  # every part's Gram matrix and preconditioner, counted at float32
 _GATHER_BYTES = 1 << 30  # every part's training rows, gathered, float32
 SPAN_TOL_FACTOR = 0.1
 UNUSABLE = 10.0  # a classifier that ended further than this from its tolerance predicts nothing
-
-
-@dataclass(frozen=True)
-class LinearEnsemble:
-    """The default model family: multinomial logistic regression with an L2 penalty.
-
-    Parameters
-    ----------
-    C:
-        Inverse regularisation strength, as in scikit-learn's ``LogisticRegression``: each
-        classifier minimises ``C * sum(cross_entropy) + 0.5 * ||W||^2`` (the intercept is not
-        penalised; two classes are fitted as one binary model would be).
-    tol:
-        A classifier has converged when its gradient norm is at most ``tol`` times its value
-        at zero (the span solver, whose steps cost only t^2 C per classifier, goes to a tenth
-        of it: parts of a few dozen rows of wide features needed that to predict as converged
-        fits do).
-    max_iter:
-        L-BFGS iterations at most; a phase that needs more warns and records it.
-    history:
-        L-BFGS memory (curvature pairs kept).
-    solver:
-        ``"primal"`` (all weights stacked, best when the training part is at least the
-        feature dimension), ``"span"`` (coefficients over each part's training rows, best
-        for small parts of wide features) or ``"auto"``.
-    """
-
-    C: float = 1.0
-    tol: float = 1e-4
-    max_iter: int = 1000
-    history: int = 5
-    solver: Solver = "auto"
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.C, (int, float)) and math.isfinite(self.C) and self.C > 0):
-            raise ValueError(f"LinearEnsemble: C must be a positive number, got {self.C!r}")
-        if not (isinstance(self.tol, (int, float)) and 0 < self.tol < 1):
-            raise ValueError(f"LinearEnsemble: tol must be in (0, 1), got {self.tol!r}")
-        if (
-            isinstance(self.max_iter, bool)
-            or not isinstance(self.max_iter, int)
-            or self.max_iter < 1
-        ):
-            raise ValueError(
-                f"LinearEnsemble: max_iter must be a positive int, got {self.max_iter!r}"
-            )
-        if isinstance(self.history, bool) or not isinstance(self.history, int) or self.history < 1:
-            raise ValueError(
-                f"LinearEnsemble: history must be a positive int, got {self.history!r}"
-            )
-        if self.solver not in ("auto", "primal", "span"):
-            raise ValueError(
-                f"LinearEnsemble: solver must be 'auto', 'primal' or 'span', got {self.solver!r}"
-            )
 
 
 def choose_solver(model: LinearEnsemble, train_size: int, dim: int, n_partitions: int) -> str:

@@ -1,45 +1,32 @@
-"""The default model family: the batched L2 logistic-regression ensemble
-(:mod:`aflite.algorithm.models.linear.ensemble`)."""
+"""The logistic family's phase model: all partitions of a phase fitted at once on the compute
+device (:mod:`aflite.algorithm.models.linear.ensemble`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from aflite.algorithm.loop.partitions import BlockDesign
-from aflite.algorithm.models.base import PhaseCounts, register_model
+from aflite.algorithm.loop.partitions import BlockDesign, default_block_rows
+from aflite.algorithm.models.contract import PhaseCounts
 from aflite.algorithm.models.linear.block_pass import block_heldout_counts, plan_logistic_blocks
-from aflite.algorithm.models.linear.ensemble import (
-    LinearEnsemble,
-    fit_ensemble,
-    heldout_counts,
-    use_gathered_rows,
-)
+from aflite.algorithm.models.linear.ensemble import fit_ensemble, heldout_counts, use_gathered_rows
+from aflite.algorithm.models.linear.settings import LinearEnsemble
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["LinearModel"]
 
 
-def _is_ensemble(model: object) -> bool:
-    return isinstance(model, LinearEnsemble)
-
-
-@register_model(
-    "linear",
-    description="batched L2 logistic regression, all partitions at once (default)",
-    accepts=_is_ensemble,
-    distributed=True,
-)
 class LinearModel:
     """All partitions of a phase fitted at once on the compute device."""
-
-    supports_blocks = True
 
     def __init__(self, model: LinearEnsemble | None = None) -> None:
         self.model = model or LinearEnsemble()
 
     def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
         self.store, self.y, self.n_classes = store, y, n_classes
+
+    def block_rows(self, train_size: int, n_partitions: int) -> int:
+        return default_block_rows(self.store.dim)
 
     def score(
         self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor
@@ -48,7 +35,7 @@ class LinearModel:
             self.store, self.y, train, self.n_classes, self.model, current=current
         )
         correct, held = heldout_counts(self.store, self.y, ens, heldout)
-        return PhaseCounts(correct, held, ens.report.to_dict())
+        return PhaseCounts(correct, held, ens.report.to_dict(), tol=self.model.tol)
 
     def score_blocks(
         self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
@@ -71,13 +58,15 @@ class LinearModel:
             self.store, self.y, None, self.n_classes, self.model, current=current, plan=plan
         )
         correct, held = block_heldout_counts(plan, ens.theta, ens.neg, keep=ens.usable)
-        return PhaseCounts(correct, held, ens.report.to_dict())
+        return PhaseCounts(correct, held, ens.report.to_dict(), tol=self.model.tol)
 
     def describe(self) -> str:
         return repr(self.model)
 
 
-def _masks(design: BlockDesign, positions: torch.Tensor, n_stored: int):
+def _masks(
+    design: BlockDesign, positions: torch.Tensor, n_stored: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(N_store, P) training and held-out masks of a block design over the current rows."""
     active = design.train_mask()
     train = torch.zeros((n_stored, design.n_partitions), dtype=torch.float32, device=active.device)

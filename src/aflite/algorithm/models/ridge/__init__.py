@@ -1,13 +1,64 @@
-"""The exact least-squares family (``model="ridge"``): its model (:mod:`.model`), its items
-variant (:mod:`.items`) and its solvers (:mod:`.fit` chooses the form: :mod:`.sparse`,
-:mod:`.kernel`, :mod:`.direct`, :mod:`.cg`; :mod:`.heldout` certifies the predictions)."""
+"""The exact least-squares family (``model="ridge"``): scikit-learn's ``RidgeClassifier`` on
+every training part, all partitions of a phase solved in closed form, the same scores on any
+machine; and its variant for multiple-choice items (``"choice-ridge"``, which ``"ridge"``
+runs on (N, K, d) features).
+
+Its settings are :class:`~.settings.RidgeEnsemble`; its model (:mod:`.model`) fits every part
+through :mod:`.fit`, which chooses the form: conjugate gradients on raw sparse rows
+(:mod:`.sparse`), a t x t system per part on the kernel of the stored rows (:mod:`.kernel`), a
+d x d one from its blocks' Gram matrices (:mod:`.direct`) or the same by preconditioned
+conjugate gradients (:mod:`.cg`); :mod:`.heldout` certifies the held-out predictions. The
+items variant is :mod:`.items`.
+"""
+
+from __future__ import annotations
 
 from aflite._internal.lazy import lazy_exports
+from aflite.algorithm.models.contract import Model, register_model
+from aflite.algorithm.models.ridge.settings import RidgeEnsemble
+from aflite.algorithm.numerics.item_store import choice_store, item_chance
+
+__all__ = ["ChoiceRidgeModel", "RidgeEnsemble", "RidgeModel"]
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        name: "aflite.algorithm.models.ridge.model"
-        for name in ("FINE_BLOCKS", "RidgeModel", "parts_of_mask")
+        "RidgeModel": "aflite.algorithm.models.ridge.model",
+        "ChoiceRidgeModel": "aflite.algorithm.models.ridge.items",
     },
 )
+
+# closed-form fits make a partition cost milliseconds: 512 of them by default
+_EXACT = {"exact": True, "blocks": True, "n_partitions": 512}
+
+
+def _is_ridge(model: object) -> bool:
+    return isinstance(model, RidgeEnsemble)
+
+
+@register_model(
+    "ridge",
+    description="exact least-squares classifiers (RidgeClassifier), every partition in closed form",
+    accepts=_is_ridge,
+    items="choice-ridge",
+    **_EXACT,
+)
+def ridge(settings: RidgeEnsemble | None) -> Model:
+    from aflite.algorithm.models.ridge.model import RidgeModel
+
+    return RidgeModel(settings)
+
+
+@register_model(
+    "choice-ridge",
+    description="exact least-squares model of multiple-choice items (model='ridge' on (N, K, d))",
+    fits="items",
+    items="choice-ridge",
+    store=choice_store,
+    chance=item_chance,
+    **_EXACT,
+)
+def choice_ridge(settings: RidgeEnsemble | None) -> Model:
+    from aflite.algorithm.models.ridge.items import ChoiceRidgeModel
+
+    return ChoiceRidgeModel(settings)

@@ -21,8 +21,8 @@ so the margins that order equal scores are the direct solve's to about 1e-10, wh
 storage order (the preconditioner's sample is a set of rows, not the first stored ones).
 Each part's error is then bounded by its true residual (one more pass) over ``alpha t`` (the
 matrix's smallest eigenvalue is at least that), which must certify its held-out predictions
-(:mod:`~.ridge_heldout`); a part it does not (a tiny alpha makes the bound loose) or whose
-iterations stalled is solved directly (:func:`~.ridge_direct.primal_solve`).
+(:mod:`~.heldout`); a part it does not (a tiny alpha makes the bound loose) or whose
+iterations stalled is solved directly (:func:`~.direct.primal_solve`).
 """
 
 from __future__ import annotations

@@ -26,10 +26,8 @@ prediction can differ between them only at a margin within about 1e-12 of zero.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 import torch
 
@@ -47,6 +45,7 @@ from aflite.algorithm.models.ridge.direct import (
 )
 from aflite.algorithm.models.ridge.heldout import HeldOut, Rows, heldout_stats
 from aflite.algorithm.models.ridge.kernel import KernelCache, kernel_fits
+from aflite.algorithm.models.ridge.settings import RidgeEnsemble
 from aflite.algorithm.models.ridge.sparse import CERTIFY_TOL, TOL, SparseDual
 from aflite.algorithm.numerics.margins import NEG
 from aflite.algorithm.numerics.report import SolveReport
@@ -54,7 +53,6 @@ from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = [
     "Parts",
-    "RidgeEnsemble",
     "RidgeFit",
     "choose_form",
     "fit_ridge",
@@ -62,47 +60,10 @@ __all__ = [
     "sparse_ok",
 ]
 
-Form = Literal["auto", "primal", "cg", "dual", "sparse"]
 CG_PASSES = 24  # passes of the cg form in a phase (N=20,000 d=1,024 t=2,000: 20 steps + 4)
 # below this penalty the systems are near singular: cg's steps crawl and its bound certifies
 # nothing (alpha 1e-9: 100 steps, then every part solved directly, 3x the direct solve)
 CG_MIN_ALPHA = 1e-3
-
-
-@dataclass(frozen=True)
-class RidgeEnsemble:
-    """The least-squares model family (``model="ridge"``): scikit-learn's ``RidgeClassifier``
-    fitted exactly on every training part.
-
-    Parameters
-    ----------
-    alpha:
-        Penalty per training row: a part of t rows is fitted with ``RidgeClassifier(alpha=
-        alpha * t)``. Proportional to t, so the fit's balance of data and penalty does not
-        change with the part's size. The default 1.0 is the value whose scores agreed best
-        with converged logistic regression on the bundled SNLI slice (hypothesis n-grams,
-        premise+hypothesis n-grams, MiniLM pairs) and on planted data.
-    form:
-        ``"primal"`` (a d x d system per part), ``"cg"`` (the same systems by conjugate
-        gradients, never formed), ``"dual"`` (a t x t system per part on the kernel of the
-        stored rows), ``"sparse"`` (conjugate gradients on the raw rows of mostly-zero float32
-        features, on a CPU) or ``"auto"`` (the cheapest). All give the same solution on the same
-        parts; under block partitions the primal forms deal larger blocks than the others.
-        Multiple-choice items take the primal form (``"auto"`` or ``"primal"``).
-    """
-
-    alpha: float = 1.0
-    form: Form = "auto"
-
-    def __post_init__(self) -> None:
-        a = self.alpha
-        if isinstance(a, bool) or not (isinstance(a, (int, float)) and math.isfinite(a) and a > 0):
-            raise ValueError(f"RidgeEnsemble: alpha must be a positive number, got {a!r}")
-        if self.form not in ("auto", "primal", "cg", "dual", "sparse"):
-            raise ValueError(
-                "RidgeEnsemble: form must be 'auto', 'primal', 'cg', 'dual' or 'sparse', got "
-                f"{self.form!r}"
-            )
 
 
 @dataclass
@@ -143,7 +104,7 @@ def choose_form(
     :mod:`aflite.algorithm.models.ridge.sparse`); else the cheapest of ``dual`` (a t x t
     system per part; only where the kernel of the stored rows fits in ``KERNEL_BYTES``),
     ``primal`` (a d x d system per part, from every current row's Gram once) and ``cg`` (the
-    primal systems by preconditioned conjugate gradients, :mod:`~.ridge_cg`: a pass over the
+    primal systems by preconditioned conjugate gradients, :mod:`~.cg`: a pass over the
     parts' rows per step, for each class), counting the floating-point work of each."""
     if settings.form == "sparse" and not sparse_ok:
         raise ValueError("RidgeEnsemble(form='sparse') needs mostly-zero float32 features on a CPU")

@@ -25,7 +25,7 @@ MARGIN_CLIP = 4.0  # a part without the row's class gives it margin -MARGIN_CLIP
 
 class Rows:
     """Products of the stored standardised rows with float64 tables: from the raw sparse
-    rows where the store keeps them (``c + e``, see :mod:`~.ridge_sparse`), else dense."""
+    rows where the store keeps them (``c + e``, see :mod:`~.sparse`), else dense."""
 
     def __init__(self, store: FeatureStore, sparse: tuple[torch.Tensor, torch.Tensor] | None):
         self.store = store

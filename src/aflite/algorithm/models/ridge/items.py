@@ -22,12 +22,14 @@ import numpy as np
 import torch
 
 from aflite._internal.threads import workers
-from aflite.algorithm.loop.partitions import BlockDesign
-from aflite.algorithm.models.base import PhaseCounts, register_model
+from aflite.algorithm.loop.partitions import MIN_BLOCKS_PER_PART, BlockDesign
 from aflite.algorithm.models.choice.fit import ChoiceFit, choice_heldout_counts
+from aflite.algorithm.models.contract import PhaseCounts
 from aflite.algorithm.models.items import ItemModel
 from aflite.algorithm.models.ridge.direct import SOLVE_BYTES, PrimalSums, primal_solve
-from aflite.algorithm.models.ridge.fit import Parts, RidgeEnsemble
+from aflite.algorithm.models.ridge.fit import Parts
+from aflite.algorithm.models.ridge.model import parts_of_mask
+from aflite.algorithm.models.ridge.settings import RidgeEnsemble
 from aflite.algorithm.numerics.blocks import TASK_ROWS, plan_blocks
 from aflite.algorithm.numerics.report import SolveReport
 from aflite.algorithm.numerics.store import FeatureStore
@@ -35,20 +37,17 @@ from aflite.algorithm.numerics.store import FeatureStore
 __all__ = ["ChoiceRidgeModel"]
 
 
-@register_model(
-    "choice-ridge",
-    description="exact least-squares model of multiple-choice items (model='ridge' on (N, K, d))",
-    accepts=lambda model: False,  # chosen by the choice-wise runs for model='ridge'
-)
 class ChoiceRidgeModel(ItemModel):
     """All partitions of a phase on multiple-choice items, each solved exactly."""
 
-    supports_blocks = True
-    exact = True
-
     def __init__(self, model: RidgeEnsemble | None = None) -> None:
+        super().__init__()
         self.model = model or RidgeEnsemble()
-        self._valid: np.ndarray | None = None
+        if self.model.form not in ("auto", "primal"):
+            raise ValueError(
+                "multiple-choice items are fitted by the exact family's primal form only: "
+                f"use RidgeEnsemble(form='auto') or form='primal', not form={self.model.form!r}"
+            )
 
     def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
         super().attach(store, raw, y, n_classes)
@@ -65,8 +64,6 @@ class ChoiceRidgeModel(ItemModel):
 
     def block_rows(self, train_size: int, n_partitions: int) -> int:
         # a part is a sum of few, large blocks' Grams, as the class-wise primal form's
-        from aflite.algorithm.loop.partitions import MIN_BLOCKS_PER_PART
-
         return max(1, -(-train_size // MIN_BLOCKS_PER_PART))
 
     def _weights(self, parts: Parts) -> torch.Tensor:
@@ -89,8 +86,6 @@ class ChoiceRidgeModel(ItemModel):
     def score(
         self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor
     ) -> PhaseCounts:
-        from aflite.algorithm.models.ridge.model import parts_of_mask
-
         weights = self._weights(Parts(*parts_of_mask(train)))
         correct, held = choice_heldout_counts(
             self.store, self.y, self.neg, ChoiceFit(weights, self._report()), heldout=heldout
@@ -100,8 +95,6 @@ class ChoiceRidgeModel(ItemModel):
     def score_blocks(
         self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
     ) -> PhaseCounts:
-        from aflite.algorithm.models.ridge.model import parts_of_mask
-
         order, weight = parts_of_mask(design.train_mask(torch.bool), positions)
         weights = self._weights(Parts(order, weight, design, positions))
         rows = (1 << 18 if self.store.device.type == "cuda" else TASK_ROWS) // self.k

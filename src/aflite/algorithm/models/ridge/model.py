@@ -1,5 +1,6 @@
-"""The exact least-squares family: scikit-learn's ``RidgeClassifier`` on every training part,
-all partitions of a phase solved in closed form (:mod:`aflite.algorithm.models.ridge.fit`)."""
+"""The exact least-squares family's phase model: scikit-learn's ``RidgeClassifier`` on every
+training part, all partitions of a phase solved in closed form
+(:mod:`aflite.algorithm.models.ridge.fit`)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,10 @@ import numpy as np
 import torch
 
 from aflite.algorithm.loop.partitions import MIN_BLOCKS_PER_PART, BlockDesign
-from aflite.algorithm.models.base import PhaseCounts, register_model
-from aflite.algorithm.models.ridge.fit import (
-    Parts,
-    RidgeEnsemble,
-    choose_form,
-    fit_ridge,
-)
+from aflite.algorithm.models.contract import PhaseCounts
+from aflite.algorithm.models.ridge.fit import Parts, choose_form, fit_ridge
 from aflite.algorithm.models.ridge.kernel import KernelCache, kernel_fits
+from aflite.algorithm.models.ridge.settings import RidgeEnsemble
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["FINE_BLOCKS", "RidgeModel", "parts_of_mask"]
@@ -26,20 +23,8 @@ __all__ = ["FINE_BLOCKS", "RidgeModel", "parts_of_mask"]
 FINE_BLOCKS = 128
 
 
-def _is_ridge(model: object) -> bool:
-    return isinstance(model, RidgeEnsemble)
-
-
-@register_model(
-    "ridge",
-    description="exact least-squares classifiers (RidgeClassifier), every partition in closed form",
-    accepts=_is_ridge,
-)
 class RidgeModel:
     """All partitions of a phase solved exactly, on the CPU or CUDA."""
-
-    supports_blocks = True
-    exact = True  # closed-form fits: the same scores on any machine, to float64 rounding
 
     def __init__(self, model: RidgeEnsemble | None = None) -> None:
         self.model = model or RidgeEnsemble()
@@ -122,7 +107,9 @@ class RidgeModel:
         return repr(self.model)
 
 
-def parts_of_mask(train: torch.Tensor, positions: torch.Tensor | None = None):
+def parts_of_mask(
+    train: torch.Tensor, positions: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(P, t_max) positions of each column's training rows (ascending) and their 1/0 weights
     (padding points at row 0 with weight 0); ``positions`` maps the mask's rows to store
     positions."""

@@ -1,4 +1,5 @@
-"""Any scikit-learn classifier, cloned and fitted once per partition (slower; flexible).
+"""The scikit-learn family's phase model: any scikit-learn classifier, cloned and fitted once
+per partition (slower; flexible).
 
 The estimator sees the caller's features as given (not standardised): a ``MultinomialNB``
 gets its non-negative counts; put a ``StandardScaler`` in a ``Pipeline`` where scaling helps.
@@ -11,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from aflite.algorithm.models.base import PhaseCounts, register_model
+from aflite.algorithm.models.contract import PhaseCounts
 from aflite.algorithm.numerics.report import SolveReport
 from aflite.algorithm.numerics.store import FeatureStore
 
@@ -41,24 +42,11 @@ def check_estimator(estimator: Any) -> Any:
     return estimator
 
 
-def _is_estimator(model: object) -> bool:
-    # a class counts too, so that check_estimator can say to pass an instance
-    return hasattr(model, "fit") or isinstance(model, type)
-
-
-@register_model(
-    "sklearn",
-    description="any scikit-learn classifier instance, cloned per partition",
-    accepts=_is_estimator,
-    needs_instance=True,
-)
 class SklearnModel:
     """One cloned estimator per partition, fitted on that partition's training rows."""
 
     def __init__(self, estimator: Any) -> None:
         self.estimator = check_estimator(estimator)
-
-    needs_raw_features = True  # fitted on the caller's features, not the standardised ones
 
     def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
         self.store, self.raw, self.y = store, raw, y
