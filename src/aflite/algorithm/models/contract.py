@@ -118,8 +118,8 @@ class ModelFamily(Entry):
 
     ``exact``: its fits are closed-form, the same on any machine to float64 rounding (the
     partitions are then cheap, and the phase runner keeps raw sparse rows for any design).
-    ``blocks``: its models are :class:`BlockModel`\\ s, which take a block design as is (else
-    they get its masks). ``raw_features``: its models read the features as given
+    ``blocks``: its models are of the :class:`BlockModel` kind, which take a block design as is
+    (else they get its masks). ``raw_features``: its models read the features as given
     (``attach``'s ``raw``), so the caller's array is never standardised in place.
     ``n_partitions``: m when ``n_partitions="auto"``.
 

@@ -1,10 +1,21 @@
-"""Pieces of a batched L-BFGS: P independent problems advance together, each with its own
-curvature pairs, step length and stopping state."""
+"""The batched L-BFGS of every iterative family: P independent problems advance together,
+each with its own curvature pairs, step length and stopping state.
+
+One loop (:func:`lbfgs`) runs the two-loop recursion, keeps the curvature pairs, scales the
+first step's metric by each problem's curvature (gamma), counts stalls and retires the
+problems that stop. What differs between solvers is the :class:`Geometry` of their problems:
+how a step and a gradient pair, how the first metric H0 applies, and how a step is searched
+for. :func:`minimize` is the geometry of the primal solvers (a contiguous row of parameters
+per problem and a preconditioner ``B^-1``: the logistic family's primal solver, the
+choice-wise model); the logistic family's span solver
+(:mod:`aflite.algorithm.models.linear.span`) brings its own, in the span of each part's rows.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
 
@@ -13,9 +24,12 @@ __all__ = [
     "LINE_SEARCH_HALVINGS",
     "STALL_STEPS",
     "Batch",
+    "Geometry",
     "History",
     "Outcome",
+    "Vector",
     "armijo_ok",
+    "lbfgs",
     "minimize",
     "stuck_count",
 ]
@@ -23,6 +37,8 @@ __all__ = [
 ARMIJO = 1e-4
 LINE_SEARCH_HALVINGS = 30
 STALL_STEPS = 10  # steps in a row without a measurable decrease: the precision floor
+
+Vector = tuple[torch.Tensor, ...]  # a step or a gradient of every problem, in a geometry's parts
 
 
 @dataclass
@@ -35,39 +51,27 @@ class History:
     """
 
     size: int
-    s: list[tuple[torch.Tensor, ...]] = field(default_factory=list)
-    y: list[tuple[torch.Tensor, ...]] = field(default_factory=list)
+    s: list[Vector] = field(default_factory=list)
+    y: list[Vector] = field(default_factory=list)
     rho: list[torch.Tensor] = field(default_factory=list)
-    by: list[tuple[torch.Tensor, ...]] = field(default_factory=list)  # B^-1 y_k, if kept
 
-    def push(
-        self,
-        s: tuple[torch.Tensor, ...],
-        y: tuple[torch.Tensor, ...],
-        sy: torch.Tensor,
-        by: tuple[torch.Tensor, ...] | None = None,
-    ) -> None:
+    def push(self, s: Vector, y: Vector, sy: torch.Tensor) -> None:
         ok = sy > 1e-10 * sy.abs().amax().clamp_min(1e-30)
         self.s.append(s)
         self.y.append(y)
         self.rho.append(
             torch.where(ok, 1.0 / torch.where(ok, sy, torch.ones_like(sy)), torch.zeros_like(sy))
         )
-        if by is not None:
-            self.by.append(by)
         if len(self.s) > self.size:
             self.s.pop(0)
             self.y.pop(0)
             self.rho.pop(0)
-            if self.by:
-                self.by.pop(0)
 
     def keep(self, index: torch.Tensor, pdims: tuple[int, ...], ydims: tuple[int, ...]) -> None:
         """Keep only the partitions in ``index`` (after some have converged)."""
         self.s = [tuple(v.index_select(dim, index) for v, dim in zip(s, pdims)) for s in self.s]
         self.y = [tuple(v.index_select(dim, index) for v, dim in zip(y, ydims)) for y in self.y]
         self.rho = [r.index_select(0, index) for r in self.rho]
-        self.by = [tuple(v.index_select(dim, index) for v, dim in zip(b, ydims)) for b in self.by]
 
 
 def stuck_count(
@@ -193,7 +197,173 @@ def _scale(v: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
     return v * s[:, None]
 
 
+class Geometry(Protocol):
+    """Where a solver's P problems live, for :func:`lbfgs`. A step (``s``, the search
+    direction ``r``) and a gradient (``y``, ``q``) are tuples of the geometry's parts
+    (:data:`Vector`); the live problems' state is ``b.v`` of the :class:`Batch`."""
+
+    def start(self, b: Batch) -> torch.Tensor:
+        """Evaluate every problem at its start, set the state in ``b``; returns the gradient
+        norms (P,) the stopping rule divides by."""
+        ...
+
+    def first_metric(self, v: dict[str, torch.Tensor]) -> Vector:
+        """``gamma * H0 q``: the first metric on the gradient the last recursion left."""
+        ...
+
+    def pair(self, step: Vector, gradient: Vector) -> torch.Tensor:
+        """<step, gradient> per problem (P,)."""
+        ...
+
+    def add_step(self, r: Vector, c: torch.Tensor, s: Vector) -> Vector:
+        """``r + c s`` (``c`` per problem)."""
+        ...
+
+    def sub_gradient(self, q: Vector, c: torch.Tensor, y: Vector) -> Vector:
+        """``q - c y`` (``c`` per problem)."""
+        ...
+
+    def advance(self, b: Batch, r: Vector) -> tuple[Vector, Vector, torch.Tensor]:
+        """Search along ``-r`` from the live problems' points, set the new state in ``b``;
+        returns the step taken, the gradient's change (zero where no step was taken) and
+        which live problems moved."""
+        ...
+
+    def gradient(self, v: dict[str, torch.Tensor]) -> Vector:
+        """The new gradient, where the first loop of the recursion starts."""
+        ...
+
+    def settle(
+        self, b: Batch, q: Vector, s: Vector, y: Vector
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """After the first loop left ``q``: prepare the next step's first metric in ``b``;
+        returns <y, H0 y> per problem (for gamma) and the new gradient norms."""
+        ...
+
+
+def lbfgs(b: Batch, geometry: Geometry, *, tol: float, max_iter: int, history: int) -> None:
+    """L-BFGS on the P problems of ``b`` in ``geometry``; the solutions land in ``b``'s
+    outputs. A problem stops when its gradient norm is at most ``tol`` times its value at the
+    start, when it stalls for STALL_STEPS steps, or at ``max_iter``."""
+    gnorm0 = geometry.start(b)
+    hist = History(history)
+    alphas: list[torch.Tensor] = []
+    # a problem whose gradient is zero at the start (a training part with one class) is solved
+    alphas = b.retire(gnorm0 <= 0, 0, torch.zeros_like(gnorm0), hist, alphas)
+
+    for it in range(1, max_iter + 1):
+        if b.empty:
+            break
+        v = b.v
+        r = geometry.first_metric(v)  # gamma * H0 q, then the second loop
+        for s_k, y_k, rho_k, a_k in zip(hist.s, hist.y, hist.rho, reversed(alphas)):
+            r = geometry.add_step(r, a_k - rho_k * geometry.pair(r, y_k), s_k)
+        s, y, moved = geometry.advance(b, r)
+        sy = geometry.pair(s, y)
+        hist.push(s, y, sy)
+
+        # the first loop for the next step
+        q = geometry.gradient(v)
+        alphas = []
+        for s_k, y_k, rho_k in zip(reversed(hist.s), reversed(hist.y), reversed(hist.rho)):
+            a = rho_k * geometry.pair(s_k, q)
+            alphas.append(a)
+            q = geometry.sub_gradient(q, a, y_k)
+        yhy, gnorm = geometry.settle(b, q, s, y)
+        gamma = torch.where(moved & (yhy > 0) & (sy > 0), sy / yhy.clamp_min(1e-30), v["gamma"])
+        b.set(gamma=gamma.clamp(1e-3, 1e3))
+        rel = gnorm / v["gnorm0"].clamp_min(1e-30)
+        # no measurable decrease for STALL_STEPS steps: the objective cannot be lowered at
+        # this precision any more; the problem stops with its residual on record
+        stalled = b.live & (v["flat"] >= STALL_STEPS)
+        done = (rel <= tol) | stalled if it < max_iter else torch.ones_like(b.live)
+        alphas = b.retire(done, it, rel, hist, alphas, stalled=stalled)
+
+
 Objective = Callable[[dict[str, torch.Tensor], torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+
+class _Rows:
+    """The primal solvers' geometry: one contiguous row of parameters per problem, the
+    Euclidean pairing, and a preconditioner ``B^-1`` as the first metric. A gradient carries
+    its preconditioned image (``B^-1 q``, ``B^-1 y``), so a step costs one preconditioner
+    product, not two: ``B^-1 q`` after the first loop is ``B^-1 g - sum_k a_k B^-1 y_k``, a few
+    vector updates instead of a second (d+1) x (d+1) product. One trial step per iteration:
+    a problem whose trial fails keeps its point and halves its step for the next."""
+
+    def __init__(
+        self,
+        theta: torch.Tensor,
+        objective: Objective,
+        precond: Callable[..., list[torch.Tensor]],
+    ) -> None:
+        self.theta, self.objective, self.precond = theta, objective, precond
+
+    def start(self, b: Batch) -> torch.Tensor:
+        theta, dev = self.theta, self.theta.device
+        p_all = theta.shape[0]
+        loss, g = self.objective(b.v, theta)
+        (pg,) = self.precond(g)
+        gnorm0 = _dot(g, g).sqrt()
+        b.set(
+            theta=theta,
+            g=g,
+            pg=pg,
+            pq=pg,
+            loss=loss,
+            gnorm0=gnorm0,
+            step=torch.ones(p_all, dtype=torch.float64, device=dev),
+            flat=torch.zeros(p_all, dtype=torch.int64, device=dev),
+            gamma=torch.ones(p_all, device=dev),
+        )
+        return gnorm0
+
+    def first_metric(self, v: dict[str, torch.Tensor]) -> Vector:
+        return (_scale(v["pq"], v["gamma"]),)
+
+    def pair(self, step: Vector, gradient: Vector) -> torch.Tensor:
+        return _dot(step[0], gradient[0])
+
+    def add_step(self, r: Vector, c: torch.Tensor, s: Vector) -> Vector:
+        return (r[0].addcmul_(s[0], c[:, None]),)
+
+    def sub_gradient(self, q: Vector, c: torch.Tensor, y: Vector) -> Vector:
+        return tuple(qi.addcmul_(yi, -c[:, None]) for qi, yi in zip(q, y))
+
+    def advance(self, b: Batch, r: Vector) -> tuple[Vector, Vector, torch.Tensor]:
+        v, (r,) = b.v, r
+        slope = -_dot(v["g"], r)
+        trial = v["theta"] - _scale(r, v["step"].to(r.dtype))
+        loss_t, g_t = self.objective(v, trial)
+        ok = armijo_ok(loss_t, v["loss"], v["step"], slope.double()) & (slope < 0) & b.live
+        # Problems that did not accept their step (a failed line search, or stopped and not
+        # yet compacted away: at most half the rows) keep their state: their rows are put
+        # back, instead of selecting every row with a mask.
+        rejected = (~ok).nonzero().squeeze(1)
+        s_new = (trial - v["theta"]).index_fill_(0, rejected, 0.0)
+        y_new = (g_t - v["g"]).index_fill_(0, rejected, 0.0)
+        g = g_t.index_copy_(0, rejected, v["g"].index_select(0, rejected))
+        (pg,) = self.precond(g)
+        py_new = (pg - v["pg"]).index_fill_(0, rejected, 0.0)
+        b.set(
+            theta=trial.index_copy_(0, rejected, v["theta"].index_select(0, rejected)),
+            g=g,
+            pg=pg,
+            loss=torch.where(ok, loss_t, v["loss"]),
+            flat=stuck_count(v["flat"], ok, v["loss"], loss_t),
+            step=torch.where(ok, torch.ones_like(v["step"]), v["step"] * 0.5),
+        )
+        return (s_new,), (y_new, py_new), ok
+
+    def gradient(self, v: dict[str, torch.Tensor]) -> Vector:
+        return v["g"].clone(), v["pg"].clone()
+
+    def settle(
+        self, b: Batch, q: Vector, s: Vector, y: Vector
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        b.set(pq=q[1])
+        g = b.v["g"]
+        return _dot(y[0], y[1]), _dot(g, g).sqrt()
 
 
 def minimize(
@@ -211,82 +381,6 @@ def minimize(
 
     ``objective(b.v, x)`` gives the loss (p,) float64 and gradient (p, n_params) of the live
     problems' rows ``x`` (it reads its per-problem tensors from ``b.v``, compacted with the
-    batch); ``precond(*vs)`` applies the inverse preconditioner to each of ``vs``. A problem
-    stops when its gradient norm is at most ``tol`` times its value at ``theta``, when it
-    stalls for STALL_STEPS steps, or at ``max_iter``.
-    """
-    p_all = theta.shape[0]
-    dev = theta.device
-    loss, g = objective(b.v, theta)
-    (pg,) = precond(g)
-    gnorm0 = _dot(g, g).sqrt()
-    b.set(
-        theta=theta,
-        g=g,
-        pg=pg,
-        pq=pg,
-        loss=loss,
-        gnorm0=gnorm0,
-        step=torch.ones(p_all, dtype=torch.float64, device=dev),
-        flat=torch.zeros(p_all, dtype=torch.int64, device=dev),
-        gamma=torch.ones(p_all, device=dev),
-    )
-    hist = History(history)
-    alphas: list[torch.Tensor] = []
-    # a problem whose gradient is zero at the start (a training part with one class) is solved
-    alphas = b.retire(gnorm0 <= 0, 0, torch.zeros_like(gnorm0), hist, alphas)
-
-    for it in range(1, max_iter + 1):
-        if b.empty:
-            break
-        v = b.v
-        r = _scale(v["pq"], v["gamma"])  # H0 = gamma * B^-1, then the second loop
-        for s_k, y_k, rho_k, a_k in zip(hist.s, hist.y, hist.rho, reversed(alphas)):
-            r.addcmul_(s_k[0], (a_k - rho_k * _dot(y_k[0], r))[:, None])
-        slope = -_dot(v["g"], r)
-        trial = v["theta"] - _scale(r, v["step"].to(r.dtype))
-        loss_t, g_t = objective(v, trial)
-        ok = armijo_ok(loss_t, v["loss"], v["step"], slope.double()) & (slope < 0) & b.live
-        # Problems that did not accept their step (a failed line search, or stopped and not
-        # yet compacted away: at most half the rows) keep their state: their rows are put
-        # back, instead of selecting every row with a mask.
-        rejected = (~ok).nonzero().squeeze(1)
-        s_new = (trial - v["theta"]).index_fill_(0, rejected, 0.0)
-        y_new = (g_t - v["g"]).index_fill_(0, rejected, 0.0)
-        sy = _dot(s_new, y_new)
-        g = g_t.index_copy_(0, rejected, v["g"].index_select(0, rejected))
-        # One preconditioner product per iteration: B^-1 y_k = B^-1 g_k+1 - B^-1 g_k is kept
-        # with each pair, so B^-1 q after the first loop is B^-1 g - sum_k a_k B^-1 y_k, a few
-        # vector updates instead of a second (d+1) x (d+1) product.
-        (pg,) = precond(g)
-        by_new = (pg - v["pg"]).index_fill_(0, rejected, 0.0)
-        hist.push((s_new,), (y_new,), sy, (by_new,))
-        flat = stuck_count(v["flat"], ok, v["loss"], loss_t)
-        b.set(
-            theta=trial.index_copy_(0, rejected, v["theta"].index_select(0, rejected)),
-            g=g,
-            loss=torch.where(ok, loss_t, v["loss"]),
-            flat=flat,
-            step=torch.where(ok, torch.ones_like(v["step"]), v["step"] * 0.5),
-        )
-
-        # first loop for the next step, on q and on B^-1 q together
-        q = g.clone()
-        pq = pg.clone()
-        alphas = []
-        for s_k, y_k, rho_k, by_k in zip(
-            reversed(hist.s), reversed(hist.y), reversed(hist.rho), reversed(hist.by)
-        ):
-            a = rho_k * _dot(s_k[0], q)
-            alphas.append(a)
-            q.addcmul_(y_k[0], -a[:, None])
-            pq.addcmul_(by_k[0], -a[:, None])
-        yby = _dot(y_new, by_new)
-        gamma = torch.where(ok & (yby > 0) & (sy > 0), sy / yby.clamp_min(1e-30), v["gamma"])
-        b.set(pq=pq, pg=pg, gamma=gamma.clamp(1e-3, 1e3))
-        rel = _dot(g, g).sqrt() / v["gnorm0"].clamp_min(1e-30)
-        # no measurable decrease for STALL_STEPS steps: the objective cannot be lowered at
-        # this precision any more; the problem stops with its residual on record
-        stalled = b.v["flat"] >= STALL_STEPS
-        done = (rel <= tol) | stalled if it < max_iter else torch.ones_like(b.live)
-        alphas = b.retire(done, it, rel, hist, alphas, stalled=stalled)
+    batch); ``precond(*vs)`` applies the inverse preconditioner to each of ``vs``. See
+    :func:`lbfgs` for when a problem stops."""
+    lbfgs(b, _Rows(theta, objective, precond), tol=tol, max_iter=max_iter, history=history)

@@ -216,7 +216,7 @@ def fit_choices(
         flops[0] += binv.flops(vs[0].shape[0]) * len(vs)
         return [binv(v) for v in vs]
 
-    b = Batch(p, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0,)))
+    b = Batch(p, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0, 0)))
     if train is not None and plan is None:
         b.set(train=train)
     minimize(

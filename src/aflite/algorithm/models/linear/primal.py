@@ -204,7 +204,7 @@ def solve_primal(
         flops[0] += binv.flops(p * c) * len(vs)
         return [binv(v.view(p * c, d1)).view(p, c * d1) for v in vs]
 
-    b = Batch(p_all, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0,)))
+    b = Batch(p_all, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0, 0)))
     b.set(neg=neg)
     if train is not None:
         b.set(train=train)

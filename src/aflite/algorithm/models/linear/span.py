@@ -4,9 +4,11 @@ With an L2 penalty the optimal weights of a classifier trained on rows Z (t x d)
 ``W = Z^T A`` for coefficients A: the representer theorem. The solver works with each training
 part's Gram matrix K = Z Z^T, so a step costs O(t^2 C) per classifier instead of O(N d C), and
 its preconditioner is each part's *exact* Böhning bound, which in coefficient space is
-M = I + (C/2) K. The L-BFGS runs in the primal geometry (inner products <Z^T a, Z^T a'> =
-a K a'), so its iterates are those of the primal method restricted to the span, where the
-solution lies.
+M = I + (C/2) K. The shared L-BFGS (:func:`aflite.algorithm.numerics.lbfgs.lbfgs`) runs in the
+primal geometry (inner products <Z^T a, Z^T a'> = a K a'), so its iterates are those of the
+primal method restricted to the span, where the solution lies: a step carries its image
+under K, so the logits move along it without a product, and the line search backtracks
+within one iteration at no cost in products.
 
 Coefficient tensors are laid out (P, C, t): products ``V @ K`` with K symmetric read each
 Gram matrix once and run about twice as fast on CPUs as ``K @ V``.
@@ -19,13 +21,14 @@ import torch
 from aflite._internal.threads import workers
 from aflite.algorithm.numerics.lbfgs import (
     LINE_SEARCH_HALVINGS,
-    STALL_STEPS,
     Batch,
-    History,
     Outcome,
+    Vector,
     armijo_ok,
+    lbfgs,
     stuck_count,
 )
+from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["solve_span", "span_gram"]
 
@@ -39,7 +42,9 @@ def _slices(p: int, group: int) -> list[slice]:
     return [slice(s, min(p, s + group)) for s in range(0, p, group)]
 
 
-def span_gram(store, idx: torch.Tensor, weight: torch.Tensor, *, group: int = 8) -> torch.Tensor:
+def span_gram(
+    store: FeatureStore, idx: torch.Tensor, weight: torch.Tensor, *, group: int = 8
+) -> torch.Tensor:
     """(P, t, t) Gram matrices of each training part; padded rows are zero."""
     p, t = idx.shape
     out = torch.empty((p, t, t), dtype=torch.float32, device=store.device)
@@ -79,7 +84,7 @@ def _kdot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def solve_span(
-    store,
+    store: FeatureStore,
     y: torch.Tensor,
     idx: torch.Tensor,
     weight: torch.Tensor,
@@ -97,9 +102,6 @@ def solve_span(
     Returns coefficients (P, C, t), intercepts (P, C) and the :class:`Outcome`.
     """
     p_all, t = idx.shape
-    c = neg.shape[1]
-    dev = store.device
-    cb = 0.5 * reg_c
     k = span_gram(store, idx, weight)
     flops = 2.0 * p_all * t * t * store.dim + 4.0 / 3.0 * p_all * t**3
     # Repeated training rows make K singular, and float32 rounding turns its zero eigenvalues
@@ -110,91 +112,127 @@ def solve_span(
     weight = weight.to(DTYPE)
     ridge = 1e-6 * k.diagonal(dim1=1, dim2=2).mean(dim=1).clamp_min(1e-12)
     k.diagonal(dim1=1, dim2=2).add_(ridge[:, None] * weight)
-    minv = _boehning_inverse(k, cb)
-    onehot = torch.nn.functional.one_hot(y[idx], c).to(DTYPE).transpose(1, 2)
-    onehot = onehot * weight[:, None, :]
+    span = _Span(k, y[idx], weight, neg, reg_c, flops)
+    bt = Batch(p_all, store.device, pdim={}, outputs=("a", "b"), hist_dims=((0, 0, 0), (0, 0)))
+    lbfgs(bt, span, tol=tol, max_iter=max_iter, history=history)
+    return bt.out("a"), bt.out("b"), bt.outcome(span.flops)
 
-    def evaluate(v, a, ka, b):
+
+def _prod(mat: torch.Tensor, *vs: torch.Tensor) -> list[torch.Tensor]:
+    """``v @ mat`` for each of ``vs`` (P, C, t), one product per task of a few parts, on the
+    worker threads."""
+    c = vs[0].shape[1]
+    left = torch.cat(vs, dim=1)
+    out = torch.empty_like(left)
+
+    def run(sl: slice) -> None:
+        torch.bmm(left[sl], mat[sl], out=out[sl])
+
+    for _ in workers().map(run, _slices(len(left), 4)):
+        pass
+    return list(out.split(c, dim=1))
+
+
+class _Span:
+    """The span solver's geometry for :func:`~aflite.algorithm.numerics.lbfgs.lbfgs`. A step
+    is ``(a, K a, b)``: coefficients, their image under K and intercepts; a gradient is
+    ``(g_a, g_b)``. They pair as <Z^T s_a, Z^T q_a> + <s_b, q_b> = <K s_a, q_a> + <s_b, q_b>.
+    The first metric is each part's exact Böhning bound: M^-1 = (I + cb K)^-1 on the
+    coefficients, 1 / (cb t) on the intercepts."""
+
+    def __init__(
+        self,
+        k: torch.Tensor,
+        labels: torch.Tensor,
+        weight: torch.Tensor,
+        neg: torch.Tensor,
+        reg_c: float,
+        flops: float,
+    ) -> None:
+        self.k, self.weight, self.neg, self.reg_c = k, weight, neg, reg_c
+        self.c, self.t = neg.shape[1], k.shape[1]
+        self.cb = 0.5 * reg_c
+        self.flops = flops
+        self.onehot = torch.nn.functional.one_hot(labels, self.c).to(DTYPE).transpose(1, 2)
+        self.onehot = self.onehot * weight[:, None, :]
+
+    def evaluate(
+        self, v: dict[str, torch.Tensor], a: torch.Tensor, ka: torch.Tensor, b: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Loss, coefficient gradient V (P, C, t) and intercept gradient (P, C)."""
         f = ka + (b + v["neg"])[:, :, None]
         lse = torch.logsumexp(f, dim=1)
         w = v["weight"]
-        loss = reg_c * ((lse - (f * v["onehot"]).sum(dim=1)) * w).sum(dim=1)
+        loss = self.reg_c * ((lse - (f * v["onehot"]).sum(dim=1)) * w).sum(dim=1)
         loss = loss + 0.5 * _kdot(a, ka)
         resid = (torch.exp(f - lse[:, None, :]) - v["onehot"]) * w[:, None, :]
-        return loss, reg_c * resid + a, reg_c * resid.sum(dim=2)
+        return loss, self.reg_c * resid + a, self.reg_c * resid.sum(dim=2)
 
-    def prod(mat: torch.Tensor, *vs: torch.Tensor) -> list[torch.Tensor]:
-        # one product per task of a few parts, on the worker threads
-        left = torch.cat(vs, dim=1)
-        out = torch.empty_like(left)
+    def start(self, b: Batch) -> torch.Tensor:
+        k, weight = self.k, self.weight
+        p_all, c, t, dev = k.shape[0], self.c, self.t, k.device
+        minv = _boehning_inverse(k, self.cb)
+        a = torch.zeros((p_all, c, t), dtype=DTYPE, device=dev)
+        b0 = torch.zeros((p_all, c), dtype=DTYPE, device=dev)
+        state = {
+            "k": k,
+            "minv": minv,
+            "onehot": self.onehot,
+            "weight": weight,
+            "neg": self.neg.to(DTYPE),
+            "tp": weight.sum(dim=1).clamp_min(1.0),
+        }
+        loss, g_a, g_b = self.evaluate(state, a, a, b0)
+        (mq,) = _prod(minv, g_a)
+        kmq, kg = _prod(k, mq, g_a)
+        gnorm0 = (_kdot(g_a, kg) + (g_b * g_b).sum(dim=1)).clamp_min(0).sqrt()
+        b.set(
+            **state,
+            a=a,
+            ka=torch.zeros_like(a),
+            b=b0,
+            loss=loss,
+            g_a=g_a,
+            g_b=g_b,
+            kg=kg,
+            q_b=g_b,
+            mq=mq,
+            kmq=kmq,
+            gnorm0=gnorm0,
+            gamma=torch.ones(p_all, dtype=DTYPE, device=dev),
+            flat=torch.zeros(p_all, dtype=torch.int64, device=dev),
+        )
+        return gnorm0
 
-        def run(sl: slice) -> None:
-            torch.bmm(left[sl], mat[sl], out=out[sl])
-
-        for _ in workers().map(run, _slices(len(left), 4)):
-            pass
-        return list(out.split(c, dim=1))
-
-    a = torch.zeros((p_all, c, t), dtype=DTYPE, device=dev)
-    b0 = torch.zeros((p_all, c), dtype=DTYPE, device=dev)
-    state = {
-        "k": k,
-        "minv": minv,
-        "onehot": onehot,
-        "weight": weight,
-        "neg": neg.to(DTYPE),
-        "tp": weight.sum(dim=1).clamp_min(1.0),
-    }
-    loss, g_a, g_b = evaluate(state, a, a, b0)
-    (mq,) = prod(minv, g_a)
-    kmq, kg = prod(k, mq, g_a)
-    gnorm0 = (_kdot(g_a, kg) + (g_b * g_b).sum(dim=1)).clamp_min(0).sqrt()
-
-    bt = Batch(p_all, dev, pdim={}, outputs=("a", "b"), hist_dims=((0, 0, 0), (0, 0)))
-    bt.set(
-        **state,
-        a=a,
-        ka=torch.zeros_like(a),
-        b=b0,
-        loss=loss,
-        g_a=g_a,
-        g_b=g_b,
-        kg=kg,
-        q_b=g_b,
-        mq=mq,
-        kmq=kmq,
-        gnorm0=gnorm0,
-        gamma=torch.ones(p_all, dtype=DTYPE, device=dev),
-        flat=torch.zeros(p_all, dtype=torch.int64, device=dev),
-    )
-    hist = History(history)
-    alphas: list[torch.Tensor] = []
-    alphas = bt.retire(gnorm0 <= 0, 0, torch.zeros_like(gnorm0), hist, alphas)
-
-    for it in range(1, max_iter + 1):
-        if bt.empty:
-            break
-        v = bt.v
-        # H0 = gamma * B^-1, i.e. gamma * M^-1 on coefficients; then the second loop
+    def first_metric(self, v: dict[str, torch.Tensor]) -> Vector:
+        # gamma * M^-1 q, with q's coefficient part multiplied by M^-1 (and then by K) when
+        # the last first loop ended
         gam = v["gamma"][:, None, None]
-        r_a, r_ka = gam * v["mq"], gam * v["kmq"]
-        r_b = v["gamma"][:, None] * v["q_b"] / (cb * v["tp"][:, None])
-        for (s_a, s_ka, s_b), (y_a, y_b), rho_k, a_k in zip(
-            hist.s, hist.y, hist.rho, reversed(alphas)
-        ):
-            w = (a_k - rho_k * (_kdot(y_a, r_ka) + (y_b * r_b).sum(dim=1)))[:, None, None]
-            r_a, r_ka, r_b = r_a + w * s_a, r_ka + w * s_ka, r_b + w[:, :, 0] * s_b
-        slope = -(_kdot(v["g_a"], r_ka) + (v["g_b"] * r_b).sum(dim=1))
+        r_b = v["gamma"][:, None] * v["q_b"] / (self.cb * v["tp"][:, None])
+        return gam * v["mq"], gam * v["kmq"], r_b
 
+    def pair(self, step: Vector, gradient: Vector) -> torch.Tensor:
+        return _kdot(step[1], gradient[0]) + (step[2] * gradient[1]).sum(dim=1)
+
+    def add_step(self, r: Vector, c: torch.Tensor, s: Vector) -> Vector:
+        w = c[:, None, None]
+        return r[0] + w * s[0], r[1] + w * s[1], r[2] + w[:, :, 0] * s[2]
+
+    def sub_gradient(self, q: Vector, c: torch.Tensor, y: Vector) -> Vector:
+        return q[0] - c[:, None, None] * y[0], q[1] - c[:, None] * y[1]
+
+    def advance(self, b: Batch, r: Vector) -> tuple[Vector, Vector, torch.Tensor]:
+        v = b.v
+        r_a, r_ka, r_b = r
+        slope = -(_kdot(v["g_a"], r_ka) + (v["g_b"] * r_b).sum(dim=1))
         # backtracking costs no product: the logits move along K r
-        step = torch.ones(len(bt.active), dtype=DTYPE, device=dev)
-        accepted = ~bt.live  # finished classifiers ride along until compaction, unchanged
+        step = torch.ones(len(b.active), dtype=DTYPE, device=r_a.device)
+        accepted = ~b.live  # finished classifiers ride along until compaction, unchanged
         new = [v["a"], v["ka"], v["b"], v["loss"], v["g_a"], v["g_b"]]
         for _ in range(LINE_SEARCH_HALVINGS):
             st = step[:, None, None]
             trial = (v["a"] - st * r_a, v["ka"] - st * r_ka, v["b"] - st[:, :, 0] * r_b)
-            lt, gat, gbt = evaluate(v, *trial)
+            lt, gat, gbt = self.evaluate(v, *trial)
             ok = armijo_ok(lt, v["loss"], step, slope) & (slope < 0) & ~accepted
             for i, cand in enumerate((*trial, lt, gat, gbt)):
                 new[i] = torch.where(ok.view(-1, *([1] * (cand.dim() - 1))), cand, new[i])
@@ -203,44 +241,31 @@ def solve_span(
                 break
             step = torch.where(accepted, step, step * 0.5)
         a_new, ka_new, b_new, loss_new, ga_new, gb_new = new
-        moved = accepted & bt.live
-        flat = stuck_count(v["flat"], accepted, v["loss"], loss_new)
-        s_vec = (a_new - v["a"], ka_new - v["ka"], b_new - v["b"])
-        y_vec = (ga_new - v["g_a"], gb_new - v["g_b"])
-        sy = _kdot(s_vec[1], y_vec[0]) + (s_vec[2] * y_vec[1]).sum(dim=1)
-        hist.push(s_vec, y_vec, sy)
-
-        q_a, q_b = ga_new, gb_new
-        alphas = []
-        for (_s_a, s_ka, s_b), (y_a, y_b), rho_k in zip(
-            reversed(hist.s), reversed(hist.y), reversed(hist.rho)
-        ):
-            al = rho_k * (_kdot(s_ka, q_a) + (s_b * q_b).sum(dim=1))
-            alphas.append(al)
-            q_a, q_b = q_a - al[:, None, None] * y_a, q_b - al[:, None] * y_b
-        # two products per step: M^-1 [q, y], then K [M^-1 q, g]
-        mq, my = prod(v["minv"], q_a, y_vec[0])
-        kmq, kg = prod(v["k"], mq, ga_new)
-        flops += 8.0 * len(bt.active) * t * t * c
-        yby = _kdot(kg - v["kg"], my) + (y_vec[1] ** 2).sum(dim=1) / (cb * v["tp"])
-        gamma = torch.where(moved & (yby > 0) & (sy > 0), sy / yby.clamp_min(1e-30), v["gamma"])
-        gnorm = (_kdot(ga_new, kg) + (gb_new * gb_new).sum(dim=1)).clamp_min(0).sqrt()
-        bt.set(
+        s = (a_new - v["a"], ka_new - v["ka"], b_new - v["b"])
+        y = (ga_new - v["g_a"], gb_new - v["g_b"])
+        b.set(
             a=a_new,
             ka=ka_new,
             b=b_new,
             loss=loss_new,
             g_a=ga_new,
             g_b=gb_new,
-            kg=kg,
-            q_b=q_b,
-            mq=mq,
-            kmq=kmq,
-            gamma=gamma.clamp(1e-3, 1e3),
-            flat=flat,
+            flat=stuck_count(v["flat"], accepted, v["loss"], loss_new),
         )
-        rel = gnorm / v["gnorm0"].clamp_min(1e-30)
-        stalled = bt.live & (v["flat"] >= STALL_STEPS)
-        done = (rel <= tol) | stalled if it < max_iter else torch.ones_like(bt.live)
-        alphas = bt.retire(done, it, rel, hist, alphas, stalled=stalled)
-    return bt.out("a"), bt.out("b"), bt.outcome(flops)
+        return s, y, accepted & b.live
+
+    def gradient(self, v: dict[str, torch.Tensor]) -> Vector:
+        return v["g_a"], v["g_b"]
+
+    def settle(
+        self, b: Batch, q: Vector, s: Vector, y: Vector
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        v = b.v
+        # two products per step: M^-1 [q, y], then K [M^-1 q, g]
+        mq, my = _prod(v["minv"], q[0], y[0])
+        kmq, kg = _prod(v["k"], mq, v["g_a"])
+        self.flops += 8.0 * len(b.active) * self.t * self.t * self.c
+        yhy = _kdot(kg - v["kg"], my) + (y[1] ** 2).sum(dim=1) / (self.cb * v["tp"])
+        gnorm = (_kdot(v["g_a"], kg) + (v["g_b"] * v["g_b"]).sum(dim=1)).clamp_min(0).sqrt()
+        b.set(kg=kg, q_b=q[1], mq=mq, kmq=kmq)
+        return yhy, gnorm
