@@ -101,7 +101,9 @@ def grouped_inclusion(
     return out
 
 
-def _pipage(sizes: torch.Tensor, n_partitions: int, fraction: float, generator) -> torch.Tensor:
+def _pipage(
+    sizes: torch.Tensor, n_partitions: int, fraction: float, generator: torch.Generator
+) -> torch.Tensor:
     """Dependent rounding of x_g = fraction over groups, the sum of sizes * x fixed at every
     step; the one group per partition that may stay undecided is rounded on its own."""
     dev = sizes.device
@@ -226,7 +228,9 @@ def block_design(
     return BlockDesign(order, bounds, _balanced_incidence(n_blocks, n_partitions, q, generator))
 
 
-def _deal_groups(groups: torch.Tensor, target: float, generator: torch.Generator):
+def _deal_groups(
+    groups: torch.Tensor, target: float, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Rows of whole groups in a random group order, cut into blocks of about ``target``
     rows: each group goes to the block its middle row falls in (a group larger than the
     target makes a block of its own)."""
@@ -246,7 +250,9 @@ def _deal_groups(groups: torch.Tensor, target: float, generator: torch.Generator
     return order, sizes
 
 
-def _balanced_incidence(n_blocks: int, n_partitions: int, q: int, generator) -> torch.Tensor:
+def _balanced_incidence(
+    n_blocks: int, n_partitions: int, q: int, generator: torch.Generator
+) -> torch.Tensor:
     """(B, P) bool: each classifier takes the q least-used blocks, ties broken at random, so
     every block trains the same number of classifiers (+-1) and, the blocks being
     exchangeable, each is in a given training part with probability q/B."""

@@ -130,15 +130,15 @@ def takes_items(features: ArrayLike, model: ModelLike) -> bool:
 def phase_model_for(
     model: ModelLike,
     n_partitions: int | str,
-    t: int,
+    train_size: int,
     shape: tuple[int, ...],
     backend: Backend | None = None,
 ) -> tuple[ModelFamily, Model, int]:
     """The family that runs a phase for ``model`` on features of ``shape`` (its items variant
-    on (N, K, d) features; ``"auto"``: the family it chooses from t and the width), its model,
-    and m for ``n_partitions`` (``"auto"``: the family's)."""
+    on (N, K, d) features; ``"auto"``: the family it chooses from the training-part size and
+    the width), its model, and m for ``n_partitions`` (``"auto"``: the family's)."""
     family, phase = phase_model(
-        model, items=len(shape) == 3, train_size=t, dim=shape[-1], backend=backend
+        model, items=len(shape) == 3, train_size=train_size, dim=shape[-1], backend=backend
     )
     m = family.n_partitions if n_partitions == "auto" else n_partitions
     return family, phase, int(m)

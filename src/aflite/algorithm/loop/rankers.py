@@ -115,7 +115,9 @@ class EnsembleRanker:
         warn_if_unconverged(out.info, phase, out.tol, stacklevel=6)
         labels = runner.labels_of(state.rows)
 
-        def pick(k: int, budget: int, protected: np.ndarray | None):
+        def pick(
+            k: int, budget: int, protected: np.ndarray | None
+        ) -> tuple[np.ndarray, np.ndarray, int]:
             return select_slice(
                 out.correct,
                 out.heldout,
@@ -233,7 +235,9 @@ class ScoreRanker:
         rows = state.rows
         values = self._values(rows)
 
-        def pick(k: int, budget: int, protected: np.ndarray | None):
+        def pick(
+            k: int, budget: int, protected: np.ndarray | None
+        ) -> tuple[np.ndarray, np.ndarray, int]:
             if self._order is None or self.rescore:
                 self._order, self._taken = self._rank(rows, values, budget, protected), 0
             ids = self._order[self._taken : self._taken + k]

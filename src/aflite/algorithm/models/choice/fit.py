@@ -29,7 +29,7 @@ import torch
 
 from aflite._internal.threads import workers
 from aflite.algorithm.models.choice.settings import ChoiceEnsemble
-from aflite.algorithm.numerics.blocks import BlockPlan
+from aflite.algorithm.numerics.blocks import BlockPlan, BlockTask
 from aflite.algorithm.numerics.lbfgs import Batch, minimize
 from aflite.algorithm.numerics.preconditioner import boehning_preconditioner
 from aflite.algorithm.numerics.reduce import add_rows
@@ -50,7 +50,9 @@ class ChoiceFit:
     report: SolveReport
 
 
-def _pass(x: torch.Tensor, y: torch.Tensor, neg: torch.Tensor, rw: torch.Tensor, w: torch.Tensor):
+def _pass(
+    x: torch.Tensor, y: torch.Tensor, neg: torch.Tensor, rw: torch.Tensor, w: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Loss (G, s) float64 and gradient (G, s, d) of s models over G groups of n items.
 
     ``x`` (G, n, K, d) choices, ``y`` (G, n) answers, ``neg`` (G, n, K) 0 for a real choice
@@ -97,7 +99,7 @@ class _Problem:
         if plan is not None:
             self.tasks = [(t, neg[t.pos]) for t in plan.tasks]
 
-    def rows(self, task) -> torch.Tensor:
+    def rows(self, task: BlockTask) -> torch.Tensor:
         x = self.plan.rows(task)
         return x.view(*x.shape[:2], self.k, self.d)
 
@@ -107,7 +109,7 @@ class _Problem:
         slot: torch.Tensor | None,
         train: torch.Tensor | None,
         reg_c: float,
-    ):
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Loss (p,) float64 and gradient (p, d) of the models whose weights are the rows of
         ``theta``. Blocks: ``slot`` (P+1,) maps a model id to its row (p for a dropped row).
         Mask: ``train`` (N_store, p) is the live models' training mask."""
@@ -204,7 +206,7 @@ def fit_choices(
     binv = boehning_preconditioner(gram, 0.5 * model.C * t / max(used, 1.0), t)
     flops = [2.0 * used * k * d * d + binv.build_flops]
 
-    def objective(v, x):
+    def objective(v: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         flops[0] += 4.0 * t * k * d * x.shape[0]
         if plan is None:
             return prob.objective(x, None, v["train"], model.C)
@@ -212,7 +214,7 @@ def fit_choices(
         slot[b.active] = torch.arange(len(b.active), device=dev)
         return prob.objective(x, slot, None, model.C)
 
-    def precond(*vs):
+    def precond(*vs: torch.Tensor) -> list[torch.Tensor]:
         flops[0] += binv.flops(vs[0].shape[0]) * len(vs)
         return [binv(v) for v in vs]
 

@@ -64,7 +64,9 @@ def use_sparse_pass(store: FeatureStore, n_partitions: int, members: float) -> b
     )
 
 
-def sparse_pass(plan: BlockPlan, theta: torch.Tensor, slot: torch.Tensor, neg: torch.Tensor):
+def sparse_pass(
+    plan: BlockPlan, theta: torch.Tensor, slot: torch.Tensor, neg: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The unregularised sums of :func:`block_objective` for ``plan``, loss (p+1,) and
     gradient (p+1, width), from the raw sparse rows (row p, the dropped one, included)."""
     store = plan.store

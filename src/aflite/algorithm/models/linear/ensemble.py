@@ -269,7 +269,13 @@ def predict_all(store: FeatureStore, ensemble: Ensemble) -> torch.Tensor:
     return torch.cat(out)
 
 
-def _weights_from_span(store, order, weight, coef, intercept) -> torch.Tensor:
+def _weights_from_span(
+    store: FeatureStore,
+    order: torch.Tensor,
+    weight: torch.Tensor,
+    coef: torch.Tensor,
+    intercept: torch.Tensor,
+) -> torch.Tensor:
     """theta (d+1, P, C) from span coefficients: W_j = Z_j^T A_j."""
     p, t_max = order.shape
     c = coef.shape[1]

@@ -61,7 +61,15 @@ def stacked_logits(xb: torch.Tensor, theta: torch.Tensor, neg: torch.Tensor) -> 
     return torch.addmm(bias, xb, theta[: d1 - 1].reshape(d1 - 1, p * c)).view(-1, p, c)
 
 
-def _objective(store, y, onehot, train, neg_cp, reg_c, theta):
+def _objective(
+    store: FeatureStore,
+    y: torch.Tensor,
+    onehot: torch.Tensor,
+    train: torch.Tensor,
+    neg_cp: torch.Tensor,
+    reg_c: float,
+    theta: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Loss (P,) and gradient (d+1, C, P) of every classifier, one pass over the rows.
 
     The solver's weights are laid out (d+1, C, P): logits come out (n, C, P), so the softmax,
@@ -102,7 +110,14 @@ def _objective(store, y, onehot, train, neg_cp, reg_c, theta):
     return reg_c * loss + 0.5 * reg, grad
 
 
-def _objective_gathered(xg, yg, wg, neg, reg_c, theta):
+def _objective_gathered(
+    xg: torch.Tensor,
+    yg: torch.Tensor,
+    wg: torch.Tensor,
+    neg: torch.Tensor,
+    reg_c: float,
+    theta: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Loss (P,) and gradient (P, d+1, C) from each classifier's own training rows.
 
     ``xg`` (P, t, d) holds the standardised training rows of every part (zero where a part
@@ -181,7 +196,7 @@ def solve_primal(
     if gathered is None and plan is None:
         onehot = torch.nn.functional.one_hot(y.long(), c).to(torch.float32)
 
-    def objective(v: dict[str, torch.Tensor], x: torch.Tensor):
+    def objective(v: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if plan is not None:
             flops[0] += pass_flops(plan, x.shape[0])
             slot = torch.full((p_all + 1,), len(b.active), dtype=torch.int64, device=dev)
