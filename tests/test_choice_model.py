@@ -304,7 +304,7 @@ def test_bad_multiple_choice_input_is_one_clear_error(features, labels, kw, matc
 
 def test_other_models_and_backends_are_refused_for_choices():
     x, y = items(n=50, k=3, d=4)
-    with pytest.raises(ValueError, match="by a family with a multiple-choice variant"):
+    with pytest.raises(ValueError, match=r"\(model family 'sklearn'\) fits no multiple-choice"):
         aflite.predictability_scores(x, y, model=LogisticRegression(), train_size=10)
     with pytest.raises(ValueError, match="no backend"):
         aflite.filter(x, y, target_size=40, train_size=10, backend=object())

@@ -229,7 +229,7 @@ def phase_model(
     settings = None if isinstance(model, str) else model
     if items:
         if family.items is None:
-            raise ValueError(_no_items(model))
+            raise ValueError(_no_items(model, family))
         family = MODELS.lookup(family.items)
     if backend is not None:
         if not family.distributed:
@@ -249,10 +249,16 @@ def resolve_model(model: Any, backend: Any = None) -> Model:
     return phase_model(model, backend=backend)[1]
 
 
-def _no_items(model: Any) -> str:
-    shown = f"'{model}'" if isinstance(model, str) else repr(model)
+def _no_items(model: Any, family: ModelFamily | None = None) -> str:
+    """The one line for multiple-choice items given to a family without an items variant."""
+    if isinstance(model, str):
+        shown = f"model family '{model}'"
+    elif family is not None:
+        shown = f"{model!r} (model family '{family.name}')"
+    else:
+        shown = f"{model!r} (a model given as is)"
     variants = ", ".join(n for n, f in MODELS.items() if f.items is not None)
     return (
-        "features of shape (n_items, n_choices, n_features) are scored by a family with a "
-        f"multiple-choice variant ({variants}), not {shown}"
+        f"{shown} fits no multiple-choice items (features of shape (n_items, n_choices, "
+        f"n_features)); the model families that do: {variants}"
     )
