@@ -26,8 +26,8 @@ import torch
 from _data import embedding_like, snli_rows
 
 import aflite
-from aflite.algorithm.loop.partitions import block_design, default_block_rows
-from aflite.algorithm.numerics.blocks import plan_blocks
+from aflite.algorithm.loop.partitions import block_design
+from aflite.algorithm.numerics.blocks import default_block_rows, plan_blocks
 from aflite.algorithm.numerics.store import FeatureStore
 from aflite.features.ngrams import ngram_features
 

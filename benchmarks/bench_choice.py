@@ -88,9 +88,9 @@ def main() -> None:
 
     from aflite._internal.threads import compute_threads
     from aflite.algorithm import ChoiceEnsemble
-    from aflite.algorithm.loop.partitions import block_design, default_block_rows
+    from aflite.algorithm.loop.partitions import block_design
     from aflite.algorithm.models.choice.fit import _hits, choice_heldout_counts, fit_choices
-    from aflite.algorithm.numerics.blocks import plan_blocks
+    from aflite.algorithm.numerics.blocks import default_block_rows, plan_blocks
     from aflite.algorithm.numerics.item_store import choice_store
 
     n, k, d, m = args.items, args.choices, args.dim, args.partitions

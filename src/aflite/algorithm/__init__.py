@@ -109,7 +109,14 @@ moved_modules(
         _A + "choices": _A + "numerics.item_store",
         _A + "filtering": _A + "loop.filtering",
         _A + "options": _A + "loop.options",
-        _A + "partitions": _A + "loop.partitions",
+        _A + "partitions": {
+            **dict.fromkeys(
+                ("block_design", "grouped_inclusion", "train_masks"), _A + "loop.partitions"
+            ),
+            **dict.fromkeys(
+                ("MIN_BLOCKS_PER_PART", "BlockDesign", "default_block_rows"), _A + "numerics.blocks"
+            ),
+        },
         _A + "phases": _A + "loop.phases",
         _A + "progress": _A + "loop.progress",
         _A + "rankers": _A + "loop.rankers",

@@ -24,18 +24,13 @@ row (singletons are rounded last for that reason); otherwise it is within one gr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
-from aflite._internal.transfer import to_device
+from aflite.algorithm.numerics.blocks import MIN_BLOCKS_PER_PART, BlockDesign
 
-__all__ = ["BlockDesign", "block_design", "default_block_rows", "grouped_inclusion", "train_masks"]
+__all__ = ["block_design", "grouped_inclusion", "train_masks"]
 
 _EPS = 1e-9
-# A training part is at least this many blocks: with fewer, a few distinct training sets would
-# repeat across the m classifiers and every row of a block would share one held-out set.
-MIN_BLOCKS_PER_PART = 8
 
 
 def train_masks(
@@ -138,56 +133,6 @@ def _pipage(
 def _snap(v: torch.Tensor) -> torch.Tensor:
     v = torch.where(v < _EPS, torch.zeros_like(v), v)
     return torch.where(v > 1 - _EPS, torch.ones_like(v), v)
-
-
-def default_block_rows(dim: int, device: torch.device | None = None) -> int:
-    """Rows per block: a block of ``dim`` float32 features stays near 1 MiB, so it sits in a
-    CPU core's L2 cache through the forward and the gradient product. The same on every
-    device (``device`` is not read): the design decides which rows train which classifier,
-    so it must not change with the hardware; a GPU batches many blocks into one product."""
-    return int(min(2048, max(64, (1 << 18) // max(1, dim))))
-
-
-@dataclass
-class BlockDesign:
-    """Blocks of the current rows and which classifiers train on each.
-
-    ``order`` (n,) lists the current rows (positions 0..n-1 in the current set) block by
-    block, block i being ``order[bounds[i]:bounds[i+1]]``; ``incidence`` (B, P) is True where
-    block i trains classifier j.
-    """
-
-    order: torch.Tensor
-    bounds: torch.Tensor
-    incidence: torch.Tensor
-
-    @property
-    def n_blocks(self) -> int:
-        return int(self.incidence.shape[0])
-
-    @property
-    def n_partitions(self) -> int:
-        return int(self.incidence.shape[1])
-
-    def block_of_rows(self) -> torch.Tensor:
-        """(n,) the block of every current row."""
-        sizes = self.bounds[1:] - self.bounds[:-1]
-        blocks = torch.repeat_interleave(torch.arange(self.n_blocks, device=sizes.device), sizes)
-        out = torch.empty_like(blocks)
-        out[self.order] = blocks
-        return out
-
-    def to(self, device: torch.device) -> BlockDesign:
-        """The design on ``device``."""
-        return BlockDesign(
-            to_device(self.order, device),
-            to_device(self.bounds, device),
-            to_device(self.incidence, device),
-        )
-
-    def train_mask(self, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-        """(n, P) mask with 1 where the row trains that classifier."""
-        return self.incidence[self.block_of_rows()].to(dtype)
 
 
 def block_design(

@@ -16,8 +16,9 @@ import torch
 from aflite._internal.numerics import own_numerics
 from aflite._internal.threads import compute_threads
 from aflite._internal.transfer import to_device, to_host
-from aflite.algorithm.loop.partitions import block_design, default_block_rows, train_masks
+from aflite.algorithm.loop.partitions import block_design, train_masks
 from aflite.algorithm.models.contract import Model, ModelFamily
+from aflite.algorithm.numerics.blocks import default_block_rows
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["PhaseRunner", "PhaseOutput"]

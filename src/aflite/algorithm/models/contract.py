@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
     import torch
 
-    from aflite.algorithm.loop.partitions import BlockDesign
+    from aflite.algorithm.numerics.blocks import BlockDesign
     from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = [

@@ -1,7 +1,8 @@
-"""A phase's blocks, batched into tasks: what every pass over block partitions reads.
+"""A phase's block design and its blocks batched into tasks: what every pass over block
+partitions reads.
 
-A phase's rows are dealt into blocks (:func:`aflite.algorithm.loop.partitions.block_design`) and
-each classifier trains on a few whole blocks. A pass reads every block once and multiplies it
+A phase's rows are dealt into blocks (:func:`aflite.algorithm.loop.partitions.block_design`
+draws the :class:`BlockDesign`) and each classifier trains on a few whole blocks. A pass reads every block once and multiplies it
 by the weights of just the classifiers that train on it (about m*t/n of them, padded to the
 most in a task), while the block is still in cache: the useful work of a fit and nothing more
 (the logistic family's passes, :mod:`aflite.algorithm.models.linear.block_pass`; the exact
@@ -21,13 +22,19 @@ from dataclasses import dataclass
 
 import torch
 
-from aflite._internal.transfer import to_host
-from aflite.algorithm.loop.partitions import BlockDesign
+from aflite._internal.transfer import to_device, to_host
 from aflite.algorithm.numerics.margins import NEG
 from aflite.algorithm.numerics.sparse_rows import SparseRows
 from aflite.algorithm.numerics.store import FeatureStore
 
-__all__ = ["BlockPlan", "BlockTask", "plan_blocks"]
+__all__ = [
+    "MIN_BLOCKS_PER_PART",
+    "BlockDesign",
+    "BlockPlan",
+    "BlockTask",
+    "default_block_rows",
+    "plan_blocks",
+]
 
 TASK_ROWS = 4096  # rows per task of the sparse pass: enough work per product
 # A task's [X~ 1] rows are read by the forward product and again by the gradient: within a
@@ -35,6 +42,61 @@ TASK_ROWS = 4096  # rows per task of the sparse pass: enough work per product
 # ran 11% faster than with tasks of 4,096 rows (16 MiB, read twice).
 TASK_BYTES = 2 << 20
 MATERIALISE_BYTES = 1 << 31  # gathered copy of the blocks kept for the phase up to this size
+
+
+# A training part is at least this many blocks: with fewer, a few distinct training sets would
+# repeat across the m classifiers and every row of a block would share one held-out set.
+MIN_BLOCKS_PER_PART = 8
+
+
+def default_block_rows(dim: int, device: torch.device | None = None) -> int:
+    """Rows per block: a block of ``dim`` float32 features stays near 1 MiB, so it sits in a
+    CPU core's L2 cache through the forward and the gradient product. The same on every
+    device (``device`` is not read): the design decides which rows train which classifier,
+    so it must not change with the hardware; a GPU batches many blocks into one product."""
+    return int(min(2048, max(64, (1 << 18) // max(1, dim))))
+
+
+@dataclass
+class BlockDesign:
+    """Blocks of the current rows and which classifiers train on each.
+
+    ``order`` (n,) lists the current rows (positions 0..n-1 in the current set) block by
+    block, block i being ``order[bounds[i]:bounds[i+1]]``; ``incidence`` (B, P) is True where
+    block i trains classifier j.
+    """
+
+    order: torch.Tensor
+    bounds: torch.Tensor
+    incidence: torch.Tensor
+
+    @property
+    def n_blocks(self) -> int:
+        return int(self.incidence.shape[0])
+
+    @property
+    def n_partitions(self) -> int:
+        return int(self.incidence.shape[1])
+
+    def block_of_rows(self) -> torch.Tensor:
+        """(n,) the block of every current row."""
+        sizes = self.bounds[1:] - self.bounds[:-1]
+        blocks = torch.repeat_interleave(torch.arange(self.n_blocks, device=sizes.device), sizes)
+        out = torch.empty_like(blocks)
+        out[self.order] = blocks
+        return out
+
+    def to(self, device: torch.device) -> BlockDesign:
+        """The design on ``device``."""
+        return BlockDesign(
+            to_device(self.order, device),
+            to_device(self.bounds, device),
+            to_device(self.incidence, device),
+        )
+
+    def train_mask(self, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """(n, P) mask with 1 where the row trains that classifier."""
+        return self.incidence[self.block_of_rows()].to(dtype)
 
 
 @dataclass

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import torch
 
-from aflite.algorithm.loop.partitions import BlockDesign, default_block_rows
 from aflite.algorithm.models.choice.fit import choice_heldout_counts, fit_choices
 from aflite.algorithm.models.choice.settings import ChoiceEnsemble
 from aflite.algorithm.models.contract import PhaseCounts
 from aflite.algorithm.models.items import ItemModel
 from aflite.algorithm.models.linear.settings import LinearEnsemble
-from aflite.algorithm.numerics.blocks import TASK_ROWS, plan_blocks
+from aflite.algorithm.numerics.blocks import TASK_ROWS, BlockDesign, default_block_rows, plan_blocks
 
 __all__ = ["ChoiceModel"]
 

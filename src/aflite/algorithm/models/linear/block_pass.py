@@ -22,8 +22,7 @@ from collections.abc import Callable
 import torch
 
 from aflite._internal.threads import workers
-from aflite.algorithm.loop.partitions import BlockDesign
-from aflite.algorithm.numerics.blocks import BlockPlan, BlockTask, plan_blocks
+from aflite.algorithm.numerics.blocks import BlockDesign, BlockPlan, BlockTask, plan_blocks
 from aflite.algorithm.numerics.reduce import add_rows
 from aflite.algorithm.numerics.store import FeatureStore
 

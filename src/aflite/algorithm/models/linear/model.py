@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from aflite.algorithm.loop.partitions import BlockDesign, default_block_rows
 from aflite.algorithm.models.contract import PhaseCounts
 from aflite.algorithm.models.linear.block_pass import block_heldout_counts, plan_logistic_blocks
 from aflite.algorithm.models.linear.ensemble import fit_ensemble, heldout_counts, use_gathered_rows
 from aflite.algorithm.models.linear.settings import LinearEnsemble
+from aflite.algorithm.numerics.blocks import BlockDesign, default_block_rows
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["LinearModel"]

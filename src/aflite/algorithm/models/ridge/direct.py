@@ -12,7 +12,7 @@ import torch
 
 from aflite._internal.threads import workers
 from aflite._internal.transfer import to_host
-from aflite.algorithm.loop.partitions import BlockDesign
+from aflite.algorithm.numerics.blocks import BlockDesign
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = [

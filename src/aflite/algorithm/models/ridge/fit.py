@@ -32,7 +32,6 @@ from dataclasses import dataclass
 import torch
 
 from aflite._internal.threads import workers
-from aflite.algorithm.loop.partitions import MIN_BLOCKS_PER_PART
 from aflite.algorithm.models.ridge.cg import fit_primal
 from aflite.algorithm.models.ridge.direct import (
     REFINE_STEPS,
@@ -47,6 +46,7 @@ from aflite.algorithm.models.ridge.heldout import HeldOut, Rows, heldout_stats
 from aflite.algorithm.models.ridge.kernel import KernelCache, kernel_fits
 from aflite.algorithm.models.ridge.settings import RidgeEnsemble
 from aflite.algorithm.models.ridge.sparse import CERTIFY_TOL, TOL, SparseDual
+from aflite.algorithm.numerics.blocks import MIN_BLOCKS_PER_PART
 from aflite.algorithm.numerics.margins import NEG
 from aflite.algorithm.numerics.report import SolveReport
 from aflite.algorithm.numerics.store import FeatureStore

@@ -22,7 +22,6 @@ import numpy as np
 import torch
 
 from aflite._internal.threads import workers
-from aflite.algorithm.loop.partitions import MIN_BLOCKS_PER_PART, BlockDesign
 from aflite.algorithm.models.choice.fit import ChoiceFit, choice_heldout_counts
 from aflite.algorithm.models.contract import PhaseCounts
 from aflite.algorithm.models.items import ItemModel
@@ -30,7 +29,12 @@ from aflite.algorithm.models.ridge.direct import SOLVE_BYTES, PrimalSums, primal
 from aflite.algorithm.models.ridge.fit import Parts
 from aflite.algorithm.models.ridge.model import parts_of_mask
 from aflite.algorithm.models.ridge.settings import RidgeEnsemble
-from aflite.algorithm.numerics.blocks import TASK_ROWS, plan_blocks
+from aflite.algorithm.numerics.blocks import (
+    MIN_BLOCKS_PER_PART,
+    TASK_ROWS,
+    BlockDesign,
+    plan_blocks,
+)
 from aflite.algorithm.numerics.report import SolveReport
 from aflite.algorithm.numerics.store import FeatureStore
 

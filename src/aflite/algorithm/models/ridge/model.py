@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from aflite.algorithm.loop.partitions import MIN_BLOCKS_PER_PART, BlockDesign
 from aflite.algorithm.models.contract import PhaseCounts
 from aflite.algorithm.models.ridge.fit import Parts, choose_form, fit_ridge
 from aflite.algorithm.models.ridge.kernel import KernelCache, kernel_fits
 from aflite.algorithm.models.ridge.settings import RidgeEnsemble
+from aflite.algorithm.numerics.blocks import MIN_BLOCKS_PER_PART, BlockDesign
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["FINE_BLOCKS", "RidgeModel", "parts_of_mask"]
