@@ -16,16 +16,18 @@ from aflite._internal.labels import label_counts
 from aflite._internal.version import VERSION
 from aflite.algorithm import FilterResult
 from aflite.algorithm.result import kept_fingerprint
+from aflite.api.pipeline import FilterPlan
+from aflite.config import FilterConfig
+from aflite.config.files import summary_options
 from aflite.io.decisions import Decisions
 from aflite.io.labelled import LabelledData
 from aflite.jobs.outputs import RowSplit, output_names, write_outputs
-from aflite.jobs.plan import FilterJob, summary_options
 from aflite.jobs.run_folder import RunFolder
 from aflite.reports.content import report_data
 from aflite.reports.data import ReportData
 from aflite.reports.warnings import outcome_lines, stop_hint
 
-__all__ = ["JobOutcome", "finish_job", "job_fields", "stop_hint", "versions"]
+__all__ = ["JobOutcome", "finish_job", "stop_hint", "versions"]
 
 
 @dataclass
@@ -43,24 +45,22 @@ class JobOutcome:
 
 
 def finish_job(
-    job: FilterJob,
+    job: FilterConfig,
     *,
-    inputs: LabelledData,
+    plan: FilterPlan,
     result: FilterResult,
-    rest: np.ndarray,
-    warm_rows: np.ndarray,
     phi: np.ndarray,
     t_start: float,
-    decisions: Decisions | None = None,
     folder: RunFolder | None = None,
 ) -> JobOutcome:
     """Compute and write every output of a finished run into ``job.out_dir``.
 
-    ``rest`` are the rows the filter saw (``result``'s positions index it), ``warm_rows``
-    those a warm-up model trained on, ``phi`` the representation of ``rest``. Rows a
-    reviewer dropped (``decisions``) are among the removed rows, with phase -1 and no score.
-    ``folder``: the run's output folder, as the job checked it (default: ``job.out_dir``).
+    ``plan`` is what the run filtered (``result``'s positions index its ``rest`` rows), ``phi``
+    the representation of those rows. Rows a reviewer dropped (``plan.decisions``) are among
+    the removed rows, with phase -1 and no score. ``folder``: the run's output folder, as the
+    job checked it (default: ``job.out_dir``).
     """
+    inputs, rest, warm_rows, decisions = plan.data, plan.rest, plan.warm_rows, plan.decisions
     split = RowSplit.of_run(
         result, rest=rest, warm_rows=warm_rows, n_rows=len(inputs.table), decisions=decisions
     )
@@ -128,7 +128,7 @@ def finish_job(
 
 
 def audits_before_after(
-    job: FilterJob, *, inputs: LabelledData, rest: np.ndarray, kept: np.ndarray
+    job: FilterConfig, *, inputs: LabelledData, rest: np.ndarray, kept: np.ndarray
 ) -> list[dict[str, Any]]:
     """``job.audits`` on the rows filtered and on the kept rows at one t, as the report
     stores them (each result's dict with its tag, "before" or "kept")."""
@@ -152,7 +152,7 @@ def audits_before_after(
 
 
 def run_summary(
-    job: FilterJob,
+    job: FilterConfig,
     *,
     inputs: LabelledData,
     result: FilterResult,
@@ -162,7 +162,17 @@ def run_summary(
     seconds: float,
 ) -> dict[str, Any]:
     """The document of ``summary.json``."""
-    table, labels = inputs.table, inputs.labels
+    table, labels, read = inputs.table, inputs.labels, inputs.fields
+    # the fields the run read, and which of them it picked itself ("text", "id")
+    fields: dict[str, Any] = {
+        "label": read.label,
+        "text": list(read.text),
+        "id": read.id,
+        "group": read.group,
+    }
+    if job.split is not None:
+        fields["split"] = job.split
+    fields["picked"] = list(inputs.picked)
     counts: dict[str, Any] = {
         "input": len(table),
         "kept": len(split.kept),
@@ -180,7 +190,7 @@ def run_summary(
         "input_format": table.format,
         "input_fingerprint": table.fingerprint(),
         "options": summary_options(job) | {"device": job.device},
-        "fields": job_fields(job, inputs),
+        "fields": fields,
         "parameters": result.params,
         "seed": job.seed,
         "versions": versions(),
@@ -210,7 +220,7 @@ def run_summary(
 
 
 def outcome_text(
-    job: FilterJob,
+    job: FilterConfig,
     *,
     inputs: LabelledData,
     result: FilterResult,
@@ -259,21 +269,6 @@ def kept_set_line(summary: dict[str, Any]) -> str:
 
 def _finite(value: float) -> float | None:
     return None if value is None or value != value else round(float(value), 4)
-
-
-def job_fields(job: FilterJob, inputs: LabelledData) -> dict[str, Any]:
-    """The fields a run read, and which of them it picked itself (``"text"``, ``"id"``)."""
-    read = inputs.fields
-    fields: dict[str, Any] = {
-        "label": read.label,
-        "text": list(read.text),
-        "id": read.id,
-        "group": read.group,
-    }
-    if job.split is not None:
-        fields["split"] = job.split
-    fields["picked"] = list(inputs.picked)
-    return fields
 
 
 def versions() -> dict[str, str]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from aflite._internal.atomic import atomic_path, clean_stale_parts
+from aflite._internal.atomic import atomic_path
 from aflite._internal.options import ConfigError
 from aflite.config import ScoreConfig
 from aflite.errors import DataError
@@ -179,41 +179,31 @@ def _score(job: ScoreJob) -> Any:
 
 def run_score_job(job: ScoreJob) -> ScoreOutcome:
     """Run a scoring job end to end. An ``out_dir`` holding an earlier run is refused unless
-    ``job.overwrite`` (its outputs are removed once the input has been read and scored)."""
+    ``job.overwrite`` (its outputs are replaced when the new ones are published, as a set)."""
     t0 = time.perf_counter()
     # every file the job reads is protected from --overwrite (none is watched for changes:
     # the scores are written straight from what was read)
     others = [p for p in (job.input, job.dynamics, job.probs, job.partial_probs) if p]
-    folder = RunFolder.open(job.out_dir, overwrite=job.overwrite, resume=False, others=others)
-    try:
-        ds = _score(job)
-    except ConfigError as e:
-        from aflite.config.score import scorer_options
+    with RunFolder.open(
+        job.out_dir, overwrite=job.overwrite, resume=False, others=others
+    ) as folder:
+        try:
+            ds = _score(job)
+        except ConfigError as e:
+            from aflite.config.score import scorer_options
 
-        if e.field not in scorer_options():
-            raise
-        # a scorer's option the data cannot take (--train-size), named as its flag
-        raise DataError(e.render(cli=True)) from None
-    folder.replace_earlier()
+            if e.field not in scorer_options():
+                raise
+            # a scorer's option the data cannot take (--train-size), named as its flag
+            raise DataError(e.render(cli=True)) from None
+        summary = _summary(job, ds, time.perf_counter() - t0)
+        names = {"scores": "scores.parquet", "summary": "summary.json"}
+        if job.report:
+            names["report"] = "report.html"
+        summary["outputs"] = names
+        folder.publish(lambda stage: _write_set(stage, ds, summary, report=job.report))
     out = folder.path
-    out.mkdir(parents=True, exist_ok=True)
-    clean_stale_parts(out, recursive=False)
-    outputs = {"scores": str(write_scores_parquet(out / "scores.parquet", ds.scores))}
-    if ds.texts:
-        from aflite.jobs.outputs import write_texts
-
-        write_texts(out / "result" / "texts.parquet", ds.texts)
-    summary = _summary(job, ds, time.perf_counter() - t0)
-    summary["outputs"] = {"scores": "scores.parquet", "summary": "summary.json"}
-    if job.report:
-        summary["outputs"]["report"] = "report.html"
-    with atomic_path(out / "summary.json") as tmp:
-        tmp.write_text(json.dumps(_json_safe(summary), indent=2, default=str), encoding="utf-8")
-    outputs["summary"] = str(out / "summary.json")
-    if job.report:
-        from aflite.reports.scores_html import write_scores_report
-
-        outputs["report"] = str(write_scores_report(out))
+    outputs = {k: str(out / v) for k, v in names.items()}
     secs = ", ".join(f"{k} {v:.1f}s" for k, v in summary["seconds"]["scorers"].items())
     what = "items" if "items" in summary else "rows"
     text = f"scored {len(ds.scores)} {what}: {', '.join(summary['columns'])} ({secs})"
@@ -223,6 +213,21 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
         text += "\nregions: " + ", ".join(f"{k} {v}" for k, v in summary["regions"].items())
     text += f"\noutputs in {out}/: " + ", ".join(Path(v).name for v in outputs.values())
     return ScoreOutcome(out, outputs, text, ds)
+
+
+def _write_set(out: Path, ds: Any, summary: dict[str, Any], *, report: bool) -> None:
+    """Every output into ``out`` (the staging folder)."""
+    write_scores_parquet(out / "scores.parquet", ds.scores)
+    if ds.texts:
+        from aflite.jobs.outputs import write_texts
+
+        write_texts(out / "result" / "texts.parquet", ds.texts)
+    with atomic_path(out / "summary.json") as tmp:
+        tmp.write_text(json.dumps(_json_safe(summary), indent=2, default=str), encoding="utf-8")
+    if report:
+        from aflite.reports.scores_html import write_scores_report
+
+        write_scores_report(out)
 
 
 def _items_line(ds: Any, summary: dict[str, Any]) -> str:
