@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from aflite._internal.checks import refuse_for_items
 from aflite._internal.text import did_you_mean
 from aflite.api.pipeline import FilterRun, filter_rows, prepare, represent
 from aflite.config import preset as config_preset
-from aflite.config.choices import refuse_for_items
 from aflite.config.fields import data_fields
 from aflite.config.filter import NOT_FOR_ITEMS
 from aflite.errors import DataError, LabelWarning

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, option
 from aflite.audits.options import AuditOptions
-from aflite.config.fields import DataFields
+from aflite.config.fields import DataFields, input_option
 from aflite.config.names import audit_registry
 
 __all__ = ["AuditConfig", "AuditInput"]
@@ -19,14 +19,7 @@ __all__ = ["AuditConfig", "AuditInput"]
 class AuditInput(DataFields):
     """What an audit run reads (the first options of :class:`AuditConfig`)."""
 
-    input: str = option(
-        None,
-        "Data file (any format `filter` reads).",
-        metavar="INPUT",
-        check=c.text,
-        argument=True,
-        required=True,
-    )
+    input: str = input_option(required=True)
     drop_labels: tuple[str, ...] = option(
         (),
         "Comma-separated class labels whose rows are left out, e.g. '-' for no gold label.",

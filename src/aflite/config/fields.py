@@ -1,6 +1,9 @@
 """Where a labelled data set's labels, texts and multiple-choice items are: the fields every
 command reads its input with (``aflite filter``, ``score``, ``audit``, ``experiment
-compare``), declared once as :class:`DataFields`, which each command's config extends."""
+compare``), declared once as :class:`DataFields`, which each command's config extends; and
+the other fields of an input, each declared once here and taken by the configs that read it
+(:func:`input_option`, :func:`split_option`, :func:`id_option`, :func:`group_option`,
+:func:`features_option`, :func:`choice_context_option`)."""
 
 from __future__ import annotations
 
@@ -9,12 +12,85 @@ from typing import Any
 
 from aflite._internal import checks as c
 from aflite._internal.options import Config, ConfigError, option
-from aflite.config.choices import check_answer_format, check_item_fields, choice_context_option
+from aflite.config.names import LazyHelp
+from aflite.io.choices import check_answer_format, check_choice_context, check_item_fields
 
-__all__ = ["DataFields", "data_fields"]
+__all__ = [
+    "DataFields",
+    "choice_context_option",
+    "data_fields",
+    "features_option",
+    "group_option",
+    "id_option",
+    "input_option",
+    "split_option",
+]
 
 
 _NAMES = {"coerce": c.to_names, "cli_type": str, "cli_default": None}
+
+
+def input_option(*, required: bool = False) -> Any:
+    """The data file (or folder, or ``hf:NAME``) a command reads: its argument."""
+    return option(
+        None, LazyHelp("input"), metavar="INPUT", check=c.text, argument=True, required=required
+    )
+
+
+def split_option() -> Any:
+    return option(
+        None,
+        "The split to read, for a Hugging Face DatasetDict folder (e.g. train).",
+        metavar="TEXT",
+        check=c.optional_text,
+    )
+
+
+def id_option() -> Any:
+    return option(
+        None,
+        "Field with unique row ids (checked for duplicates); default: a column named id, "
+        "if any; 'none' numbers the rows.",
+        metavar="FIELD",
+        check=c.optional_text,
+        flag="--id-field",
+    )
+
+
+def group_option() -> Any:
+    return option(
+        None,
+        "Rows sharing this field are kept together, never split between training and "
+        "held-out rows (e.g. premise).",
+        metavar="FIELD",
+        check=c.optional_text,
+        flag="--group-field",
+    )
+
+
+def _features(value: Any, name: str) -> None:
+    from aflite.features.build import parse_feature_spec
+
+    c.text(value, name)
+    try:
+        parse_feature_spec(value)
+    except ValueError as e:
+        raise c.flagged(name, e) from None
+
+
+def features_option() -> Any:
+    """The representation Phi: a feature spec (``ngrams``, ``sentence-transformers:MODEL``)."""
+    return option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=_features)
+
+
+def choice_context_option() -> Any:
+    return option(
+        "joint",
+        "Multiple-choice items: joint: the context and each choice as one text; apart: "
+        "encoded apart and combined; none: each choice alone (a choices-only baseline).",
+        metavar="joint|apart|none",
+        check=check_choice_context,
+    )
 
 
 def _to_choices(value: Any, name: str) -> str | tuple[str, ...] | None:

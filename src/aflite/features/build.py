@@ -20,6 +20,7 @@ __all__ = [
     "FeatureSpec",
     "parse_feature_spec",
     "check_feature_source",
+    "check_item_features",
     "build_features",
     "check_representation",
     "represent_rows",
@@ -198,3 +199,13 @@ def check_representation(phi: Any, named: str) -> None:
             check_features(phi)
     except ValueError as e:
         raise DataError(f"{named}: {e}") from None
+
+
+def check_item_features(features: str) -> None:
+    """Refuse a feature kind that cannot represent each choice of an item (``features``: a
+    spec already checked on its own), a ConfigError naming ``features``."""
+    from aflite._internal.options import ConfigError
+
+    if parse_feature_spec(features).entry.choices is None:
+        names = ", ".join(k.usage for k in FEATURE_KINDS.values() if k.choices is not None)
+        raise ConfigError("features", f"multiple-choice items take {names} features")
