@@ -9,7 +9,7 @@ import inspect
 import pytest
 from typer.testing import CliRunner
 
-from aflite.cli import main as cli_main
+from aflite.cli import filtering as cli_filter
 from aflite.cli.app import app
 from aflite.jobs import FilterJob
 
@@ -23,7 +23,7 @@ RENAMED = {"input_path": "input"}
 
 
 def _cli_fields() -> set[str]:
-    names = set(inspect.signature(cli_main.filter_cmd).parameters) - CLI_ONLY
+    names = set(inspect.signature(cli_filter.filter_cmd).parameters) - CLI_ONLY
     return {RENAMED.get(n, n) for n in names}
 
 
