@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -12,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from aflite._internal.atomic import atomic_path
 from aflite._internal.options import ConfigError
 from aflite.config import ScoreConfig
 from aflite.errors import DataError
+from aflite.jobs.outputs import write_score_set
 from aflite.jobs.run_folder import RunFolder
 
 __all__ = ["ScoreJob", "ScoreOutcome", "run_score_job", "region_examples"]
@@ -139,26 +138,6 @@ def _summary(job: ScoreJob, ds: Any, seconds: float) -> dict[str, Any]:
     return summary
 
 
-def write_scores_parquet(path: Path, frame: Any) -> Path:
-    """``scores.parquet``: ids and labels (answers of multiple-choice items) as text (as the
-    filter writes them), then the scores."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    target = _target(frame)
-    cols = {
-        "id": pa.array([str(v) for v in frame["id"]]),
-        target: pa.array([str(v) for v in frame[target]]),
-    }
-    for c in frame.columns:
-        if c not in ("id", target):
-            v = frame[c].to_numpy()
-            cols[c] = pa.array(v.tolist() if v.dtype == object else v)
-    with atomic_path(path) as tmp:
-        pq.write_table(pa.table(cols), tmp)
-    return path
-
-
 # what only the job reads: where the data and the outputs are, and the scorers' own options
 _JOB_ONLY = ("input", "out_dir", "overwrite", "report", "options")
 
@@ -196,12 +175,13 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
                 raise
             # a scorer's option the data cannot take (--train-size), named as its flag
             raise DataError(e.render(cli=True)) from None
-        summary = _summary(job, ds, time.perf_counter() - t0)
         names = {"scores": "scores.parquet", "summary": "summary.json"}
         if job.report:
             names["report"] = "report.html"
-        summary["outputs"] = names
-        folder.publish(lambda stage: _write_set(stage, ds, summary, report=job.report))
+        summary = _json_safe(_summary(job, ds, time.perf_counter() - t0) | {"outputs": names})
+        folder.publish(
+            lambda stage: write_score_set(stage, ds.scores, ds.texts, summary, report=job.report)
+        )
     out = folder.path
     outputs = {k: str(out / v) for k, v in names.items()}
     secs = ", ".join(f"{k} {v:.1f}s" for k, v in summary["seconds"]["scorers"].items())
@@ -213,21 +193,6 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
         text += "\nregions: " + ", ".join(f"{k} {v}" for k, v in summary["regions"].items())
     text += f"\noutputs in {out}/: " + ", ".join(Path(v).name for v in outputs.values())
     return ScoreOutcome(out, outputs, text, ds)
-
-
-def _write_set(out: Path, ds: Any, summary: dict[str, Any], *, report: bool) -> None:
-    """Every output into ``out`` (the staging folder)."""
-    write_scores_parquet(out / "scores.parquet", ds.scores)
-    if ds.texts:
-        from aflite.jobs.outputs import write_texts
-
-        write_texts(out / "result" / "texts.parquet", ds.texts)
-    with atomic_path(out / "summary.json") as tmp:
-        tmp.write_text(json.dumps(_json_safe(summary), indent=2, default=str), encoding="utf-8")
-    if report:
-        from aflite.reports.scores_html import write_scores_report
-
-        write_scores_report(out)
 
 
 def _items_line(ds: Any, summary: dict[str, Any]) -> str:
