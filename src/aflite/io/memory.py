@@ -51,12 +51,7 @@ class MemoryTable(BaseTable):
     def content_hash(self) -> str:
         return _hash_values(self)
 
-    def write_subset(
-        self,
-        target: str | os.PathLike,
-        indices: Sequence[int] | np.ndarray,
-        extra: dict[str, Sequence[Any]] | None = None,
-    ) -> Path:
+    def write_rows(self, target: Path, rows: np.ndarray, extra: dict[str, Sequence[Any]]) -> None:
         raise DataError(f"{self.path}: in-memory data has no file format to write rows in")
 
     def subset(self, rows: Sequence[int] | np.ndarray) -> Any:  # pragma: no cover - abstract
