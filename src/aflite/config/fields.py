@@ -3,7 +3,10 @@ command reads its input with (``aflite filter``, ``score``, ``audit``, ``experim
 compare``), declared once as :class:`DataFields`, which each command's config extends; and
 the other fields of an input, each declared once here and taken by the configs that read it
 (:func:`input_option`, :func:`split_option`, :func:`id_option`, :func:`group_option`,
-:func:`features_option`, :func:`choice_context_option`)."""
+:func:`features_option`, :func:`choice_context_option`), and the options of a run that the
+commands share (:func:`out_dir_option`, :func:`seed_option`, :func:`device_option`,
+:func:`cache_dir_option`, :func:`overwrite_option`, :func:`report_option`). ``result=False``
+marks those that cannot change a filtering run's result (a checkpoint resumes across them)."""
 
 from __future__ import annotations
 
@@ -24,6 +27,12 @@ __all__ = [
     "id_option",
     "input_option",
     "split_option",
+    "out_dir_option",
+    "seed_option",
+    "device_option",
+    "cache_dir_option",
+    "overwrite_option",
+    "report_option",
 ]
 
 
@@ -81,6 +90,41 @@ def _features(value: Any, name: str) -> None:
 def features_option() -> Any:
     """The representation Phi: a feature spec (``ngrams``, ``sentence-transformers:MODEL``)."""
     return option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=_features)
+
+
+def out_dir_option(default: str) -> Any:
+    return option(default, "Output folder.", metavar="DIR", check=c.text, result=False)
+
+
+def seed_option() -> Any:
+    return option(0, "Random seed.", metavar="N", check=c.seed)
+
+
+def device_option() -> Any:
+    return option("auto", "auto | cpu | cuda.", metavar="DEVICE", check=c.device, result=False)
+
+
+def cache_dir_option() -> Any:
+    return option(
+        None,
+        "Embedding cache folder, shared by every command (default ~/.cache/aflite).",
+        metavar="DIR",
+        check=c.optional_text,
+        result=False,
+    )
+
+
+def overwrite_option() -> Any:
+    return option(
+        False,
+        "Replace the outputs of an earlier run in --out-dir (other files stay).",
+        check=c.boolean,
+        result=False,
+    )
+
+
+def report_option() -> Any:
+    return option(True, "Write report.html.", check=c.boolean, result=False)
 
 
 def choice_context_option() -> Any:

@@ -16,11 +16,17 @@ from aflite._internal.options import ConfigError, defaults_from, option
 from aflite.algorithm.options import PRESETS, FilterOptions
 from aflite.config.fields import (
     DataFields,
+    cache_dir_option,
     choice_context_option,
+    device_option,
     features_option,
     group_option,
     id_option,
     input_option,
+    out_dir_option,
+    overwrite_option,
+    report_option,
+    seed_option,
     split_option,
 )
 from aflite.config.names import LazyHelp, audit_registry, backend_registry, format_registry
@@ -102,11 +108,9 @@ class FilterConfig(FilterOptions, FilterInput):
         "With a sentence-transformers model: fine-tune the encoder itself in warm-up.",
         check=c.boolean,
     )
-    out_dir: str = option("aflite-out", "Output folder.", metavar="DIR", check=c.text, result=False)
-    seed: int = option(0, "Random seed.", metavar="N", check=c.seed)
-    device: str = option(
-        "auto", "auto | cpu | cuda.", metavar="DEVICE", check=c.device, result=False
-    )
+    out_dir: str = out_dir_option("aflite-out")
+    seed: int = seed_option()
+    device: str = device_option()
     threads: int | None = option(
         None,
         "Worker threads (default: AFLITE_THREADS, else the cores this process may run "
@@ -121,20 +125,9 @@ class FilterConfig(FilterOptions, FilterInput):
         check=c.boolean,
         result=False,
     )
-    overwrite: bool = option(
-        False,
-        "Replace the outputs of an earlier run in --out-dir (other files stay).",
-        check=c.boolean,
-        result=False,
-    )
-    cache_dir: str | None = option(
-        None,
-        "Embedding cache folder (default ~/.cache/aflite).",
-        metavar="DIR",
-        check=c.optional_text,
-        result=False,
-    )
-    report: bool = option(True, "Write report.html.", check=c.boolean, result=False)
+    overwrite: bool = overwrite_option()
+    cache_dir: str | None = cache_dir_option()
+    report: bool = report_option()
     audits: tuple[str, ...] = option(
         (),
         LazyHelp("audits"),

@@ -13,11 +13,17 @@ from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, option
 from aflite.config.fields import (
     DataFields,
+    cache_dir_option,
     choice_context_option,
+    device_option,
     features_option,
     group_option,
     id_option,
     input_option,
+    out_dir_option,
+    overwrite_option,
+    report_option,
+    seed_option,
     split_option,
 )
 from aflite.config.names import LazyHelp
@@ -164,21 +170,12 @@ class ScoreConfig(DataFields):
         1, "Cross-fits with fresh folds, averaged.", metavar="R", check=c.positive_int
     )
     split: str | None = split_option()
-    out_dir: str = option("aflite-scores", "Output folder.", metavar="DIR", check=c.text)
-    seed: int = option(0, "Random seed.", metavar="N", check=c.seed)
-    device: str = option("auto", "auto | cpu | cuda.", metavar="DEVICE", check=c.device)
-    cache_dir: str | None = option(
-        None,
-        "Embedding cache folder (default ~/.cache/aflite).",
-        metavar="DIR",
-        check=c.optional_text,
-    )
-    overwrite: bool = option(
-        False,
-        "Replace the outputs of an earlier run in --out-dir (other files stay).",
-        check=c.boolean,
-    )
-    report: bool = option(True, "Write report.html.", check=c.boolean)
+    out_dir: str = out_dir_option("aflite-scores")
+    seed: int = seed_option()
+    device: str = device_option()
+    cache_dir: str | None = cache_dir_option()
+    overwrite: bool = overwrite_option()
+    report: bool = report_option()
     # the scorers' own options: each is a command-line option of its own (see scorer_options)
     options: Mapping[str, Any] = option(None, "", coerce=_options, entries=scorer_options)
 

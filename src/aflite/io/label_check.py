@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from aflite._internal.text import did_you_mean
+from aflite._internal.text import did_you_mean, is_number
 from aflite.errors import DataError
 
 __all__ = [
@@ -74,14 +74,6 @@ def _rows(where: Callable[[int], str], rows: np.ndarray, source: str) -> str:
     return head + (f" and {len(rows) - 3} more" if len(rows) > 3 else "")
 
 
-def _is_number(v: str) -> bool:
-    try:
-        float(v)
-    except ValueError:
-        return False
-    return True
-
-
 def check_classes(
     text: np.ndarray,
     values: np.ndarray,
@@ -100,7 +92,7 @@ def check_classes(
     strings = [str(text[i]) for i in looked]
     if (
         strings
-        and all(_is_number(s) for s in strings)
+        and all(is_number(s) for s in strings)
         and any(not float(s).is_integer() for s in strings)
     ):
         i = next(int(j) for j, s in zip(looked, strings) if not float(s).is_integer())

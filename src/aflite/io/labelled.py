@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from aflite._internal.text import is_number
 from aflite.errors import DataError
 from aflite.io.base import ImageTable, Table
 from aflite.io.choices import CHOICE_SEPARATOR, ChoiceFields, Choices, read_choices
@@ -172,14 +173,6 @@ def _raw(table: Table, name: str) -> list[Any]:
     return list(getattr(table, "raw_values", table.column)(name))
 
 
-def _is_number(v: str) -> bool:
-    try:
-        float(v)
-    except ValueError:
-        return False
-    return True
-
-
 def text_columns(table: Table, exclude: set[str]) -> list[str]:
     """Columns (outside ``exclude``) of strings that are not all numbers: CSV keeps every value
     as a string, so a column of digits there is not text, as numbers in a DataFrame are not."""
@@ -194,7 +187,7 @@ def text_columns(table: Table, exclude: set[str]) -> list[str]:
             continue
         sample = [v for v in values[:_SAMPLE] if v is not None and v == v]
         if sample and all(isinstance(v, str) for v in sample):
-            if not all(_is_number(v) for v in sample):
+            if not all(is_number(v) for v in sample):
                 out.append(name)
     return out
 
