@@ -178,17 +178,10 @@ def filter_dataset(
     >>> len(out.kept) + len(out.removed)
     300
     """
+    given = dict(locals())  # this call's arguments by name, before any other local
     opts = _filter_options(options, preset, filter_options)
     # the command line's checks of the item options, on this call's arguments
-    fields = data_fields(
-        label=label,
-        text=text,
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-        choice_context=choice_context,
-    )
+    fields = data_fields(given)
     if fields.choices is not None:
         refuse_for_items({"balance": opts.balance}, NOT_FOR_ITEMS)
     elif opts.model in ("choice", "choice-ridge"):

@@ -136,19 +136,12 @@ def score_dataset(
     >>> bool(scores.loc[scores.label == 1, "pvi"].mean() > 1.0)
     True
     """
+    given = dict(locals())  # this call's arguments by name, before any other local
     from aflite.config.fields import data_fields
     from aflite.config.score import check_item_inputs
     from aflite.scoring import resolve_scorers, score_examples, spearman
 
-    fields = data_fields(
-        label=label,
-        text=text,
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-        choice_context=choice_context,
-    )
+    fields = data_fields(given)
     items = fields.choices is not None
     if items:
         check_item_inputs(

@@ -10,6 +10,8 @@ marks those that cannot change a filtering run's result (a checkpoint resumes ac
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -224,28 +226,16 @@ class DataFields(Config):
         }
 
 
-def data_fields(
-    *,
-    label: str | None,
-    text: Any,
-    choices: Any,
-    context: Any,
-    blank: str | None,
-    answer_format: str | None,
-    choice_context: str,
-) -> DataFields:
-    """The :class:`DataFields` of a Python call's arguments, which have the fields' names
-    (``text="a,b"`` read as two fields, as the command line reads it), checked with
-    ``choice_context``: a ConfigError names the argument."""
-    choice_context_option().metadata["check"](choice_context, "choice_context")
-    fields = DataFields(
-        label=label or "label",
-        text=text,
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-    )
+def data_fields(arguments: Mapping[str, Any]) -> DataFields:
+    """The :class:`DataFields` of a Python call's ``arguments`` (by name; the data keywords
+    of :func:`aflite.filter_dataset`, :func:`aflite.score_dataset` and :func:`aflite.audit`
+    are the fields' names, ``label`` to ``answer_format``), ``text="a,b"`` read as two
+    fields, as the command line reads it, checked with ``choice_context`` (if the call takes
+    it): a ConfigError names the argument."""
+    choice_context = arguments.get("choice_context", "joint")
+    check_choice_context(choice_context, "choice_context")
+    given = {f.name: arguments[f.name] for f in dataclasses.fields(DataFields)}
+    fields = DataFields(**given | {"label": given["label"] or "label"})
     if fields.choices is None and choice_context != "joint":
         raise ConfigError("choice_context", "needs {choices}")
     return fields

@@ -20,8 +20,9 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """The names the one filter pipeline replaced, with a DeprecationWarning."""
-    from aflite.jobs import deprecated
+    import importlib
 
+    deprecated = importlib.import_module("aflite.jobs.deprecated")
     if name not in deprecated.REPLACED_BY:
         raise AttributeError(f"module 'aflite.jobs' has no attribute {name!r}")
     deprecated.warn(name)
