@@ -24,8 +24,7 @@ from aflite.io.labelled import LabelledData
 from aflite.jobs.outputs import RowSplit, output_names, write_outputs
 from aflite.jobs.run_folder import RunFolder
 from aflite.reports.content import report_data
-from aflite.reports.data import ReportData
-from aflite.reports.warnings import outcome_lines, stop_hint
+from aflite.reports.warnings import outcome_text, stop_hint
 
 __all__ = ["JobOutcome", "finish_job", "stop_hint", "versions"]
 
@@ -113,15 +112,18 @@ def finish_job(
     )
     # the text counts the rows a reviewer dropped apart from those the filter removed
     shown = result.with_dropped(rest, split.dropped) if len(split.dropped) else result
+    given = (("--drop-ids", job.drop_ids is not None), ("--drop-labels", bool(job.drop_labels)))
+    by = [f for f, on in given if on]
     text, notices = outcome_text(
-        job,
-        inputs=inputs,
-        result=shown,
-        summary=summary,
-        report=report,
+        shown,
+        summary,
+        report,
         out=out,
         names=written,
         n_warmup=len(warm_rows),
+        dropped_by=" and ".join(by) or "--drop-ids",
+        fields_note=inputs.fields.note(),
+        items=inputs.choices,
     )
     outputs = {k: str(out / v) for k, v in written.items()}
     return JobOutcome(out, result, len(warm_rows), outputs, text, notices)
@@ -217,54 +219,6 @@ def run_summary(
             "protected_kept": int(decisions.protected[split.kept].sum()),
         }
     return summary
-
-
-def outcome_text(
-    job: FilterConfig,
-    *,
-    inputs: LabelledData,
-    result: FilterResult,
-    summary: dict[str, Any],
-    report: ReportData,
-    out: Path,
-    names: dict[str, str],
-    n_warmup: int,
-) -> tuple[str, list[str]]:
-    """What is printed after a run: the result and where the outputs are, then the notes and
-    warnings (one line each)."""
-    shown = [v for k, v in names.items() if k != "report"] + (
-        [names["report"]] if "report" in names else []
-    )
-    audits = [
-        f"audit ({a.get('tag', '')}): {a['summary']}"
-        for a in report.audits or []
-        if a.get("summary")
-    ]
-    by = " and ".join(
-        f
-        for f, given in (
-            ("--drop-ids", job.drop_ids is not None),
-            ("--drop-labels", bool(job.drop_labels)),
-        )
-        if given
-    )
-    text = (
-        f"{result.summary(dropped_by=by or '--drop-ids')}\n{kept_set_line(summary)}\n"
-        + "".join(f"{line}\n" for line in audits)
-        # only a run that split off warm-up rows says so (never items: they take no warm-up)
-        + (f"warm-up rows: {n_warmup}\n" if n_warmup else "")
-        + f"outputs in {out}/: "
-        + ", ".join(shown)
-    )
-    lines = outcome_lines(
-        result, summary, report, fields_note=inputs.fields.note(), items=inputs.choices
-    )
-    return text, lines
-
-
-def kept_set_line(summary: dict[str, Any]) -> str:
-    """The kept set's fingerprint: what the same command gives on any machine."""
-    return f"kept set fingerprint {summary['kept_fingerprint']}"
 
 
 def _finite(value: float) -> float | None:
