@@ -34,9 +34,9 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=200_000)
     args = ap.parse_args()
 
+    import aflite.jobs.filter_job as filter_job
     from aflite.data import bundled_snli
     from aflite.jobs import FilterJob, run_filter_job
-    from aflite.jobs import plan as job_plan
 
     rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()]
     words = np.array(" ".join(r["hypothesis"] for r in rows).split())
@@ -59,15 +59,13 @@ def main() -> None:
             time.sleep(0.02)
 
     # the memory in use once the rows are read and checked, just before Phi is built
-    plan_job = job_plan.plan_job
+    represent = filter_job.represent
 
-    def marked(job, inputs):
+    def marked(run, plan, **kw):
         before_features[0] = _anon_mib()
-        return plan_job(job, inputs)
+        return represent(run, plan, **kw)
 
-    import aflite.jobs.filter_job as filter_job
-
-    filter_job.plan_job = marked
+    filter_job.represent = marked
     threading.Thread(target=sample, daemon=True).start()
     t0 = time.perf_counter()
     job = FilterJob(

@@ -106,7 +106,7 @@ def test_enough_data_gets_no_small_training_part_line():
             lambda: [dict(r, label="x") for r in _rows(100)],
             "data: field 'label' has fewer than two classes",
         ),
-        (lambda: _rows(3), "data: train_size must be at least 1 row, got 0"),
+        (lambda: _rows(3), "train_size: 0.1 of 3 rows is less than 1 row"),
     ],
 )
 def test_the_data_api_fails_like_the_command_line(rows, message):

@@ -9,7 +9,7 @@ import inspect
 import pytest
 from typer.testing import CliRunner
 
-from aflite.cli import main as cli_main
+from aflite.cli import filtering as cli_filter
 from aflite.cli.app import app
 from aflite.jobs import FilterJob
 
@@ -23,7 +23,7 @@ RENAMED = {"input_path": "input"}
 
 
 def _cli_fields() -> set[str]:
-    names = set(inspect.signature(cli_main.filter_cmd).parameters) - CLI_ONLY
+    names = set(inspect.signature(cli_filter.filter_cmd).parameters) - CLI_ONLY
     return {RENAMED.get(n, n) for n in names}
 
 
@@ -68,3 +68,28 @@ def test_the_command_lines_defaults_are_the_jobs(monkeypatch, tmp_path):
 def test_an_option_reaches_its_job_field(monkeypatch, option, value, field, expected):
     job = _captured_job(monkeypatch, "data.jsonl", option, value)
     assert getattr(job, field) == expected
+
+
+def test_the_names_the_filter_pipeline_replaced_still_work_and_warn(tmp_path):
+    import json
+
+    import aflite.jobs
+    from aflite.api.pipeline import FilterPlan
+    from aflite.data import bundled_snli
+
+    rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()[:60]]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    job = FilterJob(input=str(src), text=["hypothesis"], target_size=0.8)
+    with pytest.warns(DeprecationWarning, match="load_job_inputs is deprecated"):
+        inputs = aflite.jobs.load_job_inputs(job)
+    with pytest.warns(DeprecationWarning, match="plan_job"):
+        plan = aflite.jobs.plan_job(job, inputs)
+    assert isinstance(plan, FilterPlan) and plan.target == 48
+    with pytest.warns(DeprecationWarning, match="JobPlan"):
+        assert aflite.jobs.JobPlan is FilterPlan
+    with pytest.warns(DeprecationWarning):
+        phi = aflite.jobs.compute_representation(
+            job, None, inputs, plan.warm_rows, plan.rest, progress=False
+        )
+    assert phi.shape[0] == 60

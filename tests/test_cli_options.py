@@ -9,9 +9,10 @@ import json
 import pytest
 from conftest import run_in_process
 
+from aflite.api.pipeline import FilterRun, read_rows
 from aflite.data import bundled_snli
 from aflite.errors import DataError
-from aflite.jobs import FilterJob, load_job_inputs
+from aflite.jobs import FilterJob
 
 SNLI = str(bundled_snli())
 
@@ -60,6 +61,11 @@ BAD_OPTIONS = [
 ]
 
 
+def _read(job):
+    """The rows a filter job reads, read and checked as the job reads them."""
+    return read_rows(FilterRun.of_config(job))
+
+
 @pytest.mark.parametrize("extra, message", BAD_OPTIONS, ids=[" ".join(e) for e, _ in BAD_OPTIONS])
 def test_a_bad_option_is_one_line_naming_its_flag_and_leaves_no_output(tmp_path, extra, message):
     out = tmp_path / "out"
@@ -88,7 +94,7 @@ def _snli_rows(n=300):
 
 def test_the_only_text_column_and_a_column_named_id_are_picked():
     job = FilterJob(input=SNLI, group="premise")
-    inputs = load_job_inputs(job)
+    inputs = _read(job)
     assert inputs.fields.text == ("hypothesis",) and inputs.fields.id == "id"
     assert job.text == () and job.id is None  # the given options stay as given
     assert inputs.picked == ["text", "id"]
@@ -98,22 +104,22 @@ def test_the_only_text_column_and_a_column_named_id_are_picked():
     )
     # given fields are never replaced
     job = FilterJob(input=SNLI, text=["premise", "hypothesis"], id="id")
-    inputs = load_job_inputs(job)
+    inputs = _read(job)
     assert inputs.picked == [] and inputs.fields.text == ("premise", "hypothesis")
 
 
 def test_several_or_no_text_columns_is_one_line_listing_them(tmp_path):
     with pytest.raises(DataError) as e:
-        load_job_inputs(FilterJob(input=SNLI))
+        _read(FilterJob(input=SNLI))
     assert str(e.value) == (
         f"{SNLI}: several text columns (premise, hypothesis); name the text fields to use "
         "(--text-fields / text=), e.g. premise,hypothesis"
     )
     src = _write(tmp_path / "n.jsonl", [{"x": i, "label": "ab"[i % 2]} for i in range(6)])
     with pytest.raises(DataError, match=r"no text column besides .*columns: x, label"):
-        load_job_inputs(FilterJob(input=src))
+        _read(FilterJob(input=src))
     # features that need no text pick none
-    assert load_job_inputs(FilterJob(input=src, features="precomputed:f.npy")).picked == []
+    assert _read(FilterJob(input=src, features="precomputed:f.npy")).picked == []
 
 
 def test_csv_columns_of_numbers_are_not_text(tmp_path):
@@ -123,7 +129,7 @@ def test_csv_columns_of_numbers_are_not_text(tmp_path):
         + "".join(f"{i},{i * 0.5},good film {i},{'ab'[i % 2]}\n" for i in range(8))
     )
     job = FilterJob(input=str(src))
-    inputs = load_job_inputs(job)
+    inputs = _read(job)
     assert inputs.fields.text == ("review",) and inputs.picked == ["text", "id"]
 
 
@@ -131,11 +137,11 @@ def test_a_picked_id_column_is_checked_and_none_numbers_the_rows(tmp_path):
     rows = [{"id": "a", "t": "x y", "label": "e"}, {"id": "a", "t": "z", "label": "c"}]
     src = _write(tmp_path / "in.jsonl", rows)
     with pytest.raises(DataError) as e:
-        load_job_inputs(FilterJob(input=src))
+        _read(FilterJob(input=src))
     assert "in.jsonl:2: field 'id' duplicates id 'a'" in str(e.value)
     assert "--id-field none / id='none'" in str(e.value)
     job = FilterJob(input=src, id="none")
-    inputs = load_job_inputs(job)
+    inputs = _read(job)
     assert inputs.ids == [0, 1] and inputs.picked == ["text"] and inputs.fields.text == ("t",)
 
 

@@ -160,3 +160,15 @@ def test_filter_dataset_takes_sparse_features_as_aflite_filter_does():
     dense = aflite.filter_dataset(rows, label="label", features=x, **OPTS)
     sparse = aflite.filter_dataset(rows, label="label", features=sp.csr_matrix(x), **OPTS)
     assert dense.fingerprint == sparse.fingerprint
+
+
+def test_the_data_keywords_of_every_door_are_the_data_fields():
+    # the data keywords are declared once, as DataFields; each door takes them by those names
+    import dataclasses
+    import inspect
+
+    from aflite.config.fields import DataFields
+
+    names = {f.name for f in dataclasses.fields(DataFields)}
+    for fn in (aflite.filter_dataset, aflite.score_dataset, aflite.audit):
+        assert names <= set(inspect.signature(fn).parameters), fn.__name__

@@ -178,7 +178,8 @@ def test_precomputed_safetensors_and_parquet(tmp_path):
 
 def test_ray_backend_embeds_through_build_features(tmp_path, monkeypatch):
     import aflite.distributed
-    from aflite.jobs import FilterJob, compute_representation, load_job_inputs
+    from aflite.api.pipeline import FilterRun, prepare, represent
+    from aflite.jobs import FilterJob
 
     calls = []
 
@@ -198,16 +199,12 @@ def test_ray_backend_embeds_through_build_features(tmp_path, monkeypatch):
         backend="ray",
         ray_address="auto",
     )
-    inputs = load_job_inputs(job)
-    rest = np.arange(30)
-    phi = compute_representation(
-        job, parse_feature_spec(job.features), inputs, rest[:0], rest, progress=False
-    )
+    run = FilterRun.of_config(job)
+    plan = prepare(run, note=print)
+    phi = represent(run, plan)
     assert calls == [(30, "some-model", "auto"), (30, "some-model", "auto")]
     assert phi.shape == (30, 16)  # a pair: [u, v, |u-v|, u*v]
-    again = compute_representation(
-        job, parse_feature_spec(job.features), inputs, rest[:0], rest, progress=False
-    )
+    again = represent(run, plan)
     assert len(calls) == 2  # served from the cache
     np.testing.assert_array_equal(again, phi)
 

@@ -15,10 +15,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from aflite.api.pipeline import FilterRun, read_rows
 from aflite.errors import DataError
 from aflite.features import load_precomputed
 from aflite.io import read_table
-from aflite.jobs import FilterJob, load_job_inputs
+from aflite.jobs import FilterJob
 
 FUZZ = settings(
     max_examples=int(os.environ.get("AFLITE_FUZZ_EXAMPLES", 25)),
@@ -31,6 +32,11 @@ FUZZ = settings(
 )
 
 ALLOWED = (DataError, ValueError)
+
+
+def _read(job):
+    """The rows a filter job reads, read and checked as the job reads them."""
+    return read_rows(FilterRun.of_config(job))
 
 
 def _one_line(e: BaseException) -> None:
@@ -48,7 +54,7 @@ def _check_read(path: Path, **job) -> None:
     assert len(table) >= 0
     _check_api(path, job)
     try:
-        inputs = load_job_inputs(FilterJob(input=str(path), out_dir=str(path) + ".out", **job))
+        inputs = _read(FilterJob(input=str(path), out_dir=str(path) + ".out", **job))
     except ALLOWED as e:
         _one_line(e)
         return

@@ -244,7 +244,7 @@ LAYERS = [
     {"_internal"},
     {"errors", "types"},
 ]
-SIDEWAYS = {("config", "experiments"), ("experiments", "config"), ("api", "config"),
+SIDEWAYS = {("config", "experiments"), ("api", "config"),
             ("exports", "reports")}  # fmt: skip
 # the package's own entry module and the built-in list sit above everything they gather;
 # types.py names algorithm classes for type checkers only (tests/test_loop.py checks that)

@@ -40,7 +40,7 @@ def _no_work(monkeypatch):
     def read(*a, **k):
         raise AssertionError("the input was read before the output folder was checked")
 
-    monkeypatch.setattr(aflite.jobs.filter_job, "load_job_inputs", read)
+    monkeypatch.setattr(aflite.jobs.filter_job, "prepare", read)
 
 
 @pytest.mark.parametrize(

@@ -103,7 +103,7 @@ def test_a_user_mistake_found_during_the_run_leaves_no_checkpoint(
     def refuse(*a, **k):
         raise error
 
-    monkeypatch.setattr(aflite.jobs.filter_job, "_filter", refuse)
+    monkeypatch.setattr(aflite.jobs.filter_job, "filter_rows", refuse)
     out = tmp_path / "out"
     r = run_in_process(*_args(snli_150, out))
     _one_line(r, 2, str(error))
@@ -111,16 +111,16 @@ def test_a_user_mistake_found_during_the_run_leaves_no_checkpoint(
 
 
 def test_an_error_after_a_phase_keeps_the_checkpoint_for_resume(tmp_path, snli_150, monkeypatch):
-    real = aflite.jobs.filter_job._filter
+    real = aflite.jobs.filter_job.filter_rows
 
-    def fail_after_a_phase(job, phi, inputs, plan, resume_state, checkpoint, **kw):
+    def fail_after_a_phase(run, plan, phi, *, checkpoint, **kw):
         def save_then_fail(state):
             checkpoint(state)
             raise ValueError("a fault after the first phase")
 
-        return real(job, phi, inputs, plan, resume_state, save_then_fail, **kw)
+        return real(run, plan, phi, checkpoint=save_then_fail, **kw)
 
-    monkeypatch.setattr(aflite.jobs.filter_job, "_filter", fail_after_a_phase)
+    monkeypatch.setattr(aflite.jobs.filter_job, "filter_rows", fail_after_a_phase)
     out = tmp_path / "out"
     r = run_in_process(*_args(snli_150, out))
     _one_line(r, 2, "a fault after the first phase")
@@ -275,7 +275,7 @@ def test_the_lock_is_held_by_another_process(tmp_path):
 def test_an_input_that_changes_during_the_run_is_noticed(tmp_path, snli_150, monkeypatch):
     src = tmp_path / "in.jsonl"
     src.write_text(snli_150.read_text())
-    real = aflite.jobs.filter_job._filter
+    real = aflite.jobs.filter_job.filter_rows
 
     def filter_then_edit(*a, **k):
         result = real(*a, **k)
@@ -283,7 +283,7 @@ def test_an_input_that_changes_during_the_run_is_noticed(tmp_path, snli_150, mon
             fh.write(src.read_text().splitlines(keepends=True)[0])
         return result
 
-    monkeypatch.setattr(aflite.jobs.filter_job, "_filter", filter_then_edit)
+    monkeypatch.setattr(aflite.jobs.filter_job, "filter_rows", filter_then_edit)
     out = tmp_path / "out"
     r = run_in_process(*_args(src, out))
     _one_line(r, 2, f"{src}: the input changed while the run was using it")

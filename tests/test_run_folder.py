@@ -22,37 +22,47 @@ def test_an_earlier_run_is_refused_then_replaced_only_when_asked(tmp_path):
     data.write_text("{}\n")
     _earlier_run(out)
     with pytest.raises(DataError, match="holds a previous run .*pass --overwrite"):
-        RunFolder.open(out, overwrite=False, resume=False, data=str(data))
-    folder = RunFolder.open(out, overwrite=True, resume=False, data=str(data))
-    assert (out / "kept.jsonl").exists()  # nothing goes before the run is sure to write
-    folder.replace_earlier()
-    assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]
-    assert folder.finished() is None
+        with RunFolder.open(out, overwrite=False, resume=False, data=str(data)):
+            pass
+
+    def write(stage):
+        (stage / "summary.json").write_text("{}")
+        (stage / "removed.jsonl").write_text("{}\n")
+
+    with RunFolder.open(out, overwrite=True, resume=False, data=str(data)) as folder:
+        assert (out / "kept.jsonl").exists()  # nothing goes before the new outputs are in
+        folder.publish(write)
+    assert sorted(p.name for p in out.iterdir()) == ["mine.txt", "removed.jsonl", "summary.json"]
+    assert folder.finished == {}
 
 
 def test_the_input_inside_an_earlier_run_is_never_removed(tmp_path):
     out = tmp_path / "out"
     _earlier_run(out)
     with pytest.raises(DataError, match="the input is an output of the run"):
-        RunFolder.open(out, overwrite=True, resume=False, data=str(out / "kept.jsonl"))
+        with RunFolder.open(out, overwrite=True, resume=False, data=str(out / "kept.jsonl")):
+            pass
 
 
 def test_a_changed_input_is_found_before_the_outputs(tmp_path):
     data = tmp_path / "in.jsonl"
     data.write_text("{}\n")
-    folder = RunFolder.open(tmp_path / "out", overwrite=False, resume=False, data=str(data))
-    folder.check_input()
-    data.write_text('{"a": 1}\n')
-    with pytest.raises(DataError, match="the input changed while the run was using it"):
-        folder.check_input()
+    with RunFolder.open(tmp_path / "out", overwrite=False, resume=False, data=str(data)) as f:
+        f.check_input()
+        data.write_text('{"a": 1}\n')
+        with pytest.raises(DataError, match="the input changed while the run was using it"):
+            f.check_input()
+        with pytest.raises(DataError, match="the input changed"):
+            f.publish(lambda stage: (stage / "summary.json").write_text("{}"))
+    assert not (tmp_path / "out").exists()  # nothing was written: the folder went again
 
 
 def test_the_lock_refuses_a_second_run_and_an_unused_folder_goes_again(tmp_path):
     out = tmp_path / "out"
-    folder = RunFolder.open(out, overwrite=False, resume=False)
-    with folder.lock():
+    with RunFolder.open(out, overwrite=False, resume=False):
         with pytest.raises(DataError, match="another aflite run .* is writing here"):
-            RunFolder.open(out, overwrite=False, resume=False)
+            with RunFolder.open(out, overwrite=False, resume=False):
+                pass
     assert not out.exists()  # made for the run, left empty: removed
 
 
@@ -66,7 +76,7 @@ def test_outputs_are_published_as_a_set_summary_last_or_not_at_all(tmp_path):
 
     assert folder.publish(write) == "written"
     assert sorted(p.name for p in folder.path.iterdir()) == ["kept.jsonl", "summary.json"]
-    assert folder.finished() == {}
+    assert folder.finished == {}
 
     def fail(stage):
         (stage / "removed.jsonl").write_text("{}\n")

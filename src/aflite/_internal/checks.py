@@ -216,3 +216,11 @@ def flagged(name: str, e: Exception) -> ConfigError:
 
     prefix = flag(name) + ": "
     return ConfigError(name, msg[len(prefix) :] if msg.startswith(prefix) else msg)
+
+
+def refuse_for_items(values: Any, names: Sequence[str]) -> None:
+    """The first option of ``names`` set in ``values`` (name -> value; None, False and empty
+    are unset) is a ConfigError: it only means something for rows with a class label."""
+    for name in names:
+        if values.get(name) not in (None, False, (), {}, []):
+            raise ConfigError(name, "is not available for multiple-choice items")

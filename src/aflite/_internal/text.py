@@ -6,7 +6,7 @@ import difflib
 import unicodedata
 from collections.abc import Sequence
 
-__all__ = ["did_you_mean", "printable", "one_line", "plot_text", "plural", "word_list"]
+__all__ = ["did_you_mean", "is_number", "printable", "one_line", "plot_text", "plural", "word_list"]
 
 _UNSAFE = {"Cc", "Cf", "Zl", "Zp"}
 
@@ -62,3 +62,12 @@ def did_you_mean(name: str, choices: Sequence[str]) -> str:
         close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
         match = close[0] if close else None
     return f"; did you mean '{match}'?" if match is not None else ""
+
+
+def is_number(text: str) -> bool:
+    """Whether ``text`` reads as a number (``"3"``, ``"0.5"``, ``"nan"``)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -42,6 +42,7 @@ def audit(
     names the set in each result's summary (``"compare"``: "... (compare)").
     Returns :class:`~aflite.audits.AuditResult` objects (``.summary``, ``.header``, ``.rows``).
     """
+    given = dict(locals())  # this call's arguments by name, before any other local
     from aflite.audits import AUDITS, AuditOptions, run_audits
 
     opts = AuditOptions.of(options, **kwargs)
@@ -49,15 +50,7 @@ def audit(
         audits = [a.strip() for a in audits.split(",") if a.strip()]
     for name in audits or ():
         AUDITS.lookup(name)  # an unknown name, with the closest, before the data is read
-    fields = data_fields(
-        label=label,
-        text=text,
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-        choice_context="joint",
-    )
+    fields = data_fields(given)
     items = fields.choices is not None
     data_ = read_labelled(
         data,

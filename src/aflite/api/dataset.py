@@ -10,15 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from aflite._internal.options import ConfigError
+from aflite._internal.checks import refuse_for_items
 from aflite._internal.text import did_you_mean
 from aflite.algorithm.models import asks_for_items
+from aflite.api.pipeline import FilterRun, filter_rows, prepare, represent
 from aflite.config import preset as config_preset
-from aflite.config.choices import refuse_for_items
 from aflite.config.fields import data_fields
 from aflite.config.filter import NOT_FOR_ITEMS
 from aflite.errors import DataError, LabelWarning
-from aflite.io.label_check import check_dropped_labels, drop_names
+from aflite.io.label_check import drop_names
 from aflite.io.labelled import NO_ID, LabelledData, read_labelled
 
 __all__ = [
@@ -179,96 +179,58 @@ def filter_dataset(
     >>> len(out.kept) + len(out.removed)
     300
     """
+    given = dict(locals())  # this call's arguments by name, before any other local
     opts = _filter_options(options, preset, filter_options)
     # the command line's checks of the item options, on this call's arguments
-    fields = data_fields(
-        label=label,
-        text=text,
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-        choice_context=choice_context,
-    )
+    fields = data_fields(given)
     if fields.choices is not None:
         refuse_for_items({"balance": opts.balance}, NOT_FOR_ITEMS)
     elif asks_for_items(opts.model):
         raise DataError(
             f"model='{opts.model}' fits multiple-choice items: name their choices with choices="
         )
-    data_ = read_labelled(
+    needs_text(features)  # a bad spec or a missing extra, before the data is read
+    run = FilterRun(
         data,
-        **fields.read_arguments(),
+        fields,
+        opts,
+        features=features,
         id=id,
         group=group,
         split=split,
         input_format=input_format,
-        need_text=needs_text(features),
-        drop_labels=drop_labels,
-    )
-    check_dropped_labels(data_, drop_labels, option="drop_labels")
-    tiny = data_.tiny_classes_note()
-    if tiny is not None:
-        warnings.warn(tiny, LabelWarning, stacklevel=2)
-    decisions = None
-    if keep_ids is not None or drop_ids is not None or data_.dropped is not None:
-        from aflite.io.decisions import resolve_decisions
-
-        decisions = resolve_decisions(data_.ids, keep=keep_ids, drop=drop_ids).with_dropped_labels(
-            data_.dropped, drop_names(drop_labels)
-        )
-    # the sizes are checked on the rows the filter sees: dropped rows leave before it
-    rest = np.arange(len(data_)) if decisions is None else np.flatnonzero(~decisions.dropped)
-    _check_sizes(data_, rest, opts)
-    if data_.choices is not None:
-        x = item_features(data_, features, choice_context, device=device, seed=seed)
-    elif isinstance(features, str):
-        device_ = "cpu" if device == "auto" else device
-        x = text_features(data_, features, cache_dir=cache_dir, device=device_, seed=seed)
-    else:
-        from aflite.algorithm import check_features
-
-        # a scipy.sparse matrix (TF-IDF) as its rows, or refused by name, as aflite.filter does
-        x = (
-            check_features(features)
-            if not isinstance(features, np.ndarray) and hasattr(features, "tocsr")
-            else np.asarray(features)
-        )
-        if x.ndim != 2 or x.shape[0] != len(data_):
-            raise DataError(f"features: expected an ({len(data_)}, d) matrix, got shape {x.shape}")
-    from aflite.algorithm import adversarial_filter  # here: torch only once it is needed
-
-    groups, ids, labels = data_.groups, data_.ids, data_.label_values
-    result = adversarial_filter(
-        x[rest] if decisions is not None else x,
-        data_.label_codes()[rest],
-        groups=None if groups is None else groups[rest],
+        choice_context=choice_context,
+        drop_labels=tuple(drop_names(drop_labels) or ()),
+        keep_ids=keep_ids,
+        drop_ids=drop_ids,
         seed=seed,
         device=device,
-        progress=progress,
-        protected=None if decisions is None else decisions.protected[rest],
-        ids=[ids[i] for i in rest],
-        options=opts,
-        score_kept=score_kept,
+        # Phi is built on the CPU unless a device is named
+        embed_device="cpu" if device == "auto" else None,
         threads=threads,
+        cache_dir=cache_dir,
     )
+    plan = prepare(run, note=lambda line: warnings.warn(line, LabelWarning, stacklevel=3))
+    result = filter_rows(run, plan, represent(run, plan), progress=progress, score_kept=score_kept)
+    data_, decisions = plan.data, plan.decisions
     if decisions is not None:
-        result = result.with_dropped(rest, np.flatnonzero(decisions.dropped))
-    frame = _scores_frame(result, ids, labels)
+        result = result.with_dropped(plan.rest, plan.dropped)
+    ids = data_.ids
+    frame = _scores_frame(result, ids, data_.label_values, plan.warm_rows)
     if decisions is not None:
         review = np.full(len(data_), None, dtype=object)
         review[decisions.protected], review[decisions.dropped] = "keep", "drop"
         frame["review"] = review
-    fields = data_.fields.as_dict()
+    fields_used = data_.fields.as_dict()
     if data_.choices is not None:
-        fields["items"] = data_.choices.as_dict()
+        fields_used["items"] = data_.choices.as_dict()
     own = _frame if isinstance(data, (str, os.PathLike)) else (lambda rows: rows)
     return DatasetFilterResult(
         kept=own(data_.subset(result.kept)),
         removed=own(data_.subset(result.removed)),
         scores=frame,
         result=result,
-        fields=fields,
+        fields=fields_used,
         fingerprint=result.fingerprint(ids),
     )
 
@@ -329,23 +291,7 @@ def _filter_options(options: Any, preset: str | None, given: dict[str, Any]) -> 
     return FilterOptions.of(base, **given)
 
 
-def _check_sizes(data: LabelledData, rest: np.ndarray, opts: Any) -> None:
-    """The filter's sizes on the ``rest`` rows of this data that the filter sees, as a
-    DataError naming the data (a 3-row set cannot train a classifier on 0.1 of its rows) or
-    the option, before any features."""
-    from aflite.algorithm import SizeError
-
-    # an item holds every choice: any one item covers them
-    n_classes = None if data.choices is not None else len(np.unique(data.labels[rest]))
-    try:
-        opts.resolve(len(rest), n_classes)
-    except SizeError as e:
-        raise ConfigError(e.field, e.why) from None
-    except ValueError as e:
-        raise DataError(f"{data.where}: {e}") from None
-
-
-def _scores_frame(result: Any, ids: list[Any], labels: np.ndarray) -> Any:
+def _scores_frame(result: Any, ids: list[Any], labels: np.ndarray, warm_rows: np.ndarray) -> Any:
     import pandas as pd
 
     n = len(labels)
@@ -358,6 +304,7 @@ def _scores_frame(result: Any, ids: list[Any], labels: np.ndarray) -> Any:
     phase[result.removed] = result.removed_phase
     phase[result.removed[result.removed_phase < 0]] = pd.NA  # dropped by review
     split[result.removed] = "removed"
+    split[warm_rows] = "warmup"  # a feature kind learned on them (the image CNN)
     return pd.DataFrame(
         {
             "id": ids,

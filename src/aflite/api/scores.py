@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,27 +55,6 @@ def _matrix(
     if x.ndim != 2 or x.shape[0] != len(data):
         raise DataError(f"{name}: expected an ({len(data)}, d) matrix, got shape {x.shape}")
     return x
-
-
-def _dynamics(dynamics: Any, ids: list[Any]) -> Any:
-    from aflite.scoring.cartography import align_dynamics, load_cartography_dynamics
-
-    if dynamics is None:
-        return None
-    where = "dynamics"
-    if isinstance(dynamics, (str, Path)):
-        where = str(dynamics)
-        dynamics = load_cartography_dynamics(dynamics)
-    return align_dynamics(dynamics, ids, where)
-
-
-def _probs(given: Any, ids: list[Any], codes: np.ndarray, flag: str) -> Any:
-    """A file of probabilities by id, read in the order of ``ids``; an array as given."""
-    if not isinstance(given, (str, Path)):
-        return given
-    from aflite.scoring.probs import load_probabilities
-
-    return load_probabilities(given, ids, np.unique(codes), flag=flag)
 
 
 def score_dataset(
@@ -136,19 +114,14 @@ def score_dataset(
     >>> bool(scores.loc[scores.label == 1, "pvi"].mean() > 1.0)
     True
     """
+    given = dict(locals())  # this call's arguments by name, before any other local
     from aflite.config.fields import data_fields
     from aflite.config.score import check_item_inputs
     from aflite.scoring import resolve_scorers, score_examples, spearman
+    from aflite.scoring.cartography import dynamics_for
+    from aflite.scoring.probs import probabilities_for
 
-    fields = data_fields(
-        label=label,
-        text=text,
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-        choice_context=choice_context,
-    )
+    fields = data_fields(given)
     items = fields.choices is not None
     if items:
         check_item_inputs(
@@ -180,7 +153,9 @@ def score_dataset(
         need_text=needs_text(features),
     )
     if not items:  # an item holds every choice: any one item covers them
-        _check_train_size(names, options, data_)
+        from aflite.config.sizes import check_scorer_train_size
+
+        check_scorer_train_size(names, options, data_.labels, data_.where)
     if items:
         return _score_items(
             data_,
@@ -195,11 +170,11 @@ def score_dataset(
         )
     ids, labels, codes = data_.ids, data_.label_values, data_.label_codes()
     fields = data_.fields.as_dict()
-    td = _dynamics(dynamics, ids)
+    td = dynamics_for(dynamics, ids)
     if partial_probs is not None and (partial_text is not None or partial_features is not None):
         raise DataError("give partial_probs or a partial input (partial_text, partial_features)")
-    p_x = _probs(probs, ids, codes, "--probs")
-    p_partial = _probs(partial_probs, ids, codes, "--partial-probs")
+    p_x = probabilities_for(probs, ids, np.unique(codes), "--probs")
+    p_partial = probabilities_for(partial_probs, ids, np.unique(codes), "--partial-probs")
     kw = {"cache_dir": cache_dir, "device": "cpu" if device == "auto" else device, "seed": seed}
     x = _matrix(data_, fields["text"], features, "features", ids=ids, **kw)
     partial = partial_features
@@ -254,25 +229,3 @@ def _score_items(
     return DatasetScores(
         frame, spearman(frame.drop(columns=["id", "answer"])), result, fields, texts
     )
-
-
-def _check_train_size(names: list[str], options: dict[str, Any], data: LabelledData) -> None:
-    """The training part of the scorers that train AFLITE's ensemble (``train_size``, e.g.
-    predictability's) checked on the data as the filter checks its own: at least one row per
-    class, and rows left to score."""
-    from aflite._internal.options import ConfigError
-    from aflite.algorithm import SizeError, check_train_covers_classes, resolve_size
-    from aflite.scoring.registry import EXAMPLE_SCORERS
-
-    readers = [EXAMPLE_SCORERS[n] for n in names if "train_size" in EXAMPLE_SCORERS[n].options]
-    if not readers:
-        return
-    value = options.get("train_size", readers[0].options["train_size"])
-    try:
-        t = resolve_size(value, len(data), "train_size")
-    except ValueError as e:
-        raise DataError(f"{data.where}: {e}") from None
-    try:
-        check_train_covers_classes(value, t, len(np.unique(data.labels)), len(data))
-    except SizeError as e:
-        raise ConfigError(e.field, e.why) from None

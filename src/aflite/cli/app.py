@@ -1,10 +1,16 @@
-"""The typer application that every command registers on."""
+"""The typer application and its commands: each command module (:mod:`~aflite.cli.filtering`,
+:mod:`~aflite.cli.commands`, :mod:`~aflite.cli.score`, :mod:`~aflite.cli.experiments`,
+:mod:`~aflite.cli.stress`) lists its commands by name, and they are registered here, in the
+order the help lists them."""
 
 from __future__ import annotations
 
 import typer
 
+from aflite.cli import commands, experiments, filtering, score, stress
 from aflite.cli.helptext import AfliteGroup
+
+__all__ = ["app", "experiment_app"]
 
 app = typer.Typer(
     cls=AfliteGroup,
@@ -39,3 +45,14 @@ def _root(
     ),
 ) -> None:
     pass
+
+
+for group, table in (
+    (app, filtering.COMMANDS),
+    (app, commands.COMMANDS),
+    (experiment_app, experiments.COMMANDS),
+    (app, score.COMMANDS),
+    (experiment_app, stress.COMMANDS),
+):
+    for name, command in table.items():
+        group.command(name)(command)

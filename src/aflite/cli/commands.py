@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from aflite.cli.app import app
 from aflite.cli.helptext import TEXT_FIELDS_NAMED
 from aflite.cli.options import config_options
 from aflite.config import AuditConfig
 from aflite.config.names import audit_names
 
 
-@app.command("report")
 def report_cmd(
     out_dir: str = typer.Argument(..., help="A filter or score run's output folder."),
 ) -> None:
@@ -21,7 +19,6 @@ def report_cmd(
     typer.echo(str(rebuild_report(out_dir)))
 
 
-@app.command("export")
 def export_cmd(
     out_dir: str = typer.Argument(..., metavar="OUT", help="A filter run's output folder."),
     to: str = typer.Option(
@@ -50,7 +47,6 @@ def export_cmd(
     typer.echo(f"wrote {plural(n, 'item' if items else 'row')} to {path}")
 
 
-@app.command("audit")
 @config_options(
     AuditConfig,
     helps={
@@ -86,7 +82,6 @@ def audit_cmd(
         typer.echo(f"wrote {out.json_path}")
 
 
-@app.command("pmi-query")
 def pmi_query_cmd(
     counts: str = typer.Argument(..., help="Counts saved by `aflite audit --save-counts`."),
     term: str = typer.Argument(..., help='A word or a two-word term: woman, "african boy".'),
@@ -126,3 +121,12 @@ def pmi_query_cmd(
     if found is not None:
         for line in example_lines(term, examples, *found):
             typer.echo(line)
+
+
+# the commands of this module, by name: registered on the command line by aflite.cli.app
+COMMANDS = {
+    "report": report_cmd,
+    "export": export_cmd,
+    "audit": audit_cmd,
+    "pmi-query": pmi_query_cmd,
+}

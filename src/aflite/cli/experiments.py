@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from aflite.cli.app import experiment_app
 from aflite.cli.helptext import TEXT_FIELDS_NAMED
 from aflite.cli.options import config_options
 from aflite.config import CompareConfig, FilterConfig
@@ -18,7 +17,6 @@ def _print_table(title: str, header: list[str], rows: list[list]) -> None:
     print_table(title, header, rows)
 
 
-@experiment_app.command("synthetic")
 def synthetic_cmd(
     out_dir: str = typer.Option("aflite-synthetic", help="Folder for the figure and JSON."),
     n: int = typer.Option(2000, help="Instances per data set."),
@@ -89,7 +87,6 @@ _with_filter_options = config_options(
 _COMPARE = {"helps": {"evaluators": _EVALUATORS_HELP, "text": TEXT_FIELDS_NAMED}}
 
 
-@experiment_app.command("compare")
 @_with_filter_options
 @config_options(CompareConfig, **_COMPARE)
 def compare_cmd(*, config: CompareConfig, filter_options: dict) -> None:
@@ -98,7 +95,6 @@ def compare_cmd(*, config: CompareConfig, filter_options: dict) -> None:
     _compare(config, filter_options, only_ood=False)
 
 
-@experiment_app.command("ood")
 @_with_filter_options
 @config_options(
     CompareConfig,
@@ -109,3 +105,11 @@ def ood_cmd(*, config: CompareConfig, filter_options: dict) -> None:
     """Per-set accuracy of the compare models on out-of-distribution sets.
     Takes every option of `aflite filter`, with its defaults."""
     _compare(config, filter_options, only_ood=True)
+
+
+# the commands of this module, by name: registered on the command line by aflite.cli.app
+COMMANDS = {
+    "synthetic": synthetic_cmd,
+    "compare": compare_cmd,
+    "ood": ood_cmd,
+}

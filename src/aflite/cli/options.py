@@ -36,7 +36,7 @@ def _typer_param(
     """The typer parameter of config field ``f`` (``required``: on this command)."""
     import typer
 
-    from aflite.config.filter import help_text
+    from aflite.config.names import help_text
 
     meta = f.metadata
     kind = meta["cli_type"]

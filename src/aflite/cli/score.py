@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from aflite.cli.app import app
 from aflite.cli.options import config_options
 from aflite.config import ScoreConfig
 
 
-@app.command("score")
 @config_options(ScoreConfig, config_file=True)
 def score_cmd(
     quiet: bool = typer.Option(False, help="No progress bars (tqdm's and Hugging Face's)."),
@@ -25,3 +23,9 @@ def score_cmd(
     from aflite.jobs.score_job import run_score_job
 
     typer.echo(run_score_job(config).summary_text)
+
+
+# the commands of this module, by name: registered on the command line by aflite.cli.app
+COMMANDS = {
+    "score": score_cmd,
+}

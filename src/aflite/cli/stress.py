@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from aflite.cli.app import experiment_app
 from aflite.cli.options import parse_fields
 from aflite.config.names import stress_test_names
 
 
-@experiment_app.command("stress")
 def stress_cmd(
     dev: str = typer.Argument(..., help="Labelled NLI file to rewrite (any format filter reads)."),
     out_dir: str = typer.Option(..., help="Folder for stress.<format> and stress_summary.json."),
@@ -49,3 +47,9 @@ def stress_cmd(
         skipped = f" ({t['skipped']} left out: nothing to rewrite)" if t["skipped"] else ""
         typer.echo(f"{n} ({t['kind']}): {t['rows']} rows{skipped}")
     typer.echo(f"wrote {out.target} ({out.summary['rows']} rows) and {out.summary_path}")
+
+
+# the commands of this module, by name: registered on the command line by aflite.cli.app
+COMMANDS = {
+    "stress": stress_cmd,
+}

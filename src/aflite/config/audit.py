@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, option
 from aflite.audits.options import AuditOptions
-from aflite.config.fields import DataFields
+from aflite.config.fields import DataFields, cache_dir_option, input_option
 from aflite.config.names import audit_registry
 
 __all__ = ["AuditConfig", "AuditInput"]
@@ -19,14 +19,7 @@ __all__ = ["AuditConfig", "AuditInput"]
 class AuditInput(DataFields):
     """What an audit run reads (the first options of :class:`AuditConfig`)."""
 
-    input: str = option(
-        None,
-        "Data file (any format `filter` reads).",
-        metavar="INPUT",
-        check=c.text,
-        argument=True,
-        required=True,
-    )
+    input: str = input_option(required=True)
     drop_labels: tuple[str, ...] = option(
         (),
         "Comma-separated class labels whose rows are left out, e.g. '-' for no gold label.",
@@ -62,12 +55,7 @@ class AuditConfig(AuditOptions, AuditInput):
         "--compare against a filter run, the representation that run filtered with.",
         check=c.optional_text,
     )
-    cache_dir: str | None = option(
-        None,
-        "Embedding cache folder, shared with `filter` (default ~/.cache/aflite).",
-        metavar="DIR",
-        check=c.optional_text,
-    )
+    cache_dir: str | None = cache_dir_option()
     json_out: str | None = option(
         None, "Write all results as JSON here.", flag="--json", check=c.optional_text
     )

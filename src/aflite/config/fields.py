@@ -1,20 +1,142 @@
 """Where a labelled data set's labels, texts and multiple-choice items are: the fields every
 command reads its input with (``aflite filter``, ``score``, ``audit``, ``experiment
-compare``), declared once as :class:`DataFields`, which each command's config extends."""
+compare``), declared once as :class:`DataFields`, which each command's config extends; and
+the other fields of an input, each declared once here and taken by the configs that read it
+(:func:`input_option`, :func:`split_option`, :func:`id_option`, :func:`group_option`,
+:func:`features_option`, :func:`choice_context_option`), and the options of a run that the
+commands share (:func:`out_dir_option`, :func:`seed_option`, :func:`device_option`,
+:func:`cache_dir_option`, :func:`overwrite_option`, :func:`report_option`). ``result=False``
+marks those that cannot change a filtering run's result (a checkpoint resumes across them)."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from aflite._internal import checks as c
 from aflite._internal.options import Config, ConfigError, option
-from aflite.config.choices import check_answer_format, check_item_fields, choice_context_option
+from aflite.config.names import LazyHelp
+from aflite.io.choices import check_answer_format, check_choice_context, check_item_fields
 
-__all__ = ["DataFields", "data_fields"]
+__all__ = [
+    "DataFields",
+    "choice_context_option",
+    "data_fields",
+    "features_option",
+    "group_option",
+    "id_option",
+    "input_option",
+    "split_option",
+    "out_dir_option",
+    "seed_option",
+    "device_option",
+    "cache_dir_option",
+    "overwrite_option",
+    "report_option",
+]
 
 
 _NAMES = {"coerce": c.to_names, "cli_type": str, "cli_default": None}
+
+
+def input_option(*, required: bool = False) -> Any:
+    """The data file (or folder, or ``hf:NAME``) a command reads: its argument."""
+    return option(
+        None, LazyHelp("input"), metavar="INPUT", check=c.text, argument=True, required=required
+    )
+
+
+def split_option() -> Any:
+    return option(
+        None,
+        "The split to read, for a Hugging Face DatasetDict folder (e.g. train).",
+        metavar="TEXT",
+        check=c.optional_text,
+    )
+
+
+def id_option() -> Any:
+    return option(
+        None,
+        "Field with unique row ids (checked for duplicates); default: a column named id, "
+        "if any; 'none' numbers the rows.",
+        metavar="FIELD",
+        check=c.optional_text,
+        flag="--id-field",
+    )
+
+
+def group_option() -> Any:
+    return option(
+        None,
+        "Rows sharing this field are kept together, never split between training and "
+        "held-out rows (e.g. premise).",
+        metavar="FIELD",
+        check=c.optional_text,
+        flag="--group-field",
+    )
+
+
+def _features(value: Any, name: str) -> None:
+    from aflite.features.build import parse_feature_spec
+
+    c.text(value, name)
+    try:
+        parse_feature_spec(value)
+    except ValueError as e:
+        raise c.flagged(name, e) from None
+
+
+def features_option() -> Any:
+    """The representation Phi: a feature spec (``ngrams``, ``sentence-transformers:MODEL``)."""
+    return option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=_features)
+
+
+def out_dir_option(default: str) -> Any:
+    return option(default, "Output folder.", metavar="DIR", check=c.text, result=False)
+
+
+def seed_option() -> Any:
+    return option(0, "Random seed.", metavar="N", check=c.seed)
+
+
+def device_option() -> Any:
+    return option("auto", "auto | cpu | cuda.", metavar="DEVICE", check=c.device, result=False)
+
+
+def cache_dir_option() -> Any:
+    return option(
+        None,
+        "Embedding cache folder, shared by every command (default ~/.cache/aflite).",
+        metavar="DIR",
+        check=c.optional_text,
+        result=False,
+    )
+
+
+def overwrite_option() -> Any:
+    return option(
+        False,
+        "Replace the outputs of an earlier run in --out-dir (other files stay).",
+        check=c.boolean,
+        result=False,
+    )
+
+
+def report_option() -> Any:
+    return option(True, "Write report.html.", check=c.boolean, result=False)
+
+
+def choice_context_option() -> Any:
+    return option(
+        "joint",
+        "Multiple-choice items: joint: the context and each choice as one text; apart: "
+        "encoded apart and combined; none: each choice alone (a choices-only baseline).",
+        metavar="joint|apart|none",
+        check=check_choice_context,
+    )
 
 
 def _to_choices(value: Any, name: str) -> str | tuple[str, ...] | None:
@@ -104,28 +226,16 @@ class DataFields(Config):
         }
 
 
-def data_fields(
-    *,
-    label: str | None,
-    text: Any,
-    choices: Any,
-    context: Any,
-    blank: str | None,
-    answer_format: str | None,
-    choice_context: str,
-) -> DataFields:
-    """The :class:`DataFields` of a Python call's arguments, which have the fields' names
-    (``text="a,b"`` read as two fields, as the command line reads it), checked with
-    ``choice_context``: a ConfigError names the argument."""
-    choice_context_option().metadata["check"](choice_context, "choice_context")
-    fields = DataFields(
-        label=label or "label",
-        text=text,
-        choices=choices,
-        context=context,
-        blank=blank,
-        answer_format=answer_format,
-    )
+def data_fields(arguments: Mapping[str, Any]) -> DataFields:
+    """The :class:`DataFields` of a Python call's ``arguments`` (by name; the data keywords
+    of :func:`aflite.filter_dataset`, :func:`aflite.score_dataset` and :func:`aflite.audit`
+    are the fields' names, ``label`` to ``answer_format``), ``text="a,b"`` read as two
+    fields, as the command line reads it, checked with ``choice_context`` (if the call takes
+    it): a ConfigError names the argument."""
+    choice_context = arguments.get("choice_context", "joint")
+    check_choice_context(choice_context, "choice_context")
+    given = {f.name: arguments[f.name] for f in dataclasses.fields(DataFields)}
+    fields = DataFields(**given | {"label": given["label"] or "label"})
     if fields.choices is None and choice_context != "joint":
         raise ConfigError("choice_context", "needs {choices}")
     return fields

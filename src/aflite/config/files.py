@@ -1,16 +1,28 @@
-"""``--config FILE``: a run's options from a TOML file, or from the ``summary.json`` of an
-earlier run (its ``options``), so a run can be repeated from its outputs."""
+"""A run's options as files hold them: ``--config FILE`` reads them from a TOML file or from
+the ``summary.json`` of an earlier run (its ``options``), so a run can be repeated from its
+outputs; a filtering run's key (the options that decide its result, which its checkpoint
+must match to be resumed) and the options its ``summary.json`` records, with the fields
+picked when its input was read."""
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from aflite._internal.options import config_fields
 from aflite.errors import DataError
 
-__all__ = ["current_names", "read_config_file"]
+__all__ = [
+    "current_names",
+    "first_difference",
+    "job_key",
+    "read_config_file",
+    "summary_options",
+    "with_fields",
+]
 
 
 def current_names(options: dict[str, Any]) -> dict[str, Any]:
@@ -63,3 +75,62 @@ def read_config_file(path: str, known: list[str]) -> dict[str, Any]:
             raise unknown_key(str(key), [*known, *renamed, "preset"], path)
         out[name] = value
     return out
+
+
+def with_fields(job: Any, data: Any) -> Any:
+    """A copy of ``job`` (a :class:`~aflite.config.FilterConfig`) with the fields ``data``
+    (a :class:`~aflite.io.labelled.LabelledData`) was read with, those picked filled in."""
+    picked = data.fields.picked
+    return replace(
+        job,
+        text=tuple(data.fields.text) if "text" in picked else job.text,
+        id=data.fields.id if "id" in picked else job.id,
+    )
+
+
+# options a job's key leaves out at these values, so that checkpoints and summaries written
+# before the option existed (or, for partitions, before block partitions) still match
+_LEFT_OUT = {
+    "model": "linear",
+    "partitions": "uniform",
+    "split": None,
+    "by": None,
+    "keep_ids": None,
+    "drop_ids": None,
+    "choices": None,
+    "context": (),
+    "blank": None,
+    "answer_format": None,
+    "choice_context": "joint",
+    "drop_labels": (),
+}
+
+
+def job_key(job: Any) -> dict[str, Any]:
+    """The options that decide a job's result (a checkpoint is only resumed under the same)."""
+    d = {f.name: getattr(job, f.name) for f in config_fields(job) if f.metadata["result"]}
+    for k, left_out in _LEFT_OUT.items():
+        if d[k] == left_out:
+            d.pop(k)
+    return json.loads(json.dumps(d, default=str))
+
+
+def summary_options(job: Any) -> dict[str, Any]:
+    """The job key as a run's ``summary.json`` records it: with every left-out value that is
+    not the option's own default (``partitions="uniform"``, the paper preset's), so that
+    ``--config summary.json`` repeats the run."""
+    d = job_key(job)
+    for f in config_fields(job):
+        if f.name in _LEFT_OUT and f.name not in d and f.default != _LEFT_OUT[f.name]:
+            d[f.name] = _LEFT_OUT[f.name]
+    return d
+
+
+def first_difference(key: dict[str, Any], other: dict[str, Any]) -> tuple[str, Any, Any] | None:
+    """The first option on which two job keys differ, with its value in each, or None."""
+    for name in [*key, *(k for k in other if k not in key)]:
+        here = key.get(name, _LEFT_OUT.get(name))
+        there = other.get(name, _LEFT_OUT.get(name))
+        if json.dumps(here, default=str) != json.dumps(there, default=str):
+            return name, here, there
+    return None

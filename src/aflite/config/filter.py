@@ -15,33 +15,24 @@ from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, defaults_from, option
 from aflite.algorithm import PRESETS, FilterOptions
 from aflite.algorithm.models import asks_for_items
-from aflite.config.choices import check_item_features, choice_context_option, refuse_for_items
-from aflite.config.fields import DataFields
-from aflite.config.names import audit_registry, scorer_names
+from aflite.config.fields import (
+    DataFields,
+    cache_dir_option,
+    choice_context_option,
+    device_option,
+    features_option,
+    group_option,
+    id_option,
+    input_option,
+    out_dir_option,
+    overwrite_option,
+    report_option,
+    seed_option,
+    split_option,
+)
+from aflite.config.names import LazyHelp, audit_registry, backend_registry, format_registry
 
 __all__ = ["FilterConfig", "FilterInput"]
-
-
-def _formats() -> Any:
-    from aflite.io import FORMATS
-
-    return FORMATS
-
-
-def _backends() -> Any:
-    from aflite._internal.backends import BACKENDS
-
-    return BACKENDS
-
-
-def _features(value: Any, name: str) -> None:
-    from aflite.features.build import parse_feature_spec
-
-    c.text(value, name)
-    try:
-        parse_feature_spec(value)
-    except ValueError as e:
-        raise c.flagged(name, e) from None
 
 
 def _by(value: Any, name: str) -> None:
@@ -57,48 +48,6 @@ def _by(value: Any, name: str) -> None:
         raise c.flagged(name, e) from None
 
 
-def _help(kind: str) -> str:
-    """Help texts that list a registry (read when the help is made)."""
-    if kind == "formats":
-        return (
-            "Read INPUT as this format instead of going by its name: " + ", ".join(_formats()) + "."
-        )
-    if kind == "audits":
-        return (
-            "Audits to run before/after for the report, e.g. pmi,partial,ppmi; any of "
-            + ", ".join(audit_registry())
-            + "."
-        )
-    if kind == "scorers":
-        return (
-            "Comma-separated scorers, any of "
-            + ", ".join(scorer_names())
-            + " (default: all but partial; partial too with --partial-text-fields)."
-        )
-    if kind == "input":
-        from aflite.io import formats_help
-
-        return formats_help() + "."
-    from aflite.features.registry import features_help
-
-    return features_help()
-
-
-class LazyHelp(str):
-    """A help text made on first use (the list of a registry's names, by ``kind``), so
-    importing the config imports no registry."""
-
-    def __new__(cls, kind: str) -> LazyHelp:
-        obj = super().__new__(cls, kind)
-        obj.kind = kind  # type: ignore[attr-defined]
-        return obj
-
-
-def help_text(value: Any) -> str:
-    """The help of a field, with registry lists filled in."""
-    return _help(value.kind) if isinstance(value, LazyHelp) else str(value)
-
-
 # options of a filtering run that only mean something for rows with a class label
 NOT_FOR_ITEMS = ("warmup_fraction", "by", "balance", "backend")
 
@@ -111,36 +60,18 @@ NOT_FOR_BY = ("threshold", "strategy", "model", "partitions")
 class FilterInput(DataFields):
     """What a filtering run reads and how (the first options of :class:`FilterConfig`)."""
 
-    input: str = option(None, LazyHelp("input"), metavar="INPUT", check=c.text, argument=True)
-    split: str | None = option(
-        None,
-        "The split to filter, for a Hugging Face DatasetDict folder (e.g. train).",
-        check=c.optional_text,
-        metavar="TEXT",
-    )
+    input: str = input_option()
+    split: str | None = split_option()
     input_format: str | None = option(
         None,
         LazyHelp("formats"),
         metavar="FORMAT",
-        check=lambda v, n: None if v is None else c.registered(_formats)(v, n),
+        check=lambda v, n: None if v is None else c.registered(format_registry)(v, n),
     )
-    id: str | None = option(
-        None,
-        "Field with unique row ids (checked for duplicates); default: a column named id, "
-        "if any; 'none' numbers the rows.",
-        metavar="FIELD",
-        check=c.optional_text,
-        flag="--id-field",
-    )
-    group: str | None = option(
-        None,
-        "Rows sharing this field never straddle a split (e.g. premise).",
-        metavar="FIELD",
-        check=c.optional_text,
-        flag="--group-field",
-    )
+    id: str | None = id_option()
+    group: str | None = group_option()
     choice_context: str = choice_context_option()
-    features: str = option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=_features)
+    features: str = features_option()
 
 
 @dataclass(frozen=True)
@@ -178,11 +109,9 @@ class FilterConfig(FilterOptions, FilterInput):
         "With a sentence-transformers model: fine-tune the encoder itself in warm-up.",
         check=c.boolean,
     )
-    out_dir: str = option("aflite-out", "Output folder.", metavar="DIR", check=c.text, result=False)
-    seed: int = option(0, "Random seed.", metavar="N", check=c.seed)
-    device: str = option(
-        "auto", "auto | cpu | cuda.", metavar="DEVICE", check=c.device, result=False
-    )
+    out_dir: str = out_dir_option("aflite-out")
+    seed: int = seed_option()
+    device: str = device_option()
     threads: int | None = option(
         None,
         "Worker threads (default: AFLITE_THREADS, else the cores this process may run "
@@ -197,20 +126,9 @@ class FilterConfig(FilterOptions, FilterInput):
         check=c.boolean,
         result=False,
     )
-    overwrite: bool = option(
-        False,
-        "Replace the outputs of an earlier run in --out-dir (other files stay).",
-        check=c.boolean,
-        result=False,
-    )
-    cache_dir: str | None = option(
-        None,
-        "Embedding cache folder (default ~/.cache/aflite).",
-        metavar="DIR",
-        check=c.optional_text,
-        result=False,
-    )
-    report: bool = option(True, "Write report.html.", check=c.boolean, result=False)
+    overwrite: bool = overwrite_option()
+    cache_dir: str | None = cache_dir_option()
+    report: bool = report_option()
     audits: tuple[str, ...] = option(
         (),
         LazyHelp("audits"),
@@ -228,7 +146,7 @@ class FilterConfig(FilterOptions, FilterInput):
         coerce=c.to_none("local"),
         cli_type=str,
         cli_default="local",
-        check=lambda v, n: None if v is None else c.registered(_backends)(v, n),
+        check=lambda v, n: None if v is None else c.registered(backend_registry)(v, n),
         result=False,
     )
     ray_address: str | None = option(
@@ -305,8 +223,10 @@ class FilterConfig(FilterOptions, FilterInput):
         if not self.choices:
             self._check_audit_kind(choices=False)
             return
+        from aflite.features.build import check_item_features
+
         check_item_features(self.features)
-        refuse_for_items(vars(self), NOT_FOR_ITEMS)
+        c.refuse_for_items(vars(self), NOT_FOR_ITEMS)
         self._check_audit_kind(choices=True)
 
     def _check_audit_kind(self, *, choices: bool) -> None:

@@ -11,9 +11,22 @@ from typing import Any
 
 from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, option
-from aflite.config.choices import check_item_features, choice_context_option
-from aflite.config.fields import DataFields
-from aflite.config.filter import LazyHelp
+from aflite.config.fields import (
+    DataFields,
+    cache_dir_option,
+    choice_context_option,
+    device_option,
+    features_option,
+    group_option,
+    id_option,
+    input_option,
+    out_dir_option,
+    overwrite_option,
+    report_option,
+    seed_option,
+    split_option,
+)
+from aflite.config.names import LazyHelp
 
 __all__ = ["ScoreConfig", "check_item_inputs", "scorer_options"]
 
@@ -110,7 +123,7 @@ class ScoreConfig(DataFields):
     """Options of one scoring run (the ``aflite score`` command line, as a frozen dataclass);
     ``options`` are scorer options (``epochs``, ``C``, ...: :func:`scorer_options`)."""
 
-    input: str = option(None, LazyHelp("input"), metavar="INPUT", check=c.text, argument=True)
+    input: str = input_option()
     scorers: tuple[str, ...] | None = option(
         None,
         LazyHelp("scorers"),
@@ -128,21 +141,9 @@ class ScoreConfig(DataFields):
         cli_default=None,
         flag="--partial-text-fields",
     )
-    id: str | None = option(
-        None,
-        "Field with unique row ids (default: a field named id).",
-        metavar="FIELD",
-        check=c.optional_text,
-        flag="--id-field",
-    )
-    group: str | None = option(
-        None,
-        "Rows sharing this field never straddle a fold (e.g. premise).",
-        metavar="FIELD",
-        check=c.optional_text,
-        flag="--group-field",
-    )
-    features: str = option("ngrams", LazyHelp("features"), metavar="KIND[:ARG]", check=c.text)
+    id: str | None = id_option()
+    group: str | None = group_option()
+    features: str = features_option()
     dynamics: str | None = option(
         None,
         "Training dynamics logged elsewhere (allenai/cartography's "
@@ -168,27 +169,13 @@ class ScoreConfig(DataFields):
     repeats: int = option(
         1, "Cross-fits with fresh folds, averaged.", metavar="R", check=c.positive_int
     )
-    split: str | None = option(
-        None,
-        "The split to score, for a Hugging Face DatasetDict folder (e.g. train).",
-        metavar="TEXT",
-        check=c.optional_text,
-    )
-    out_dir: str = option("aflite-scores", "Output folder.", metavar="DIR", check=c.text)
-    seed: int = option(0, "Random seed.", metavar="N", check=c.seed)
-    device: str = option("auto", "auto | cpu | cuda.", metavar="DEVICE", check=c.device)
-    cache_dir: str | None = option(
-        None,
-        "Embedding cache folder (default ~/.cache/aflite).",
-        metavar="DIR",
-        check=c.optional_text,
-    )
-    overwrite: bool = option(
-        False,
-        "Replace the outputs of an earlier run in --out-dir (other files stay).",
-        check=c.boolean,
-    )
-    report: bool = option(True, "Write report.html.", check=c.boolean)
+    split: str | None = split_option()
+    out_dir: str = out_dir_option("aflite-scores")
+    seed: int = seed_option()
+    device: str = device_option()
+    cache_dir: str | None = cache_dir_option()
+    overwrite: bool = overwrite_option()
+    report: bool = report_option()
     # the scorers' own options: each is a command-line option of its own (see scorer_options)
     options: Mapping[str, Any] = option(None, "", coerce=_options, entries=scorer_options)
 
@@ -202,6 +189,7 @@ class ScoreConfig(DataFields):
     def _check_items(self) -> None:
         """What scoring items allows: the feature kinds and scorers for items, no partial
         input, dynamics or probabilities."""
+        from aflite.features.build import check_item_features
         from aflite.scoring.run import resolve_scorers
 
         check_item_features(self.features)

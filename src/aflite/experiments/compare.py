@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.labels import majority_rate
+from aflite._internal.options import config_fields
 from aflite.algorithm import PRESETS, FilterOptions
-from aflite.config import CompareConfig, config_fields
 from aflite.errors import DataError
 from aflite.experiments.compare_run import EvalSet, PreparedCompare, ids_of, run_compare
 from aflite.experiments.evaluators import (
@@ -22,6 +22,7 @@ from aflite.experiments.evaluators import (
     make_evaluator,
 )
 from aflite.experiments.labels import check_label_map, label_space, mapped_accuracy
+from aflite.experiments.options import CompareOptions, check_item_options
 from aflite.experiments.results import CompareResult
 from aflite.experiments.sets import LabelledTexts, experiment_set
 from aflite.experiments.sizes import check_sizes
@@ -29,7 +30,7 @@ from aflite.io.labelled import LabelledData, read_labelled
 
 __all__ = ["CompareResult", "compare_experiment", "EVALUATORS"]
 
-_OWN = {f.name: f.default for f in config_fields(CompareConfig)}  # compare's own defaults
+_OWN = {f.name: f.default for f in config_fields(CompareOptions)}  # compare's own defaults
 
 
 def compare_experiment(
@@ -55,7 +56,7 @@ def compare_experiment(
     context: str | Sequence[str] | None = None,
     blank: str | None = None,
     answer_format: str | None = None,
-    choice_context: str = _OWN["choice_context"],
+    choice_context: str = "joint",
     **filter_options: Any,
 ) -> CompareResult:
     """Run the protocol (the paper's Table 3): train ``evaluators`` on D, a random D_n of the
@@ -69,9 +70,10 @@ def compare_experiment(
     fields. The group field of the training and dev sets keeps rows together in the filter; that
     of an ``ood`` set breaks its accuracy down by value (below).
 
-    The options are those of ``aflite experiment compare``
-    (:class:`~aflite.config.CompareConfig`), checked there (a bad value is a
-    :class:`~aflite.config.ConfigError` naming it), and the filter's: an
+    The options are the comparison's own
+    (:class:`~aflite.experiments.options.CompareOptions`, which ``aflite experiment compare``
+    takes too), checked there (a bad value is a :class:`~aflite.config.ConfigError` naming
+    it), and the filter's: an
     :class:`aflite.FilterOptions` (``options``) or keywords of the same names
     (``target_size``, ``threshold``, ...), from the defaults of ``aflite filter`` (the
     ``practical`` preset); sizes given as counts apply to D, and dev is filtered to the same
@@ -114,8 +116,11 @@ def compare_experiment(
     """
     from aflite._internal.device import resolve_device
     from aflite.experiments.represent import shared_representation
+    from aflite.io.choices import check_answer_format, check_choice_context, check_item_fields
 
-    own = CompareConfig.check_fields(
+    check_answer_format(answer_format, "answer_format")
+    check_choice_context(choice_context, "choice_context")
+    own = CompareOptions.check_fields(
         {
             "feature_fields": feature_fields,
             "partial_field": partial_field,
@@ -123,8 +128,6 @@ def compare_experiment(
             "seed": seed,
             "seeds": seeds,
             "label_map": label_map,
-            "answer_format": answer_format,
-            "choice_context": choice_context,
         }
     )
     feature_fields, evaluators, label_map = (
@@ -137,20 +140,15 @@ def compare_experiment(
     )
     balance = options.balance
     if getattr(train, "choices", None) is None:
-        from aflite.config.fields import data_fields
+        from types import SimpleNamespace
 
         # item options without choices= would be ignored: refused, as the command line does
-        data_fields(
-            label="label",
-            text=None,
-            choices=choices,
-            context=context,
-            blank=blank,
-            answer_format=answer_format,
-            choice_context=choice_context,
-        )
+        given = {"choices": choices, "context": context, "blank": blank}
+        check_item_fields(
+            SimpleNamespace(label="label", text=(), answer_format=answer_format,
+                            choice_context=choice_context, **given)
+        )  # fmt: skip
     if choices is not None or getattr(train, "choices", None) is not None:
-        from aflite.config.compare import check_item_options
         from aflite.experiments.compare_items import prepare_items
 
         check_item_options(

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from aflite.errors import DataError
-from aflite.io.choices import Choices
+from aflite.io.choices import CHOICE_CONTEXT, Choices
 
 __all__ = [
     "CHOICE_CONTEXT",
@@ -28,8 +28,6 @@ __all__ = [
     "shared_choice_features",
     "spread",
 ]
-
-CHOICE_CONTEXT = ("joint", "apart", "none")
 
 
 def spread(flat: np.ndarray, n_choices: np.ndarray) -> np.ndarray:

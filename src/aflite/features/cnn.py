@@ -10,6 +10,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from aflite.features.warmup import train_warm_rows
+
 __all__ = ["SmallCNN", "warmup_cnn_representation"]
 
 
@@ -68,22 +70,22 @@ def warmup_cnn_representation(
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=1e-4)
     y = torch.as_tensor(labels, dtype=torch.long)
     warm = torch.as_tensor(warm_rows)
-    steps = epochs * -(-len(warm_rows) // batch_size)
-    done = 0
     model.train()
-    for _ in range(epochs):
-        order = warm[torch.randperm(len(warm), generator=gen)]
-        for s in range(0, len(order), batch_size):
-            b = order[s : s + batch_size]
-            if len(b) < 2:
-                continue  # batch norm needs two examples
-            opt.zero_grad()
-            loss = nn.functional.cross_entropy(model(((x[b] - mean) / std).to(dev)), y[b].to(dev))
-            loss.backward()
-            opt.step()
-            done += 1
-            if progress is not None:
-                progress(done, steps)
+
+    def loss(positions: torch.Tensor) -> torch.Tensor:
+        b = warm[positions]
+        return nn.functional.cross_entropy(model(((x[b] - mean) / std).to(dev)), y[b].to(dev))
+
+    train_warm_rows(
+        opt,
+        len(warm_rows),
+        loss,
+        epochs=epochs,
+        batch_size=batch_size,
+        generator=gen,
+        min_batch=2,  # batch norm needs two examples
+        progress=progress,
+    )
     model.eval()
     out = np.empty((len(rest_rows), model.head.in_features), dtype=np.float32)
     with torch.no_grad():

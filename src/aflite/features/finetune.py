@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from aflite.features.encoders import combine_fields, embedding_dim, load_encoder
+from aflite.features.warmup import train_warm_rows
 
 __all__ = ["finetuned_representation", "finetune_encoder", "embed_with"]
 
@@ -92,15 +93,15 @@ def finetune_encoder(
         opt = torch.optim.AdamW(list(st.parameters()) + list(head.parameters()), lr=lr)
         st.train()
         y = torch.as_tensor(labels[warm_rows], device=dev)
-        for _ in range(epochs):
-            order = torch.randperm(len(warm_rows), generator=gen).numpy()
-            for s in range(0, len(order), batch_size):
-                b = order[s : s + batch_size]
-                rows = warm_rows[b]
-                rep = _combine([_embed(st, [texts[f][i] for i in rows], dev) for f in fields])
-                opt.zero_grad()
-                loss = torch.nn.functional.cross_entropy(head(rep), y[b])
-                loss.backward()
-                opt.step()
+
+        def loss(positions: torch.Tensor) -> torch.Tensor:
+            b = positions.numpy()
+            rows = warm_rows[b]
+            rep = _combine([_embed(st, [texts[f][i] for i in rows], dev) for f in fields])
+            return torch.nn.functional.cross_entropy(head(rep), y[b])
+
+        train_warm_rows(
+            opt, len(warm_rows), loss, epochs=epochs, batch_size=batch_size, generator=gen
+        )
     st.eval()
     return st

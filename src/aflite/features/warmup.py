@@ -3,10 +3,18 @@ provides Phi for the rest, and the warm-up rows are not filtered (they would lea
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
-__all__ = ["split_warmup", "warmup_representation", "fit_warmup_head", "WarmupHead"]
+__all__ = [
+    "split_warmup",
+    "train_warm_rows",
+    "warmup_representation",
+    "fit_warmup_head",
+    "WarmupHead",
+]
 
 
 def split_warmup(
@@ -25,6 +33,39 @@ def split_warmup(
     mask = np.zeros(n_rows, dtype=bool)
     mask[warm] = True
     return np.flatnonzero(mask), np.flatnonzero(~mask)
+
+
+def train_warm_rows(
+    optimizer: torch.optim.Optimizer,
+    n_rows: int,
+    batch_loss: Callable[[torch.Tensor], torch.Tensor],
+    *,
+    epochs: int,
+    batch_size: int,
+    generator: torch.Generator,
+    min_batch: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
+    """The one training loop of every warm-up model (the MLP head, the image CNN, the tuned
+    encoder): ``epochs`` passes over ``n_rows`` warm-up rows in mini-batches of
+    ``batch_size``, shuffled by ``generator`` on the CPU, one ``optimizer`` step on
+    ``batch_loss(b)`` each, ``b`` the batch's positions among the warm-up rows (batches of
+    fewer than ``min_batch`` rows skipped); ``progress(done, steps)`` after each step."""
+    steps = epochs * -(-n_rows // batch_size)
+    done = 0
+    for _ in range(epochs):
+        order = torch.randperm(n_rows, generator=generator)
+        for s in range(0, n_rows, batch_size):
+            b = order[s : s + batch_size]
+            if len(b) < min_batch:
+                continue
+            optimizer.zero_grad()
+            loss = batch_loss(b)
+            loss.backward()
+            optimizer.step()
+            done += 1
+            if progress is not None:
+                progress(done, steps)
 
 
 class WarmupHead:
@@ -90,14 +131,12 @@ def fit_warmup_head(
     xw = torch.as_tensor((x[warm_rows] - mean) / std, device=torch_dev)
     yw = torch.as_tensor(labels[warm_rows], device=torch_dev)
     model.train()
-    for _ in range(epochs):
-        order = torch.randperm(len(warm_rows), generator=gen).to(torch_dev)
-        for s in range(0, len(order), batch_size):
-            b = order[s : s + batch_size]
-            opt.zero_grad()
-            loss = torch.nn.functional.cross_entropy(model(xw[b]), yw[b])
-            loss.backward()
-            opt.step()
+
+    def loss(b: torch.Tensor) -> torch.Tensor:
+        b = b.to(torch_dev)
+        return torch.nn.functional.cross_entropy(model(xw[b]), yw[b])
+
+    train_warm_rows(opt, len(warm_rows), loss, epochs=epochs, batch_size=batch_size, generator=gen)
     model.eval()
     return WarmupHead(body, mean, std, device)
 

@@ -128,7 +128,7 @@ def hash_path(path: str | os.PathLike) -> str:
 
 class BaseTable:
     """Most of :class:`Table` for a format's class. A subclass implements ``__len__``,
-    ``values(name)`` (the raw values of a known field) and ``write_subset``, and sets
+    ``values(name)`` (the raw values of a known field) and ``write_rows``, and sets
     ``suffix`` (of its output files; ``""`` for a folder). ``register_format`` sets ``format``.
     """
 
@@ -199,6 +199,16 @@ class BaseTable:
         indices: Sequence[int] | np.ndarray,
         extra: dict[str, Sequence[Any]] | None = None,
     ) -> Path:
+        """Write the rows at ``indices`` (in that order), untouched, plus ``extra`` columns,
+        atomically (:meth:`write_rows`); return the path written."""
+        target = Path(target)
+        self.write_rows(target, np.asarray(indices, dtype=np.int64), dict(extra or {}))
+        return target
+
+    def write_rows(self, target: Path, rows: np.ndarray, extra: dict[str, Sequence[Any]]) -> None:
+        """Write ``rows`` (row numbers, in order) to ``target`` in this table's format, each
+        with the ``extra`` columns beside its own (an input column of the same name is
+        replaced), atomically (:func:`aflite.io.atomic_path`)."""
         raise NotImplementedError
 
 

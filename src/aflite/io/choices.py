@@ -20,9 +20,21 @@ import numpy as np
 from aflite.errors import DataError
 from aflite.io.base import Table, missing_field
 
-__all__ = ["ANSWER_FORMATS", "CHOICE_SEPARATOR", "ChoiceFields", "Choices", "read_choices"]
+__all__ = [
+    "ANSWER_FORMATS",
+    "CHOICE_CONTEXT",
+    "CHOICE_SEPARATOR",
+    "ChoiceFields",
+    "Choices",
+    "check_answer_format",
+    "check_choice_context",
+    "check_item_fields",
+    "read_choices",
+]
 
 ANSWER_FORMATS = ("index0", "index1", "letter", "text")
+# how each choice is represented: with its context as one text, encoded apart, or alone
+CHOICE_CONTEXT = ("joint", "apart", "none")
 # a field holding a list of choices is shown, and kept for the report and exports, as one
 # text of its choices joined by this
 CHOICE_SEPARATOR = " | "
@@ -282,3 +294,43 @@ def read_choices(table: Table, fields: ChoiceFields, label: str) -> Choices:
         dtype=np.int64,
     )
     return Choices(fields, options, contexts, answers, fmt, fields.answer_format is None)
+
+
+def check_answer_format(value: Any, name: str) -> None:
+    """None (detected), or one of the answer formats items are read with."""
+    if value is not None:
+        from aflite._internal.checks import choice
+
+        choice(ANSWER_FORMATS)(value, name)
+
+
+def check_choice_context(value: Any, name: str) -> None:
+    """How each choice is represented: one of :data:`CHOICE_CONTEXT`."""
+    from aflite._internal.checks import choice
+
+    choice(CHOICE_CONTEXT)(value, name)
+
+
+def check_item_fields(fields: Any) -> bool:
+    """The checks the item fields of ``fields`` (``choices``, ``context``, ``blank``,
+    ``answer_format`` and, where it has one, ``choice_context``, beside ``label`` and
+    ``text``: a command's :class:`~aflite.config.fields.DataFields`, or a call's arguments)
+    need together, a ConfigError naming the option; True when they read multiple-choice items
+    (then ``text`` must be empty)."""
+    from aflite._internal.options import ConfigError
+
+    if not fields.choices:
+        for name in ("context", "blank", "answer_format"):
+            if getattr(fields, name):
+                raise ConfigError(name, "needs {choices}")
+        if getattr(fields, "choice_context", "joint") != "joint":
+            raise ConfigError("choice_context", "needs {choices}")
+        return False
+    if fields.blank is not None and not fields.context:
+        raise ConfigError("blank", "needs {context}, the fields holding it")
+    named = [fields.choices] if isinstance(fields.choices, str) else list(fields.choices)
+    if fields.label in named + list(fields.context):
+        raise ConfigError("label", f"'{fields.label}' is a choice or context field")
+    if fields.text:
+        raise ConfigError("text", "multiple-choice items are read from {choices} and {context}")
+    return True

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from aflite._internal.text import did_you_mean
+from aflite._internal.text import did_you_mean, is_number
 from aflite.errors import DataError
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "continuous",
     "drop_mask",
     "drop_names",
+    "read_labels",
     "tiny_warning",
 ]
 
@@ -73,14 +74,6 @@ def _rows(where: Callable[[int], str], rows: np.ndarray, source: str) -> str:
     return head + (f" and {len(rows) - 3} more" if len(rows) > 3 else "")
 
 
-def _is_number(v: str) -> bool:
-    try:
-        float(v)
-    except ValueError:
-        return False
-    return True
-
-
 def check_classes(
     text: np.ndarray,
     values: np.ndarray,
@@ -99,7 +92,7 @@ def check_classes(
     strings = [str(text[i]) for i in looked]
     if (
         strings
-        and all(_is_number(s) for s in strings)
+        and all(is_number(s) for s in strings)
         and any(not float(s).is_integer() for s in strings)
     ):
         i = next(int(j) for j, s in zip(looked, strings) if not float(s).is_integer())
@@ -173,3 +166,31 @@ def tiny_warning(text: np.ndarray, field: str, source: str) -> str | None:
         f"{source}: field '{field}' has classes of a few rows beside large ones: {named}; "
         f"if they are mistakes, drop them with --drop-labels {value} (drop_labels=)"
     )
+
+
+def read_labels(
+    table: Any, field: str | None, drop: Any
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """The class labels of a table's ``field`` (any :class:`~aflite.io.base.Table`; None:
+    none are read) as text and as given, and the rows of the labels named in ``drop`` (None
+    when none is dropped). Each label is checked: no empty or continuous value, nothing that
+    looks like a mistake unless named in ``drop``, and two classes at least besides those."""
+    drop = drop_names(drop)
+    if field is None:
+        if drop:
+            raise DataError("--drop-labels: no label field is read here")
+        return None, None, None
+    values = table.column(field)
+    for i, v in enumerate(values):
+        if v == "":  # a CSV cell left blank: what a JSON null or a missing key is
+            raise DataError(f"{table.where(i)}: field '{field}' is empty")
+        if isinstance(v, float) and v == v and not v.is_integer():
+            raise continuous(table.where(i), field, v)
+        if not isinstance(v, (str, int)) or isinstance(v, bool):
+            raise DataError(f"{table.where(i)}: field '{field}' is not a class label ({v!r})")
+    text = np.asarray([str(v) for v in values])
+    values = np.asarray(values, dtype=object)
+    check_classes(text, values, field=field, where=table.where, source=table.path, drop=drop)
+    if len(np.unique(text[~np.isin(text, list(drop))] if drop else text)) < 2:
+        raise DataError(f"{table.path}: field '{field}' has fewer than two classes")
+    return text, values, drop_mask(text, drop or ())

@@ -13,31 +13,28 @@ into the caller's options.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from aflite._internal.text import is_number
 from aflite.errors import DataError
-from aflite.io.base import Table
+from aflite.io.base import ImageTable, Table
 from aflite.io.choices import CHOICE_SEPARATOR, ChoiceFields, Choices, read_choices
-from aflite.io.ids import check_ids
-from aflite.io.label_check import check_classes, continuous, drop_mask, drop_names, tiny_warning
+from aflite.io.ids import ID_COLUMN, NO_ID, read_groups_and_ids
+from aflite.io.label_check import drop_names, read_labels, tiny_warning
 
 __all__ = [
     "ID_COLUMN",
     "NO_ID",
     "LabelledData",
     "LabelledFields",
-    "as_table",
     "read_labelled",
     "text_columns",
 ]
 
-NO_ID = "none"  # id "none": number the rows, even where a column is named id
-ID_COLUMN = "id"
 TEXT_HINT = "name the text fields to use (--text-fields / text=)"
 _SAMPLE = 1000  # rows looked at per column; the picked column is read and checked in full
 
@@ -176,28 +173,6 @@ def _raw(table: Table, name: str) -> list[Any]:
     return list(getattr(table, "raw_values", table.column)(name))
 
 
-def as_table(data: Any, *, split: str | None = None, input_format: str | None = None) -> Table:
-    """``data`` as a :class:`Table`: a path through the format registry, a Table as it is,
-    in-memory data through :func:`aflite.io.memory.memory_table`."""
-    if isinstance(data, (str, os.PathLike)):
-        from aflite.io.registry import read_table
-
-        return read_table(data, input_format, split=split)
-    if isinstance(data, Table) and not isinstance(data, (list, tuple)):
-        return data
-    from aflite.io.memory import memory_table
-
-    return memory_table(data, split=split)
-
-
-def _is_number(v: str) -> bool:
-    try:
-        float(v)
-    except ValueError:
-        return False
-    return True
-
-
 def text_columns(table: Table, exclude: set[str]) -> list[str]:
     """Columns (outside ``exclude``) of strings that are not all numbers: CSV keeps every value
     as a string, so a column of digits there is not text, as numbers in a DataFrame are not."""
@@ -212,7 +187,7 @@ def text_columns(table: Table, exclude: set[str]) -> list[str]:
             continue
         sample = [v for v in values[:_SAMPLE] if v is not None and v == v]
         if sample and all(isinstance(v, str) for v in sample):
-            if not all(_is_number(v) for v in sample):
+            if not all(is_number(v) for v in sample):
                 out.append(name)
     return out
 
@@ -232,51 +207,6 @@ def _pick_text(table: Table, skip: set[str]) -> list[str]:
     )
 
 
-def _labels(table: Table, field: str, drop: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:
-    values = table.column(field)
-    for i, v in enumerate(values):
-        if v == "":  # a CSV cell left blank: what a JSON null or a missing key is
-            raise DataError(f"{table.where(i)}: field '{field}' is empty")
-        if isinstance(v, float) and v == v and not v.is_integer():
-            raise continuous(table.where(i), field, v)
-        if not isinstance(v, (str, int)) or isinstance(v, bool):
-            raise DataError(f"{table.where(i)}: field '{field}' is not a class label ({v!r})")
-    text = np.asarray([str(v) for v in values])
-    values = np.asarray(values, dtype=object)
-    check_classes(text, values, field=field, where=table.where, source=table.path, drop=drop)
-    if len(np.unique(text[~np.isin(text, list(drop))] if drop else text)) < 2:
-        raise DataError(f"{table.path}: field '{field}' has fewer than two classes")
-    return text, values
-
-
-def _ids(table: Table, field: str | None, picked: bool) -> list[Any]:
-    if not field or field == NO_ID:
-        return list(range(len(table)))
-    try:
-        return check_ids(table.column(field), field, table.where)  # NaN, duplicates, 2 vs "2"
-    except DataError as e:
-        if not picked:
-            raise
-        raise DataError(
-            f"{e} (a column named id is used as the id field; id 'none' numbers the rows "
-            "instead: --id-field none / id='none')"
-        ) from None
-
-
-def _groups_and_ids(
-    table: Table, label: str | None, id_field: str | None, group: str | None, pick: bool
-) -> tuple[np.ndarray | None, str | None, list[Any], list[str]]:
-    """The groups (as text), the id field (a column named ``id`` picked where none was named,
-    with ``pick``), the checked ids, and ``["id"]`` when it was picked."""
-    # object, not fixed-width text: numpy would make every row as wide as the longest value
-    # (one 1 MB premise among 6,000 rows: 22 GiB)
-    groups = np.asarray([str(v) for v in table.column(group)], dtype=object) if group else None
-    picked: list[str] = []
-    if id_field is None and pick and ID_COLUMN in table.columns and ID_COLUMN != label:
-        id_field, picked = ID_COLUMN, ["id"]
-    return groups, id_field, _ids(table, id_field, "id" in picked), picked
-
-
 def read_labelled(
     data: Any,
     *,
@@ -293,6 +223,7 @@ def read_labelled(
     blank: str | None = None,
     answer_format: str | None = None,
     drop_labels: Sequence[str] | None = None,
+    images_for: str | None = None,
 ) -> LabelledData:
     """Read and check ``data`` (a path, a :class:`Table`, a DataFrame, a Dataset, a
     DatasetDict with ``split``, a list of dicts); every problem is a one-line DataError.
@@ -312,28 +243,36 @@ def read_labelled(
     A label that looks like a mistake (a placeholder such as ``-``, a number among text labels,
     a continuous number) is an error unless named in ``drop_labels``, whose rows
     :attr:`LabelledData.dropped` marks for the caller to set aside (None: the caller cannot,
-    and the error says how to fix the data instead).
+    and the error says how to fix the data instead). ``images_for`` names the feature kind
+    that needs images: other data is refused.
 
     >>> d = read_labelled([{"t": "a b", "y": 0}, {"t": "c", "y": 1}], label="y")
     >>> d.fields.text, d.labels.tolist(), d.subset([1])
     (('t',), ['0', '1'], [{'t': 'c', 'y': 1}])
     """
+    from aflite.io.memory import as_table  # DataFrames, Datasets: only when one is read
+
     table = as_table(data, split=split, input_format=input_format)
-    drop_labels = drop_names(drop_labels)
+    if images_for is not None and not isinstance(table, ImageTable):
+        raise DataError(
+            f"{data}: {images_for} needs images: a folder of class sub-folders or an .npz "
+            "with 'images' and 'labels'"
+        )
+    groups, id_field, ids, picked = read_groups_and_ids(table, label, id, group, pick)
     if choices is not None:
-        if drop_labels:
+        if drop_names(drop_labels):
             raise DataError(
                 "--drop-labels: applies to class labels, not to multiple-choice answers"
             )
-        return _read_items(
-            data, table, label, choices, context, blank, answer_format, text, id, group, pick
+        fields, texts, items = _read_items(
+            table, label, choices, context, blank, answer_format, text
         )
-    labels = values = None
-    if label is not None:
-        labels, values = _labels(table, label, drop_labels)
-    elif drop_labels:
-        raise DataError("--drop-labels: no label field is read here")
-    groups, id_field, ids, picked = _groups_and_ids(table, label, id, group, pick)
+        lf = LabelledFields(label, tuple(texts), fields_id(id_field), group or None,
+                            tuple(picked), fields)  # fmt: skip
+        labels = np.asarray([str(a) for a in items.answers])
+        values = np.asarray(table.column(label), dtype=object)
+        return LabelledData(data, table, lf, labels, values, ids, texts, groups, items)
+    labels, values, dropped = read_labels(table, label, drop_labels)
     names = [text] if isinstance(text, str) else list(text or [])
     if need_text and not names:
         if not pick:
@@ -343,11 +282,23 @@ def read_labelled(
         picked.insert(0, "text")
     # read for reports and audits even where the features do not need text
     texts = {f: table.text_column(f) for f in names} if names else None
-    fields = LabelledFields(
-        label, tuple(names), None if id_field == NO_ID else id_field, group or None, tuple(picked)
-    )
-    dropped = None if labels is None else drop_mask(labels, drop_labels or ())
-    return LabelledData(data, table, fields, labels, values, ids, texts, groups, None, dropped)
+    lf = LabelledFields(label, tuple(names), fields_id(id_field), group or None, tuple(picked))
+    return LabelledData(data, table, lf, labels, values, ids, texts, groups, None, dropped)
+
+
+def fields_id(id_field: str | None) -> str | None:
+    """The id field as :class:`LabelledFields` names it: None for row numbers."""
+    return None if id_field == NO_ID else id_field
+
+
+def __getattr__(name: str) -> Any:
+    # as_table lives with the tables of data in memory (imported on first use, as the format
+    # registry's built-ins are)
+    if name == "as_table":
+        from aflite.io.memory import as_table
+
+        return as_table
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -355,7 +306,6 @@ def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 def _read_items(
-    data: Any,
     table: Table,
     label: str | None,
     choices: str | Sequence[str],
@@ -363,28 +313,19 @@ def _read_items(
     blank: str | None,
     answer_format: str | None,
     text: str | Sequence[str] | None,
-    id_field: str | None,
-    group: str | None,
-    pick: bool,
-) -> LabelledData:
-    """``read_labelled`` for multiple-choice items: the answer positions as the labels."""
+) -> tuple[ChoiceFields, dict[str, list[str]], Choices]:
+    """The multiple-choice items of ``table``: where they are, their text fields (the
+    context and choice fields) and the items, whose answer positions are the labels."""
     if text:
         raise DataError("text fields and choices: name the choices (and context) only")
     if label is None:
         raise DataError("choices: name the field holding the answer (--label-field / label=)")
     fields = ChoiceFields(_names(choices), _names(context), blank, answer_format)
     items = read_choices(table, fields, label)
-    groups, id_field, ids, picked = _groups_and_ids(table, label, id_field, group, pick)
     texts = {f: table.text_column(f) for f in fields.context}
     if fields.list_field:
         texts[fields.choices[0]] = [CHOICE_SEPARATOR.join(o) for o in items.options]
     else:
         for j, f in enumerate(fields.choices):
             texts[f] = [o[j] if j < len(o) else "" for o in items.options]
-    names = tuple(texts)
-    lf = LabelledFields(
-        label, names, None if id_field == NO_ID else id_field, group or None, tuple(picked), fields
-    )
-    labels = np.asarray([str(a) for a in items.answers])
-    values = np.asarray(table.column(label), dtype=object)
-    return LabelledData(data, table, lf, labels, values, ids, texts, groups, items)
+    return fields, texts, items

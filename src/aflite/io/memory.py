@@ -22,10 +22,17 @@ from typing import Any
 import numpy as np
 
 from aflite.errors import DataError
-from aflite.io.base import BaseTable, RowsTable
+from aflite.io.base import BaseTable, RowsTable, Table
 from aflite.io.formats.hf import HFDatasetTable, choose_split
 
-__all__ = ["MemoryTable", "FrameTable", "DatasetTable", "DictRowsTable", "memory_table"]
+__all__ = [
+    "MemoryTable",
+    "FrameTable",
+    "DatasetTable",
+    "DictRowsTable",
+    "as_table",
+    "memory_table",
+]
 
 
 def _hash_values(table: BaseTable) -> str:
@@ -44,12 +51,7 @@ class MemoryTable(BaseTable):
     def content_hash(self) -> str:
         return _hash_values(self)
 
-    def write_subset(
-        self,
-        target: str | os.PathLike,
-        indices: Sequence[int] | np.ndarray,
-        extra: dict[str, Sequence[Any]] | None = None,
-    ) -> Path:
+    def write_rows(self, target: Path, rows: np.ndarray, extra: dict[str, Sequence[Any]]) -> None:
         raise DataError(f"{self.path}: in-memory data has no file format to write rows in")
 
     def subset(self, rows: Sequence[int] | np.ndarray) -> Any:  # pragma: no cover - abstract
@@ -144,3 +146,16 @@ def memory_table(data: Any, *, split: str | None = None) -> MemoryTable:
     if len(table) == 0:
         raise DataError(f"{table.path}: no rows")
     return table
+
+
+def as_table(data: Any, *, split: str | None = None, input_format: str | None = None) -> Table:
+    """``data`` as a :class:`~aflite.io.base.Table`: a path through the format registry
+    (:func:`aflite.io.registry.read_table`), a Table as it is, data in memory through
+    :func:`memory_table`."""
+    if isinstance(data, (str, os.PathLike)):
+        from aflite.io.registry import read_table
+
+        return read_table(data, input_format, split=split)
+    if isinstance(data, Table) and not isinstance(data, (list, tuple)):
+        return data
+    return memory_table(data, split=split)

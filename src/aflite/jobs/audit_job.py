@@ -150,15 +150,18 @@ def _reader(
     from aflite.io.dropped import without_dropped
     from aflite.io.label_check import check_dropped_labels
     from aflite.io.labelled import read_labelled
-    from aflite.jobs.plan import read_labelled_texts
 
     def read(path: str, *, given: bool = False) -> LabelledData:
         if items is not None:
             return read_labelled(path, **config.read_arguments(), pick=False)
         extra = [f for f in rep_fields if f not in fields]
         try:
-            data = read_labelled_texts(
-                path, fields + extra, label_field=config.label, drop_labels=config.drop_labels
+            data = read_labelled(
+                path,
+                label=config.label,
+                text=fields + extra,
+                pick=False,
+                drop_labels=config.drop_labels,
             )
         except DataError as e:
             if not extra:

@@ -58,10 +58,10 @@ def run_synthetic_job(
 def _labelled(
     path: str, label_field: str, fields: list[str], group_field: str | None, id_field: str | None
 ):
-    from aflite.jobs import read_labelled_texts
+    from aflite.io.labelled import read_labelled
 
-    return read_labelled_texts(
-        path, fields, label_field=label_field, group_field=group_field, id_field=id_field
+    return read_labelled(
+        path, label=label_field, text=fields, id=id_field, group=group_field, pick=False
     )
 
 

@@ -1,9 +1,10 @@
-"""A whole filtering job on a data file: read and check, represent, filter, write, verify.
+"""A whole filtering job on a data file: the one filter pipeline
+(:mod:`aflite.api.pipeline`: read and check, represent, filter) inside the run's output folder
+(:class:`~aflite.jobs.run_folder.RunFolder`), its checkpoint, and its outputs and report
+(:mod:`aflite.jobs.finish`).
 
 This is the Python API behind ``aflite filter``; the algorithm itself lives in
-:mod:`aflite.algorithm` and never touches files. The steps live in :mod:`aflite.jobs.plan`
-(options, inputs, checks), :mod:`aflite.jobs.representation` (Phi),
-:mod:`aflite.jobs.finish` (what the outputs hold) and :mod:`aflite.jobs.outputs` (files).
+:mod:`aflite.algorithm` and never touches files.
 """
 
 from __future__ import annotations
@@ -14,32 +15,24 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aflite._internal.backends import make_backend
 from aflite._internal.options import flag
-from aflite.algorithm import FilterState, adversarial_filter
-from aflite.config.files import current_names
+from aflite.algorithm import FilterState
+from aflite.api.pipeline import FilterPlan, FilterRun, filter_rows, prepare, represent
+from aflite.config import FilterConfig
+from aflite.config.files import current_names, first_difference, job_key, with_fields
 from aflite.errors import DataError, LabelWarning, MissingExtraError, OptionWarning
-from aflite.io.labelled import LabelledData
-from aflite.jobs.checks import check_environment
+from aflite.io.checkpoint import Checkpoint
 from aflite.jobs.finish import JobOutcome, finish_job, stop_hint
-from aflite.jobs.plan import (
-    FilterJob,
-    JobPlan,
-    check_representation,
-    first_difference,
-    job_key,
-    load_job_inputs,
-    plan_job,
-    with_fields,
-)
-from aflite.jobs.representation import compute_representation
+from aflite.jobs.guards import InputChanged
 from aflite.jobs.run_folder import RunFolder
+
+# the job API's name for a filtering run's options: one frozen config, checked when made
+FilterJob = FilterConfig
 
 __all__ = [
     "FilterJob",
     "JobOutcome",
     "run_filter_job",
-    "load_job_inputs",
     "stop_hint",
 ]
 
@@ -59,12 +52,12 @@ def run_filter_job(
     read (:meth:`~aflite.config.FilterConfig.ignored_options`) are named in one line, passed
     to ``note`` (the command line's, naming flags) or else warned as an
     :class:`~aflite.errors.OptionWarning`. An ``out_dir`` holding an earlier run
-    is refused unless ``job.overwrite`` (its outputs are removed once the input has been
-    checked) or ``job.resume``.
+    is refused unless ``job.overwrite`` (its outputs are replaced when the new ones are
+    published) or ``job.resume``.
     """
     t_start = time.perf_counter()
     # Read and check everything before anything is computed or written.
-    check_environment(job)  # the options were checked when ``job`` was made
+    _check_threads(job)  # the options were checked when ``job`` was made
     ignored = job.ignored_options(cli=note is not None)
     if ignored is not None:
         if note is None:
@@ -72,29 +65,28 @@ def run_filter_job(
         else:
             note(ignored)
     # a reviewer's id files may sit in the folder too (beside its exports): never removed
-    folder = RunFolder.open(
-        job.out_dir,
-        overwrite=job.overwrite,
-        resume=job.resume,
-        data=job.input,
-        others=[p for p in (job.keep_ids, job.drop_ids) if p],
-    )
-    inputs = load_job_inputs(job)
-    tiny = inputs.tiny_classes_note()
-    if tiny is not None:
-        (note or _warn_labels)(tiny)
-    job = with_fields(job, inputs)  # the picked fields, for the checkpoint and the summary
-    plan = plan_job(job, inputs)
-    if job.resume:
-        done = folder.finished()
+    reviews = [p for p in (job.keep_ids, job.drop_ids) if p]
+    with RunFolder.open(
+        job.out_dir, overwrite=job.overwrite, resume=job.resume, data=job.input, others=reviews
+    ) as folder:
+        run = FilterRun.of_config(job)
+        plan = prepare(run, note or _warn_labels)
+        if job.audits and not plan.data.texts:
+            raise DataError(
+                "--audits: the audits read text; name the text fields with --text-fields"
+            )
+        job = with_fields(job, plan.data)  # the picked fields, for the checkpoint and summary
+        done = folder.finished if job.resume else None
         if done is not None:
-            return _finished_outcome(job, inputs, done)
-    with folder.lock():
-        return _locked_run(
+            return _finished_outcome(job, plan, done)
+        key = {"fingerprint": plan.data.table.fingerprint(), "job": job_key(job)}
+        ckpt = folder.checkpoint(key, _upgrade)
+        return _held_run(
             job,
-            inputs,
+            run,
             plan,
             folder,
+            ckpt,
             t_start,
             progress=progress,
             log=log,
@@ -102,7 +94,7 @@ def run_filter_job(
         )
 
 
-def _finished_outcome(job: FilterJob, inputs: LabelledData, summary: dict) -> JobOutcome:
+def _finished_outcome(job: FilterJob, plan: FilterPlan, summary: dict) -> JobOutcome:
     """``--resume`` on a folder whose run has finished: nothing is computed or written. The
     run must be this job's (same options, same input), or resuming it means nothing."""
     from aflite.algorithm import FilterResult
@@ -121,7 +113,7 @@ def _finished_outcome(job: FilterJob, inputs: LabelledData, summary: dict) -> Jo
             f"{job.out_dir}: holds a finished run {what}, nothing to resume; pass --overwrite "
             "to replace it"
         )
-    if summary.get("input_fingerprint") != inputs.table.fingerprint():
+    if summary.get("input_fingerprint") != plan.data.table.fingerprint():
         raise DataError(
             f"{job.out_dir}: holds a finished run of another input ({job.input} has changed "
             "since), nothing to resume; pass --overwrite to replace it"
@@ -143,6 +135,11 @@ def _finished_outcome(job: FilterJob, inputs: LabelledData, summary: dict) -> Jo
     )
 
 
+def _upgrade(stored: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's key as an earlier version wrote it, with the options named as now."""
+    return stored | {"job": current_names(stored.get("job") or {})}
+
+
 def _shown(value: Any) -> str:
     """A job key's value as the command line takes it."""
     if value is None:
@@ -154,23 +151,19 @@ def _shown(value: Any) -> str:
     return show(value).strip("'")
 
 
-def _locked_run(
+def _held_run(
     job: FilterJob,
-    inputs: LabelledData,
-    plan: JobPlan,
+    run: FilterRun,
+    plan: FilterPlan,
     folder: RunFolder,
+    ckpt: Checkpoint,
     t_start: float,
     *,
     progress: bool,
     log: Callable[[str], None],
     stop_after_phases: int | None,
 ) -> JobOutcome:
-    """The run proper, while this process holds the output folder's lock."""
-    table, rest = inputs.table, plan.rest
-    ckpt = folder.checkpoint(
-        {"fingerprint": table.fingerprint(), "job": job_key(job)},
-        upgrade=lambda stored: stored | {"job": current_names(stored.get("job") or {})},
-    )
+    """The run proper, while this process holds the output folder and its checkpoint."""
     resume_state: FilterState | None = None
     phi = None
     loaded = ckpt.load() if job.resume else None  # another run's or a damaged one: DataError
@@ -182,11 +175,7 @@ def _locked_run(
         log("no checkpoint to resume from; starting from the beginning")
 
     if phi is None:
-        phi = compute_representation(
-            job, plan.spec, inputs, plan.warm_rows, rest, progress=progress
-        )
-        check_representation(phi, job.features)  # before the checkpoint is written
-        folder.replace_earlier()
+        phi = represent(run, plan, progress=progress)  # checked before it is checkpointed
         # Checkpoint the representation so a resumed run filters exactly the same matrix; a
         # fresh run clears any earlier checkpoint first.
         try:
@@ -204,7 +193,18 @@ def _locked_run(
             raise _Interrupted
 
     try:
-        result = _filter(job, phi, inputs, plan, resume_state, checkpoint, progress=progress)
+        # Phi is on disk in the checkpoint: the filter may standardise it in place
+        result = filter_rows(
+            run,
+            plan,
+            phi,
+            progress=progress,
+            checkpoint=checkpoint,
+            resume=resume_state,
+            copy=False,
+        )
+    except _Interrupted:
+        raise KeyboardInterrupt("interrupted after a checkpoint") from None
     except (ValueError, MissingExtraError):
         # a user mistake the checks before the run could not see (DataError is a ValueError),
         # or a missing extra (Ray), before any phase: the checkpoint would only resume into the
@@ -215,74 +215,14 @@ def _locked_run(
         raise
     del phi  # standardised in place by now; the outputs read the checkpoint's copy
     try:
-        folder.check_input()
-    except DataError:
+        outcome = finish_job(
+            job, plan=plan, result=result, phi=ckpt.features(), t_start=t_start, folder=folder
+        )
+    except InputChanged:
         ckpt.clear()  # made from another version of the input: no resume can use it
         raise
-    outcome = finish_job(
-        job,
-        inputs=inputs,
-        result=result,
-        rest=rest,
-        warm_rows=plan.warm_rows,
-        phi=ckpt.features(),
-        t_start=t_start,
-        decisions=plan.decisions,
-        folder=folder,
-    )
     ckpt.clear()
     return outcome
-
-
-def _filter(job, phi, inputs, plan, resume_state, checkpoint, *, progress):
-    """AFLITE's phases (or one ``--by`` pass) over Phi, on the job's backend."""
-    rest = plan.rest
-    # multiple-choice items: the right choice's position
-    labels = inputs.labels if inputs.choices is None else inputs.choices.answers
-    # a distributed backend by its registered name, as aflite.filter(backend=...) takes it
-    backend = None if job.backend is None else make_backend(job.backend, job.ray_address)
-    try:
-        groups = None if inputs.groups is None else inputs.groups[rest]
-        run = {"groups": groups, "seed": job.seed, "device": job.device, "threads": job.threads}
-        if job.by is not None:
-            from aflite.scoring import ByScorer
-
-            # the bias between slices is measured as the paper does: logistic regression on
-            # block partitions (the options a --by run does not read, NOT_FOR_BY)
-            by = {"model": "linear", "partitions": "blocks"}
-            result = adversarial_filter(
-                phi,
-                labels[rest],
-                options=job,
-                ranker=ByScorer(job.by),
-                target_size=plan.target,
-                progress=False,
-                **by,
-                **run,
-            )
-        else:
-            result = adversarial_filter(
-                phi,
-                labels[rest],
-                options=job,
-                target_size=plan.target,
-                progress=progress,
-                checkpoint=checkpoint,
-                resume=resume_state,
-                backend=backend,
-                # Phi is on disk in the checkpoint: the filter may standardise it in place
-                copy=False,
-                protected=plan.protected,
-                ids=[inputs.ids[i] for i in rest],
-                **run,
-            )
-    except _Interrupted:
-        raise KeyboardInterrupt("interrupted after a checkpoint") from None
-    finally:
-        if backend is not None:
-            backend.close()
-
-    return result
 
 
 class _Interrupted(Exception):
@@ -291,3 +231,14 @@ class _Interrupted(Exception):
 
 def _warn_labels(message: str) -> None:
     warnings.warn(message, LabelWarning, stacklevel=3)
+
+
+def _check_threads(job: FilterJob) -> None:
+    """What the options leave to the environment (``AFLITE_THREADS``), before any work."""
+    if job.threads is None:
+        from aflite._internal.threads import resolve_threads
+
+        try:
+            resolve_threads(None)  # AFLITE_THREADS
+        except ValueError as e:
+            raise DataError(str(e)) from None

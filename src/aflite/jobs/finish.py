@@ -16,16 +16,17 @@ from aflite._internal.labels import label_counts
 from aflite._internal.version import VERSION
 from aflite.algorithm import FilterResult
 from aflite.algorithm.loop.result import kept_fingerprint
+from aflite.api.pipeline import FilterPlan
+from aflite.config import FilterConfig
+from aflite.config.files import summary_options
 from aflite.io.decisions import Decisions
 from aflite.io.labelled import LabelledData
 from aflite.jobs.outputs import RowSplit, output_names, write_outputs
-from aflite.jobs.plan import FilterJob, summary_options
 from aflite.jobs.run_folder import RunFolder
 from aflite.reports.content import report_data
-from aflite.reports.data import ReportData
-from aflite.reports.warnings import outcome_lines, stop_hint
+from aflite.reports.warnings import outcome_text, stop_hint
 
-__all__ = ["JobOutcome", "finish_job", "job_fields", "stop_hint", "versions"]
+__all__ = ["JobOutcome", "finish_job", "stop_hint", "versions"]
 
 
 @dataclass
@@ -43,24 +44,22 @@ class JobOutcome:
 
 
 def finish_job(
-    job: FilterJob,
+    job: FilterConfig,
     *,
-    inputs: LabelledData,
+    plan: FilterPlan,
     result: FilterResult,
-    rest: np.ndarray,
-    warm_rows: np.ndarray,
     phi: np.ndarray,
     t_start: float,
-    decisions: Decisions | None = None,
     folder: RunFolder | None = None,
 ) -> JobOutcome:
     """Compute and write every output of a finished run into ``job.out_dir``.
 
-    ``rest`` are the rows the filter saw (``result``'s positions index it), ``warm_rows``
-    those a warm-up model trained on, ``phi`` the representation of ``rest``. Rows a
-    reviewer dropped (``decisions``) are among the removed rows, with phase -1 and no score.
-    ``folder``: the run's output folder, as the job checked it (default: ``job.out_dir``).
+    ``plan`` is what the run filtered (``result``'s positions index its ``rest`` rows), ``phi``
+    the representation of those rows. Rows a reviewer dropped (``plan.decisions``) are among
+    the removed rows, with phase -1 and no score. ``folder``: the run's output folder, as the
+    job checked it (default: ``job.out_dir``).
     """
+    inputs, rest, warm_rows, decisions = plan.data, plan.rest, plan.warm_rows, plan.decisions
     split = RowSplit.of_run(
         result, rest=rest, warm_rows=warm_rows, n_rows=len(inputs.table), decisions=decisions
     )
@@ -113,22 +112,25 @@ def finish_job(
     )
     # the text counts the rows a reviewer dropped apart from those the filter removed
     shown = result.with_dropped(rest, split.dropped) if len(split.dropped) else result
+    given = (("--drop-ids", job.drop_ids is not None), ("--drop-labels", bool(job.drop_labels)))
+    by = [f for f, on in given if on]
     text, notices = outcome_text(
-        job,
-        inputs=inputs,
-        result=shown,
-        summary=summary,
-        report=report,
+        shown,
+        summary,
+        report,
         out=out,
         names=written,
         n_warmup=len(warm_rows),
+        dropped_by=" and ".join(by) or "--drop-ids",
+        fields_note=inputs.fields.note(),
+        items=inputs.choices,
     )
     outputs = {k: str(out / v) for k, v in written.items()}
     return JobOutcome(out, result, len(warm_rows), outputs, text, notices)
 
 
 def audits_before_after(
-    job: FilterJob, *, inputs: LabelledData, rest: np.ndarray, kept: np.ndarray
+    job: FilterConfig, *, inputs: LabelledData, rest: np.ndarray, kept: np.ndarray
 ) -> list[dict[str, Any]]:
     """``job.audits`` on the rows filtered and on the kept rows at one t, as the report
     stores them (each result's dict with its tag, "before" or "kept")."""
@@ -152,7 +154,7 @@ def audits_before_after(
 
 
 def run_summary(
-    job: FilterJob,
+    job: FilterConfig,
     *,
     inputs: LabelledData,
     result: FilterResult,
@@ -162,7 +164,17 @@ def run_summary(
     seconds: float,
 ) -> dict[str, Any]:
     """The document of ``summary.json``."""
-    table, labels = inputs.table, inputs.labels
+    table, labels, read = inputs.table, inputs.labels, inputs.fields
+    # the fields the run read, and which of them it picked itself ("text", "id")
+    fields: dict[str, Any] = {
+        "label": read.label,
+        "text": list(read.text),
+        "id": read.id,
+        "group": read.group,
+    }
+    if job.split is not None:
+        fields["split"] = job.split
+    fields["picked"] = list(inputs.picked)
     counts: dict[str, Any] = {
         "input": len(table),
         "kept": len(split.kept),
@@ -180,7 +192,7 @@ def run_summary(
         "input_format": table.format,
         "input_fingerprint": table.fingerprint(),
         "options": summary_options(job) | {"device": job.device},
-        "fields": job_fields(job, inputs),
+        "fields": fields,
         "parameters": result.params,
         "seed": job.seed,
         "versions": versions(),
@@ -209,71 +221,8 @@ def run_summary(
     return summary
 
 
-def outcome_text(
-    job: FilterJob,
-    *,
-    inputs: LabelledData,
-    result: FilterResult,
-    summary: dict[str, Any],
-    report: ReportData,
-    out: Path,
-    names: dict[str, str],
-    n_warmup: int,
-) -> tuple[str, list[str]]:
-    """What is printed after a run: the result and where the outputs are, then the notes and
-    warnings (one line each)."""
-    shown = [v for k, v in names.items() if k != "report"] + (
-        [names["report"]] if "report" in names else []
-    )
-    audits = [
-        f"audit ({a.get('tag', '')}): {a['summary']}"
-        for a in report.audits or []
-        if a.get("summary")
-    ]
-    by = " and ".join(
-        f
-        for f, given in (
-            ("--drop-ids", job.drop_ids is not None),
-            ("--drop-labels", bool(job.drop_labels)),
-        )
-        if given
-    )
-    text = (
-        f"{result.summary(dropped_by=by or '--drop-ids')}\n{kept_set_line(summary)}\n"
-        + "".join(f"{line}\n" for line in audits)
-        # only a run that split off warm-up rows says so (never items: they take no warm-up)
-        + (f"warm-up rows: {n_warmup}\n" if n_warmup else "")
-        + f"outputs in {out}/: "
-        + ", ".join(shown)
-    )
-    lines = outcome_lines(
-        result, summary, report, fields_note=inputs.fields.note(), items=inputs.choices
-    )
-    return text, lines
-
-
-def kept_set_line(summary: dict[str, Any]) -> str:
-    """The kept set's fingerprint: what the same command gives on any machine."""
-    return f"kept set fingerprint {summary['kept_fingerprint']}"
-
-
 def _finite(value: float) -> float | None:
     return None if value is None or value != value else round(float(value), 4)
-
-
-def job_fields(job: FilterJob, inputs: LabelledData) -> dict[str, Any]:
-    """The fields a run read, and which of them it picked itself (``"text"``, ``"id"``)."""
-    read = inputs.fields
-    fields: dict[str, Any] = {
-        "label": read.label,
-        "text": list(read.text),
-        "id": read.id,
-        "group": read.group,
-    }
-    if job.split is not None:
-        fields["split"] = job.split
-    fields["picked"] = list(inputs.picked)
-    return fields
 
 
 def versions() -> dict[str, str]:

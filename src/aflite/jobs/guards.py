@@ -1,7 +1,7 @@
 """What guards a run against other processes: one run at a time per output folder (a lock
 file holding the writer's pid), and an input that changes while the run reads it.
 
-The lock is ``OUT/.aflite.lock``. Where the system has ``flock`` the kernel holds the lock and
+The lock is ``OUT/.aflite.lock``, taken before the run reads anything. Where the system has ``flock`` the kernel holds the lock and
 drops it when the process dies, so a lock left by a killed run is taken over without asking;
 elsewhere a lock whose pid is no longer running is. A second run into a locked folder is a
 one-line :class:`~aflite.errors.DataError` naming the folder and the pid.
@@ -10,13 +10,20 @@ one-line :class:`~aflite.errors.DataError` naming the folder and the pid.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 from aflite.errors import DataError
 
-__all__ = ["LOCK_NAME", "out_dir_lock", "check_not_locked", "input_stamp", "check_input_unchanged"]
+__all__ = [
+    "LOCK_NAME",
+    "InputChanged",
+    "check_input_unchanged",
+    "input_stamp",
+    "out_dir_lock",
+]
 
 LOCK_NAME = ".aflite.lock"
 
@@ -85,29 +92,6 @@ def _acquire_pid(out: Path, path: Path) -> int:
     raise _refuse(out, path)
 
 
-def check_not_locked(out_dir: str | os.PathLike) -> None:
-    """Refuse, before any work, a folder another run is writing to (the lock itself is taken
-    later, by :func:`out_dir_lock`); its outputs would otherwise read as an earlier run."""
-    out = Path(out_dir)
-    path = out / LOCK_NAME
-    if not path.is_file():
-        return
-    if fcntl is None:
-        if _alive(_holder(path)):
-            raise _refuse(out, path)
-        return
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise _refuse(out, path) from None
-    finally:
-        os.close(fd)  # closing drops the shared lock taken to look
-
-
 @contextlib.contextmanager
 def out_dir_lock(out_dir: str | os.PathLike) -> Iterator[Path]:
     """Hold ``OUT/.aflite.lock`` for the ``with`` block; yields the lock file's path.
@@ -116,6 +100,9 @@ def out_dir_lock(out_dir: str | os.PathLike) -> Iterator[Path]:
     ends (a run that failed before writing anything), it is removed again.
     """
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        # an environment fault (exit 1), found before anything is read or written
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(out))
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     path = out / LOCK_NAME
@@ -153,11 +140,15 @@ def input_stamp(path: str | os.PathLike) -> list[tuple[str, int, int]]:
     return stamp
 
 
+class InputChanged(DataError):
+    """The input changed while a run was using it: no outputs, and no checkpoint to resume."""
+
+
 def check_input_unchanged(path: str | os.PathLike, stamp: list[tuple[str, int, int]]) -> None:
-    """A one-line DataError when ``path`` no longer has the ``stamp`` taken when it was read:
-    outputs copy rows from the input, so they would mix two versions of it."""
+    """A one-line :class:`InputChanged` error when ``path`` no longer has the ``stamp`` taken
+    when it was read: outputs copy rows from the input, so they would mix two versions of it."""
     if input_stamp(path) != stamp:
-        raise DataError(
+        raise InputChanged(
             f"{path}: the input changed while the run was using it, so no outputs were written; "
             "run again with --overwrite once it stays put"
         )

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from aflite.errors import DataError
@@ -15,7 +15,6 @@ __all__ = [
     "check_out_dir",
     "finished_run",
     "previous_run",
-    "remove_previous_run",
     "STAGING",
     "publish",
 ]
@@ -88,20 +87,15 @@ def check_out_dir(
     resume: bool,
     inputs: tuple[str | Path, ...] = (),
 ) -> list[Path]:
-    """Refuse an output folder holding an earlier run unless ``overwrite`` or ``resume``.
+    """Refuse an output folder holding an earlier run unless ``overwrite`` or ``resume`` (a
+    folder another run holds is refused before, by :func:`~aflite.jobs.guards.out_dir_lock`).
 
-    Returns the earlier run's outputs that ``overwrite`` is to remove (after the input has
-    been checked, see :func:`remove_previous_run`); [] otherwise. An input file inside those
-    outputs is refused, since replacing the run would delete it.
+    Returns the earlier run's outputs that ``overwrite`` replaces (when the new outputs are
+    published, see :func:`publish`); [] otherwise. An input file inside those outputs is
+    refused, since replacing the run would delete it.
     """
     if overwrite and resume:
         raise DataError("--overwrite and --resume cannot be used together: pick one")
-    if Path(out_dir).exists() and not Path(out_dir).is_dir():
-        # an environment fault (exit 1), found before anything is read or written
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(out_dir))
-    from aflite.jobs.guards import check_not_locked
-
-    check_not_locked(out_dir)
     found = previous_run(out_dir)
     if not found or resume:
         return []
@@ -122,32 +116,41 @@ def check_out_dir(
     return found
 
 
-def remove_previous_run(found: list[Path]) -> None:
-    """Remove the outputs :func:`check_out_dir` returned, files and folders alike."""
-    for p in found:
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p)
-        else:
-            p.unlink(missing_ok=True)
-
-
-def publish(stage: Path, out: Path, last: str = "summary.json") -> None:
-    """Move everything in ``stage`` into ``out``, ``last`` last, then remove ``stage``.
+def publish(
+    stage: Path, out: Path, last: str = "summary.json", replaces: Sequence[Path] = ()
+) -> None:
+    """Move everything in ``stage`` into ``out``, ``last`` last, then remove ``stage``; the
+    earlier run's outputs the new ones do not replace (``replaces``: kept.csv beside a new
+    kept.jsonl) go just before ``last`` comes in.
 
     A folder without ``summary.json`` holds no finished run, however many of the other
     outputs a kill left there (``--resume`` writes them again).
     """
     trash = stage / ".replaced"
     names = sorted(p.name for p in stage.iterdir() if p.name != last)
-    for name in [*names, last]:
-        target = out / name
-        if target.is_dir() and not target.is_symlink():
-            # a folder output (kept/ as a dataset) of an earlier, unfinished attempt: a rename
-            # cannot replace a non-empty folder, so move it aside first
-            trash.mkdir(exist_ok=True)
-            _move(target, trash / name)
-        _move(stage / name, target)
+    for name in names:
+        _move_in(stage / name, out / name, trash)
+    for p in replaces:
+        if p.name not in names and p.name != last:
+            _remove(p)
+    _move_in(stage / last, out / last, trash)
     shutil.rmtree(stage, ignore_errors=True)
+
+
+def _move_in(src: Path, target: Path, trash: Path) -> None:
+    if target.is_dir() and not target.is_symlink():
+        # a folder output (kept/ as a dataset) of an earlier run: a rename cannot replace a
+        # non-empty folder, so move it aside first
+        trash.mkdir(exist_ok=True)
+        _move(target, trash / target.name)
+    _move(src, target)
+
+
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p, ignore_errors=True)
+    else:
+        p.unlink(missing_ok=True)
 
 
 def _move(src: Path, dst: Path) -> None:

@@ -21,7 +21,15 @@ from aflite.jobs.out_dir import STAGING
 from aflite.jobs.run_folder import RunFolder
 from aflite.reports.data import ReportData
 
-__all__ = ["RowSplit", "output_names", "write_outputs", "write_scores", "write_texts"]
+__all__ = [
+    "RowSplit",
+    "output_names",
+    "write_outputs",
+    "write_score_set",
+    "write_scores",
+    "write_scores_parquet",
+    "write_texts",
+]
 
 
 @dataclass(frozen=True)
@@ -228,6 +236,47 @@ def write_texts(
     with atomic_path(path) as tmp:
         pq.write_table(pa.table(cols).replace_schema_metadata(meta), tmp)
     return path
+
+
+def write_scores_parquet(path: Path, frame: Any) -> Path:
+    """``scores.parquet``: ids and labels (answers of multiple-choice items) as text (as the
+    filter writes them), then the scores."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    target = "answer" if "answer" in frame else "label"
+    cols = {
+        "id": pa.array([str(v) for v in frame["id"]]),
+        target: pa.array([str(v) for v in frame[target]]),
+    }
+    for c in frame.columns:
+        if c not in ("id", target):
+            v = frame[c].to_numpy()
+            cols[c] = pa.array(v.tolist() if v.dtype == object else v)
+    with atomic_path(path) as tmp:
+        pq.write_table(pa.table(cols), tmp)
+    return path
+
+
+def write_score_set(
+    out: Path,
+    frame: Any,
+    texts: dict[str, list[str]],
+    summary: dict[str, Any],
+    *,
+    report: bool,
+) -> None:
+    """Every output of a scoring run into ``out`` (the staging folder): ``scores.parquet``,
+    the text fields beside it, ``summary.json`` and ``report.html``."""
+    write_scores_parquet(out / "scores.parquet", frame)
+    if texts:
+        write_texts(out / "result" / "texts.parquet", texts)
+    with atomic_path(out / "summary.json") as tmp:
+        tmp.write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+    if report:
+        from aflite.reports.scores_html import write_scores_report
+
+        write_scores_report(out)
 
 
 def _json_default(o: Any) -> Any:

@@ -1,14 +1,14 @@
 """A run's output folder, from the first check to the last output: one object a job talks to.
 
-Its life, in order: checked before any work (:meth:`RunFolder.open`: not another run's while
-it writes, an earlier run refused unless replaced with ``--overwrite`` or continued with
-``--resume``, the input's stamp taken); for ``--resume``, the finished run or the checkpoint
-it holds; locked while the run works (:meth:`~RunFolder.lock`); the earlier run's outputs
-removed once the new run is sure to write its own (:meth:`~RunFolder.replace_earlier`); the
-input checked unchanged before anything is written (:meth:`~RunFolder.check_input`); the
-outputs written into a staging folder and moved in as a set, ``summary.json`` last
-(:meth:`~RunFolder.publish`). The pieces live in :mod:`~aflite.jobs.out_dir` (what counts
-as a run's outputs, publishing) and :mod:`~aflite.jobs.guards` (the lock, the input stamp).
+Its life, in order: held by one run from before any work to the last output, and checked
+(:meth:`RunFolder.open`: not another run's, an earlier run refused unless replaced with
+``--overwrite`` or continued with ``--resume``, the input's stamp taken); for ``--resume``,
+the finished run it holds (:attr:`~RunFolder.finished`) or the run's checkpoint
+(:meth:`~RunFolder.checkpoint`); the outputs written into a staging folder and moved in as a
+set, ``summary.json`` last, once the input is checked unchanged, the earlier run's other
+outputs going with them (:meth:`~RunFolder.publish`). The pieces live in :mod:`~aflite.jobs.out_dir`
+(what counts as a run's outputs, publishing) and :mod:`~aflite.jobs.guards` (the lock, the
+input stamp).
 """
 
 from __future__ import annotations
@@ -27,18 +27,22 @@ __all__ = ["RunFolder"]
 
 T = TypeVar("T")
 
+CHECKPOINT = ".checkpoint"
+
 
 class RunFolder:
     """An output folder (``path``) and what a run found in it when it was checked."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        # an earlier run's outputs that --overwrite replaces (once the run is sure to start)
+        # an earlier run's outputs that --overwrite replaces (when the new ones are published)
         self.earlier: list[Path] = []
         self._input: str | None = None
         self._stamp: list = []
+        self._checkpointing = False
 
     @classmethod
+    @contextlib.contextmanager
     def open(
         cls,
         path: str | Path,
@@ -47,21 +51,23 @@ class RunFolder:
         resume: bool,
         data: str | None = None,
         others: Sequence[str | Path] = (),
-    ) -> RunFolder:
-        """Check the folder before any work, and stamp the input file ``data``; ``others`` are
-        further files
-        the run reads (review files, scores), never removed with an earlier run. A folder
-        another run is writing, or holding a run and neither ``overwrite`` nor ``resume``, is
-        a one-line DataError."""
+    ) -> Iterator[RunFolder]:
+        """Hold the folder for the ``with`` block, checked before any work, and stamp the
+        input file ``data``; ``others`` are further files the run reads (review files,
+        scores), never removed with an earlier run. A folder another run holds, or holding a
+        run and neither ``overwrite`` nor ``resume``, is a one-line DataError. The folder is
+        made if missing, and removed again if it is empty at the end."""
         folder = cls(path)
-        given = tuple(p for p in (data, *others) if p)
-        folder.earlier = out_dir.check_out_dir(
-            path, overwrite=overwrite, resume=resume, inputs=given
-        )
-        if data is not None:
-            folder._input, folder._stamp = data, guards.input_stamp(data)
-        return folder
+        with guards.out_dir_lock(path):
+            if data is not None:
+                folder._input, folder._stamp = data, guards.input_stamp(data)
+            given = tuple(p for p in (data, *others) if p)
+            folder.earlier = out_dir.check_out_dir(
+                path, overwrite=overwrite, resume=resume, inputs=given
+            )
+            yield folder
 
+    @property
     def finished(self) -> dict | None:
         """The ``summary.json`` of a finished run here, or None."""
         return out_dir.finished_run(self.path)
@@ -70,39 +76,36 @@ class RunFolder:
         self, key: dict[str, Any], upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     ) -> Checkpoint:
         """The run's checkpoint, resumable only by a run with the same ``key`` (a stored key
-        read through ``upgrade``, which names an earlier version's options as this one does)."""
-        return Checkpoint(self.path / ".checkpoint", key, upgrade)
-
-    @contextlib.contextmanager
-    def lock(self) -> Iterator[RunFolder]:
-        """Hold the folder's lock for the ``with`` block (the folder is made if missing, and
-        removed again if it is empty at the end)."""
-        with guards.out_dir_lock(self.path):
-            yield self
-
-    def replace_earlier(self) -> None:
-        """Remove the earlier run's outputs (``--overwrite``), once the new run will write."""
-        out_dir.remove_previous_run(self.earlier)
-        self.earlier = []
+        read through ``upgrade``, which names an earlier version's options as this one does);
+        it outlives the earlier run's outputs the new ones replace."""
+        self._checkpointing = True
+        return Checkpoint(self.path / CHECKPOINT, key, upgrade)
 
     def check_input(self) -> None:
-        """A DataError if the input changed since :meth:`open` stamped it."""
+        """An :class:`~aflite.jobs.guards.InputChanged` error if the input changed since
+        :meth:`open` stamped it."""
         if self._input is not None:
             guards.check_input_unchanged(self._input, self._stamp)
 
     def publish(self, write: Callable[[Path], T]) -> T:
-        """``write(stage)`` writes every output into a staging folder; they are then moved in
-        as a set, ``summary.json`` last. A failure on the way leaves none of them."""
+        """Once the input is checked unchanged, ``write(stage)`` writes every output into a
+        staging folder; they are then moved in as a set, ``summary.json`` last, and the
+        earlier run's outputs they do not replace are removed before it. A failure on the way
+        leaves none of them."""
+        self.check_input()
         out = self.path
         out.mkdir(parents=True, exist_ok=True)
         clean_stale_parts(out, recursive=False)  # left by an earlier, killed run
         stage = out / out_dir.STAGING
         shutil.rmtree(stage, ignore_errors=True)  # an earlier, killed run's unfinished set
         stage.mkdir()
+        # the run's own checkpoint goes after the outputs are in, not with the earlier run
+        keep = {out_dir.STAGING} | ({CHECKPOINT} if self._checkpointing else set())
         try:
             written = write(stage)
-            out_dir.publish(stage, out)
+            out_dir.publish(stage, out, replaces=[p for p in self.earlier if p.name not in keep])
         except BaseException:
             shutil.rmtree(stage, ignore_errors=True)
             raise
+        self.earlier = []
         return written

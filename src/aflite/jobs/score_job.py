@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -12,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from aflite._internal.atomic import atomic_path, clean_stale_parts
 from aflite._internal.options import ConfigError
 from aflite.config import ScoreConfig
 from aflite.errors import DataError
+from aflite.jobs.outputs import write_score_set
 from aflite.jobs.run_folder import RunFolder
 
 __all__ = ["ScoreJob", "ScoreOutcome", "run_score_job", "region_examples"]
@@ -139,26 +138,6 @@ def _summary(job: ScoreJob, ds: Any, seconds: float) -> dict[str, Any]:
     return summary
 
 
-def write_scores_parquet(path: Path, frame: Any) -> Path:
-    """``scores.parquet``: ids and labels (answers of multiple-choice items) as text (as the
-    filter writes them), then the scores."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    target = _target(frame)
-    cols = {
-        "id": pa.array([str(v) for v in frame["id"]]),
-        target: pa.array([str(v) for v in frame[target]]),
-    }
-    for c in frame.columns:
-        if c not in ("id", target):
-            v = frame[c].to_numpy()
-            cols[c] = pa.array(v.tolist() if v.dtype == object else v)
-    with atomic_path(path) as tmp:
-        pq.write_table(pa.table(cols), tmp)
-    return path
-
-
 # what only the job reads: where the data and the outputs are, and the scorers' own options
 _JOB_ONLY = ("input", "out_dir", "overwrite", "report", "options")
 
@@ -179,41 +158,32 @@ def _score(job: ScoreJob) -> Any:
 
 def run_score_job(job: ScoreJob) -> ScoreOutcome:
     """Run a scoring job end to end. An ``out_dir`` holding an earlier run is refused unless
-    ``job.overwrite`` (its outputs are removed once the input has been read and scored)."""
+    ``job.overwrite`` (its outputs are replaced when the new ones are published, as a set)."""
     t0 = time.perf_counter()
     # every file the job reads is protected from --overwrite (none is watched for changes:
     # the scores are written straight from what was read)
     others = [p for p in (job.input, job.dynamics, job.probs, job.partial_probs) if p]
-    folder = RunFolder.open(job.out_dir, overwrite=job.overwrite, resume=False, others=others)
-    try:
-        ds = _score(job)
-    except ConfigError as e:
-        from aflite.config.score import scorer_options
+    with RunFolder.open(
+        job.out_dir, overwrite=job.overwrite, resume=False, others=others
+    ) as folder:
+        try:
+            ds = _score(job)
+        except ConfigError as e:
+            from aflite.config.score import scorer_options
 
-        if e.field not in scorer_options():
-            raise
-        # a scorer's option the data cannot take (--train-size), named as its flag
-        raise DataError(e.render(cli=True)) from None
-    folder.replace_earlier()
+            if e.field not in scorer_options():
+                raise
+            # a scorer's option the data cannot take (--train-size), named as its flag
+            raise DataError(e.render(cli=True)) from None
+        names = {"scores": "scores.parquet", "summary": "summary.json"}
+        if job.report:
+            names["report"] = "report.html"
+        summary = _json_safe(_summary(job, ds, time.perf_counter() - t0) | {"outputs": names})
+        folder.publish(
+            lambda stage: write_score_set(stage, ds.scores, ds.texts, summary, report=job.report)
+        )
     out = folder.path
-    out.mkdir(parents=True, exist_ok=True)
-    clean_stale_parts(out, recursive=False)
-    outputs = {"scores": str(write_scores_parquet(out / "scores.parquet", ds.scores))}
-    if ds.texts:
-        from aflite.jobs.outputs import write_texts
-
-        write_texts(out / "result" / "texts.parquet", ds.texts)
-    summary = _summary(job, ds, time.perf_counter() - t0)
-    summary["outputs"] = {"scores": "scores.parquet", "summary": "summary.json"}
-    if job.report:
-        summary["outputs"]["report"] = "report.html"
-    with atomic_path(out / "summary.json") as tmp:
-        tmp.write_text(json.dumps(_json_safe(summary), indent=2, default=str), encoding="utf-8")
-    outputs["summary"] = str(out / "summary.json")
-    if job.report:
-        from aflite.reports.scores_html import write_scores_report
-
-        outputs["report"] = str(write_scores_report(out))
+    outputs = {k: str(out / v) for k, v in names.items()}
     secs = ", ".join(f"{k} {v:.1f}s" for k, v in summary["seconds"]["scorers"].items())
     what = "items" if "items" in summary else "rows"
     text = f"scored {len(ds.scores)} {what}: {', '.join(summary['columns'])} ({secs})"

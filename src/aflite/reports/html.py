@@ -8,13 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from aflite._internal.atomic import atomic_path
 from aflite._internal.text import plural
 from aflite.reports.audit_pairs import MISSING, pair_audits, paired_table
 from aflite.reports.data import ReportData, WhyRemoved
 from aflite.reports.interactive import REVIEW_CSS, filter_rows_payload, review_section
 from aflite.reports.items_html import ITEMS_CSS, items_html
-from aflite.reports.markup import CSS, esc, is_png, row_html, table_html
+from aflite.reports.markup import CSS, esc, is_png, page_end, row_html, table_html, write_page
 from aflite.reports.plots import png_data_uri
 from aflite.reports.warnings import DRIFT_WARNING, label_drift, run_warnings
 
@@ -345,18 +344,10 @@ def render_report(out_dir: str | Path) -> str:
     parts += items_html(report.items)
 
     parts += _audits_html(report.audits or [])
-    versions = summary.get("versions", {})
-    parts.append(
-        "<p class='muted'>" + ", ".join(f"{esc(k)} {esc(v)}" for k, v in versions.items()) + "</p>"
-    )
-    parts.append("</body></html>")
+    parts += page_end(summary)
     return "\n".join(parts)
 
 
 def write_report(out_dir: str | Path) -> Path:
     """(Re)write ``report.html`` in a filter run's output folder."""
-    d = Path(out_dir)
-    page = render_report(d)
-    with atomic_path(d / "report.html") as tmp:
-        tmp.write_text(page, encoding="utf-8")
-    return d / "report.html"
+    return write_page(out_dir, render_report(Path(out_dir)))

@@ -1,15 +1,18 @@
-"""The building blocks of aflite's HTML pages: the style sheet, escaped text, tables and the
-check that only inline PNGs reach an image's ``src``."""
+"""The building blocks of aflite's HTML pages: the style sheet, escaped text, tables, the
+check that only inline PNGs reach an image's ``src``, and a page's end and its writing."""
 
 from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["CSS", "esc", "is_png", "row_html", "table_html"]
+from aflite._internal.atomic import atomic_path
+
+__all__ = ["CSS", "esc", "is_png", "page_end", "row_html", "table_html", "write_page"]
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;
@@ -51,3 +54,19 @@ _PNG_URI = re.compile(r"data:image/png;base64,[A-Za-z0-9+/]+={0,2}")
 def is_png(src: Any) -> bool:
     """Only inline PNGs reach an ``src`` attribute (no other scheme, no quotes)."""
     return isinstance(src, str) and _PNG_URI.fullmatch(src) is not None
+
+
+def page_end(summary: dict[str, Any]) -> list[str]:
+    """The end of a report page: the versions its run was made with (``summary.json``'s),
+    then the closing tags."""
+    versions = summary.get("versions", {})
+    shown = ", ".join(f"{esc(k)} {esc(v)}" for k, v in versions.items())
+    return [f"<p class='muted'>{shown}</p>", "</body></html>"]
+
+
+def write_page(out_dir: str | Path, page: str) -> Path:
+    """``page`` as the ``report.html`` of a run's output folder, written atomically."""
+    path = Path(out_dir) / "report.html"
+    with atomic_path(path) as tmp:
+        tmp.write_text(page, encoding="utf-8")
+    return path

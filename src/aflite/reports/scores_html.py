@@ -11,10 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from aflite._internal.atomic import atomic_path
 from aflite._internal.text import plot_text
 from aflite.reports.interactive import REVIEW_CSS, review_section, scores_rows_payload
-from aflite.reports.markup import CSS, esc, is_png, table_html
+from aflite.reports.markup import CSS, esc, is_png, page_end, table_html, write_page
 from aflite.reports.plots import png_data_uri
 from aflite.reports.shorten import shorten
 
@@ -180,18 +179,10 @@ def render_scores_report(out_dir: str | Path) -> str:
     parts.append(table_html(["option", "value"], [[k, str(v)] for k, v in opts.items()]))
     seconds = summary["seconds"]["scorers"]
     parts.append(table_html(["scorer", "seconds"], [[k, float(v)] for k, v in seconds.items()]))
-    versions = summary.get("versions", {})
-    parts.append(
-        "<p class='muted'>" + ", ".join(f"{esc(k)} {esc(v)}" for k, v in versions.items()) + "</p>"
-    )
-    parts.append("</body></html>")
+    parts += page_end(summary)
     return "\n".join(parts)
 
 
 def write_scores_report(out_dir: str | Path) -> Path:
     """(Re)write ``report.html`` in a scoring run's output folder."""
-    d = Path(out_dir)
-    page = render_scores_report(d)
-    with atomic_path(d / "report.html") as tmp:
-        tmp.write_text(page, encoding="utf-8")
-    return d / "report.html"
+    return write_page(out_dir, render_scores_report(Path(out_dir)))

@@ -1,10 +1,12 @@
 """What a run's report and summary text warn about: a class balance that moved, and kept rows
-that models predict worse than chance (a new artifact, not a cleaner set)."""
+that models predict worse than chance (a new artifact, not a cleaner set); and the text a
+filter run prints when it ends (:func:`outcome_text`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +20,7 @@ __all__ = [
     "audit_warnings",
     "label_drift",
     "outcome_lines",
+    "outcome_text",
     "run_warnings",
     "stop_hint",
     "warning_facts",
@@ -254,3 +257,38 @@ def outcome_lines(
         lines.append(hint)
     nouns = "rows" if items is None else "items"
     return lines + [f"warning: {w}" for w in run_warnings(summary, report, nouns=nouns)]
+
+
+def outcome_text(
+    result: Any,
+    summary: dict[str, Any],
+    report: ReportData,
+    *,
+    out: Path,
+    names: dict[str, str],
+    n_warmup: int,
+    dropped_by: str = "--drop-ids",
+    fields_note: str = "",
+    items: Any = None,
+) -> tuple[str, list[str]]:
+    """What is printed after a filter run: the result (rows a reviewer dropped counted apart,
+    as ``dropped_by`` dropped them) and where the outputs are, then the notes and warnings
+    (one line each, :func:`outcome_lines`)."""
+    shown = [v for k, v in names.items() if k != "report"] + (
+        [names["report"]] if "report" in names else []
+    )
+    audits = [
+        f"audit ({a.get('tag', '')}): {a['summary']}"
+        for a in report.audits or []
+        if a.get("summary")
+    ]
+    text = (
+        f"{result.summary(dropped_by=dropped_by)}\n"
+        f"kept set fingerprint {summary['kept_fingerprint']}\n"
+        + "".join(f"{line}\n" for line in audits)
+        # only a run that split off warm-up rows says so (never items: they take no warm-up)
+        + (f"warm-up rows: {n_warmup}\n" if n_warmup else "")
+        + f"outputs in {out}/: "
+        + ", ".join(shown)
+    )
+    return text, outcome_lines(result, summary, report, fields_note=fields_note, items=items)

@@ -14,7 +14,7 @@ import numpy as np
 from aflite.errors import DataError
 from aflite.scoring.dynamics import TrainingDynamics
 
-__all__ = ["load_cartography_dynamics", "align_dynamics"]
+__all__ = ["load_cartography_dynamics", "align_dynamics", "dynamics_for"]
 
 _NAME = re.compile(r"dynamics_epoch_(\d+)\.jsonl?$")
 
@@ -111,3 +111,15 @@ def align_dynamics(
         raise DataError(f"{where}: no training dynamics for id {str(missing)!r}")
     rows = np.asarray([index[str(i)] for i in ids], dtype=np.int64)
     return TrainingDynamics(td.logits[rows], td.gold[rows], [td.ids[r] for r in rows], td.info)
+
+
+def dynamics_for(dynamics: Any, ids: list[Any]) -> TrainingDynamics | None:
+    """Logged training dynamics (a folder in cartography's format, or a
+    :class:`~aflite.scoring.TrainingDynamics`) in the order of ``ids``; None stays None."""
+    if dynamics is None:
+        return None
+    where = "dynamics"
+    if isinstance(dynamics, (str, Path)):
+        where = str(dynamics)
+        dynamics = load_cartography_dynamics(dynamics)
+    return align_dynamics(dynamics, ids, where)

@@ -82,9 +82,16 @@ class TrainingDynamics:
         return self.logits.shape[2]
 
     def gold_logit(self) -> np.ndarray:
-        """(N, R, E) logit of each row's gold label."""
-        idx = np.broadcast_to(self.gold[:, None, None, None], self.logits.shape[:3] + (1,))
-        return np.take_along_axis(self.logits, idx, axis=3)[..., 0]
+        """(N, R, E) logit of each row's gold label. Deprecated: no score reads it; it goes
+        in a later release."""
+        import warnings
+
+        warnings.warn(
+            "TrainingDynamics.gold_logit is deprecated and goes in a later release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self._at_gold(self.logits)
 
     def probabilities(self) -> np.ndarray:
         """(N, R, E, C) softmax of the logits, in float64."""
@@ -94,9 +101,12 @@ class TrainingDynamics:
 
     def gold_probability(self) -> np.ndarray:
         """(N, R, E) probability of the gold label after each epoch."""
-        p = self.probabilities()
-        idx = np.broadcast_to(self.gold[:, None, None, None], p.shape[:3] + (1,))
-        return np.take_along_axis(p, idx, axis=3)[..., 0]
+        return self._at_gold(self.probabilities())
+
+    def _at_gold(self, values: np.ndarray) -> np.ndarray:
+        """(N, R, E) of (N, R, E, C) ``values``: each row's at its gold label."""
+        idx = np.broadcast_to(self.gold[:, None, None, None], values.shape[:3] + (1,))
+        return np.take_along_axis(values, idx, axis=3)[..., 0]
 
     def correct(self) -> np.ndarray:
         """(N, R, E) whether the arg-max prediction was the gold label (first index on ties,

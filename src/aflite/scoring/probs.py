@@ -17,7 +17,7 @@ import numpy as np
 
 from aflite.errors import DataError
 
-__all__ = ["check_probabilities", "load_probabilities"]
+__all__ = ["check_probabilities", "load_probabilities", "probabilities_for"]
 
 _SUM_TOLERANCE = 1e-3
 
@@ -118,3 +118,11 @@ def load_probabilities(
     if bad is not None:
         raise DataError(f"{table.where(order[bad])}: {_not_a_distribution(arr[bad])}")
     return arr / arr.sum(axis=1, keepdims=True)
+
+
+def probabilities_for(given: Any, ids: Sequence[Any], classes: Sequence[Any], flag: str) -> Any:
+    """Probabilities given as a file (read by id, in the order of ``ids``,
+    :func:`load_probabilities`), or as they are (an array, or None)."""
+    if not isinstance(given, (str, Path)):
+        return given
+    return load_probabilities(given, ids, classes, flag=flag)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -83,23 +82,14 @@ class DelimitedTable(RowsTable):
         table.line_ending = _line_ending(path)
         return table
 
-    def write_subset(
-        self,
-        target: str | os.PathLike,
-        indices: Sequence[int] | np.ndarray,
-        extra: dict[str, Sequence[Any]] | None = None,
-    ) -> Path:
-        idx = np.asarray(indices, dtype=np.int64)
-        extra = dict(extra or {})
+    def write_rows(self, target: Path, rows: np.ndarray, extra: dict[str, Sequence[Any]]) -> None:
         names = self.fieldnames + [k for k in extra if k not in self.fieldnames]
-        target = Path(target)
         with atomic_path(target) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
             w = csv.DictWriter(
                 fh, fieldnames=names, delimiter=self.delimiter, lineterminator=self.line_ending
             )
             w.writeheader()
-            w.writerows(self.rows_with(idx, extra))
-        return target
+            w.writerows(self.rows_with(rows, extra))
 
 
 @register_format("csv", suffixes=(".csv",), description="CSV")

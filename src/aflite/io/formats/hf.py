@@ -143,19 +143,12 @@ class HFDatasetTable(BaseTable):
             fp += f"\0{self.split}"
         return hashlib.sha256(fp.encode()).hexdigest()[:16]
 
-    def write_subset(
-        self,
-        target: str | os.PathLike,
-        indices: Sequence[int] | np.ndarray,
-        extra: dict[str, Sequence[Any]] | None = None,
-    ) -> Path:
-        idx = np.asarray(indices, dtype=np.int64)
-        sub = self._ds.select(idx.tolist())
-        for k, v in (extra or {}).items():
+    def write_rows(self, target: Path, rows: np.ndarray, extra: dict[str, Sequence[Any]]) -> None:
+        sub = self._ds.select(rows.tolist())
+        for k, v in extra.items():
             if k in sub.column_names:  # an input column of the same name is replaced
                 sub = sub.remove_columns(k)
             sub = sub.add_column(k, [plain_value(x) for x in v])
-        target = Path(target)
         # save_to_disk writes a folder: build it beside the target, then swap it in
         tmpdir = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         try:
@@ -166,4 +159,3 @@ class HFDatasetTable(BaseTable):
             os.replace(tmpdir / "data", target)
         finally:
             shutil.rmtree(tmpdir, ignore_errors=True)
-        return target

@@ -73,18 +73,9 @@ class ImageFolderTable(ImageArrays):
     def where(self, i: int) -> str:
         return os.path.join(self.path, self.paths[i]) if self.paths else self.path
 
-    def write_subset(
-        self,
-        target: str | os.PathLike,
-        indices: Sequence[int] | np.ndarray,
-        extra: dict[str, Sequence[Any]] | None = None,
-    ) -> Path:
-        idx = np.asarray(indices, dtype=np.int64)
-        extra = dict(extra or {})
-        target = Path(target)
+    def write_rows(self, target: Path, rows: np.ndarray, extra: dict[str, Sequence[Any]]) -> None:
         with atomic_path(target) as tmp, tmp.open("w", encoding="ascii") as fh:
-            for j, i in enumerate(idx):
+            for j, i in enumerate(rows):
                 row = {"id": self.ids[i], "path": self.paths[i], "label": self.labels[i]}
                 row.update({k: plain_value(v[j]) for k, v in extra.items()})
                 fh.write(json.dumps(row) + "\n")
-        return target

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -75,18 +74,12 @@ class ImageNpzTable(ImageArrays):
             raise DataError(f"{path}: row {bad + 1}: image contains NaN or inf")
         return cls(path, raw, labels, ids)
 
-    def write_subset(
-        self,
-        target: str | os.PathLike,
-        indices: Sequence[int] | np.ndarray,
-        extra: dict[str, Sequence[Any]] | None = None,
-    ) -> Path:
-        idx = np.asarray(indices, dtype=np.int64)
-        arrays = {k: np.asarray(v) for k, v in (extra or {}).items()}
+    def write_rows(self, target: Path, rows: np.ndarray, extra: dict[str, Sequence[Any]]) -> None:
+        arrays = {k: np.asarray(v) for k, v in extra.items()}
         arrays.update(
-            images=self.raw[idx], labels=self._stored["labels"][idx], ids=self._stored["ids"][idx]
+            images=self.raw[rows],
+            labels=self._stored["labels"][rows],
+            ids=self._stored["ids"][rows],
         )
-        target = Path(target)
         with atomic_path(target) as tmp, open(tmp, "wb") as fh:
             np.savez_compressed(fh, **arrays)
-        return target

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -80,15 +79,7 @@ class JsonLinesTable(RowsTable):
         # no header: a field no row has is missing from the first row
         return self.where(0)
 
-    def write_subset(
-        self,
-        target: str | os.PathLike,
-        indices: Sequence[int] | np.ndarray,
-        extra: dict[str, Sequence[Any]] | None = None,
-    ) -> Path:
-        idx = np.asarray(indices, dtype=np.int64)
-        target = Path(target)
+    def write_rows(self, target: Path, rows: np.ndarray, extra: dict[str, Sequence[Any]]) -> None:
         with atomic_path(target) as tmp, tmp.open("wb") as fh:
-            for row in self.rows_with(idx, dict(extra or {})):
+            for row in self.rows_with(rows, extra):
                 fh.write(_dumps(row))
-        return target

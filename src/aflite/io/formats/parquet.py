@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,24 +48,16 @@ class ParquetTable(BaseTable):
     def values(self, name: str) -> list[Any]:
         return self._arrow.column(name).to_pylist()
 
-    def write_subset(
-        self,
-        target: str | os.PathLike,
-        indices: Sequence[int] | np.ndarray,
-        extra: dict[str, Sequence[Any]] | None = None,
-    ) -> Path:
+    def write_rows(self, target: Path, rows: np.ndarray, extra: dict[str, Sequence[Any]]) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        idx = np.asarray(indices, dtype=np.int64)
-        sub = self._arrow.take(pa.array(idx, type=pa.int64()))
-        for k, v in (extra or {}).items():
+        sub = self._arrow.take(pa.array(rows, type=pa.int64()))
+        for k, v in extra.items():
             col = pa.array([plain_value(x) for x in v])
             if k in sub.column_names:  # an input column of the same name is replaced
                 sub = sub.set_column(sub.column_names.index(k), k, col)
             else:
                 sub = sub.append_column(k, col)
-        target = Path(target)
         with atomic_path(target) as tmp:
             pq.write_table(sub, tmp)
-        return target
