@@ -73,7 +73,7 @@ def main() -> None:
     ap.add_argument(
         "--partitions",
         type=lambda v: v if v == "auto" else int(v),
-        default=PRESETS["practical"]["n_partitions"],
+        default=PRESETS["practical"].n_partitions,
         help="m (auto: 512 with the exact family, 64 with logistic regression)",
     )
     ap.add_argument("--device", default="auto")
@@ -89,9 +89,9 @@ def main() -> None:
         {"target": 92_000, "train": 55_000, "slice": 500}
         if args.schedule == "paper"
         else {
-            "target": round(cli["target_size"] * args.n),
-            "train": round(cli["train_size"] * args.n),
-            "slice": round(cli["slice_size"] * args.n),
+            "target": round(cli.target_size * args.n),
+            "train": round(cli.train_size * args.n),
+            "slice": round(cli.slice_size * args.n),
         }
     )
     for name, value in sizes.items():

@@ -10,10 +10,9 @@ from sklearn.linear_model import RidgeClassifier
 
 import aflite
 from aflite.algorithm import RidgeEnsemble
-from aflite.algorithm.models.ridge.direct import solve_spd
+from aflite.algorithm.models.ridge.direct import parts_of_mask, solve_spd
 from aflite.algorithm.models.ridge.fit import Parts, choose_form, fit_ridge
 from aflite.algorithm.models.ridge.kernel import KernelCache
-from aflite.algorithm.models.ridge.model import parts_of_mask
 from aflite.algorithm.numerics.store import FeatureStore, standardise
 
 
@@ -59,7 +58,7 @@ def _reference(xs, y, mask, alpha, n_classes):
     return out
 
 
-@pytest.mark.parametrize("form", ["primal", "cg", "dual", "sparse"])
+@pytest.mark.parametrize("form", ["primal", "dual", "sparse"])
 @pytest.mark.parametrize("n_classes", [2, 3, 20])
 def test_every_form_equals_scikit_learns_ridge_classifier_on_the_same_parts(form, n_classes):
     n = 400 if n_classes == 20 else 240
@@ -82,7 +81,7 @@ def test_every_form_equals_scikit_learns_ridge_classifier_on_the_same_parts(form
         n_classes,
         RidgeEnsemble(alpha=0.5, form=form),
         kernel=KernelCache(),
-        held_of=lambda s, e: torch.as_tensor(~mask[s:e]),
+        held_of=lambda pos: torch.as_tensor(~mask)[pos],
     )
     assert fit.report.form == form
     xs = standardise(x).astype(np.float64)
@@ -96,7 +95,7 @@ def test_every_form_equals_scikit_learns_ridge_classifier_on_the_same_parts(form
         assert bool((fit.neg[5, 0] < -1e29) & (fit.neg[5, 1:] == 0).all())
 
 
-@pytest.mark.parametrize("form", ["auto", "cg"])
+@pytest.mark.parametrize("form", ["auto", "primal"])
 @pytest.mark.parametrize("partitions", ["blocks", "uniform"])
 def test_held_out_counts_equal_a_loop_of_scikit_learn_fits(partitions, form):
     x, y = _data(n=300, d=20)
@@ -111,7 +110,7 @@ def test_held_out_counts_equal_a_loop_of_scikit_learn_fits(partitions, form):
         partitions=partitions,
         seed=3,
     )
-    assert form == "auto" or ps.info["solver"] == "ridge-cg"
+    assert form == "auto" or ps.info["solver"] == "ridge-primal"
     mask = ps.train_mask
     xs = standardise(x).astype(np.float64)
     correct = np.zeros(300)
@@ -131,7 +130,7 @@ def test_every_form_gives_the_same_counts_on_sparse_features():
     # uniform parts: under blocks the primal forms deal larger blocks than the others
     x, y = _data(n=500, d=120, sparse=True)
     counts = []
-    for form in ("primal", "cg", "dual", "sparse"):
+    for form in ("primal", "dual", "sparse"):
         ps = aflite.predictability_scores(
             x,
             y,
@@ -201,7 +200,7 @@ def test_bad_settings_are_refused():
         )
 
 
-@pytest.mark.parametrize("form", ["primal", "cg", "dual"])
+@pytest.mark.parametrize("form", ["primal", "dual"])
 def test_a_memory_map_scores_as_the_array_does(tmp_path, form):
     x, y = _data(n=300, d=40)
     path = tmp_path / "x.npy"
@@ -228,9 +227,9 @@ def test_multiple_choice_items_take_the_choice_wise_models():
     assert ps.info["solver"] == "choice"
     with pytest.raises(ValueError, match="unknown model family 'ridg' .*did you mean 'ridge'"):
         aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="ridg")
-    with pytest.raises(ValueError, match="primal form only: .* not form='cg'"):
+    with pytest.raises(ValueError, match="primal form only: .* not form='dual'"):
         aflite.predictability_scores(
-            x, y, n_partitions=4, train_size=20, model=RidgeEnsemble(form="cg")
+            x, y, n_partitions=4, train_size=20, model=RidgeEnsemble(form="dual")
         )
 
 
@@ -245,34 +244,24 @@ def test_the_primal_form_without_room_for_the_block_sums_gives_the_same_counts(m
     np.testing.assert_array_equal(blocks.n_correct, rows.n_correct)
 
 
-@pytest.mark.parametrize("steps", [100, 2])
-def test_the_two_primal_solvers_give_the_same_counts_under_blocks(steps, monkeypatch):
-    """Conjugate gradients on the blocks against the direct solve, on the same design; parts
-    whose iterations stop short (here: a cap of 2 steps) are solved directly."""
-    from aflite.algorithm.models.ridge import cg as ridge_cg
-
-    x, y = _data(n=3000, d=40)
-    kw = dict(n_partitions=16, train_size=600, seed=2)
-    direct = aflite.predictability_scores(x, y, model=RidgeEnsemble(form="primal"), **kw)
-    monkeypatch.setattr(ridge_cg, "MAX_STEPS", steps)
-    cg = aflite.predictability_scores(x, y, model=RidgeEnsemble(form="cg"), **kw)
-    assert cg.info["direct_parts"] == (16 if steps == 2 else 0)
-    np.testing.assert_array_equal(direct.train_mask, cg.train_mask)
-    np.testing.assert_array_equal(direct.n_correct, cg.n_correct)
-    assert cg.info["form"] == "cg" and cg.info["cg_steps"] > 0
+def test_the_earlier_iterative_form_is_read_as_the_direct_one():
+    with pytest.warns(DeprecationWarning, match="form='primal'"):
+        model = RidgeEnsemble(form="cg")
+    assert model.form == "primal"
 
 
 @pytest.mark.parametrize("alpha", [1e-8, 1e-11])
-def test_cg_with_a_tiny_penalty_still_equals_scikit_learn(alpha):
-    # d > t and a tiny alpha: a residual of 1e-12 leaves the weights far from the solution
-    # (the bound ||r|| / (alpha t) is loose), so those parts are solved directly
+def test_a_tiny_penalty_still_equals_scikit_learn(alpha):
+    # d > t and a tiny alpha: near-singular systems, which a float32 factor cannot refine
+    # (a float64 factor takes over) and whose bound ||r|| / (alpha t) is loose
     x, y = _data(n=120, d=400)
     mask = _parts(120, 4, 40, seed=3)
     store = FeatureStore(x, torch.device("cpu"))
     order, weight = parts_of_mask(torch.as_tensor(mask))
     fit, counts = fit_ridge(
-        store, torch.as_tensor(y), Parts(order, weight), 3, RidgeEnsemble(alpha=alpha, form="cg"),
-        kernel=KernelCache(), held_of=lambda s, e: torch.as_tensor(~mask[s:e]),
+        store, torch.as_tensor(y), Parts(order, weight), 3,
+        RidgeEnsemble(alpha=alpha, form="primal"),
+        kernel=KernelCache(), held_of=lambda pos: torch.as_tensor(~mask)[pos],
     )  # fmt: skip
     xs = standardise(x).astype(np.float64)
     correct = np.zeros(120)
@@ -281,11 +270,9 @@ def test_cg_with_a_tiny_penalty_still_equals_scikit_learn(alpha):
     np.testing.assert_array_equal(counts.correct.numpy(), correct)
 
 
-def test_cg_keeps_the_same_rows_from_a_shuffled_input():
-    """Many equal scores at the cut (two classes, a weak signal), ordered by the margins: with
-    cg those are the exact solution's to ~1e-10 whatever the storage order, since the
-    iterations run to 1e-12 and the preconditioner's sample is a set of rows (first stored
-    rows made 2 of 2,056 removals differ)."""
+def test_the_primal_form_keeps_the_same_rows_from_a_shuffled_input():
+    """Many equal scores at the cut (two classes, a weak signal), ordered by the seed's draw
+    in the rows' canonical order: the same rows whatever the storage order and threads."""
     rng = np.random.default_rng(0)
     n, d = 60_000, 32
     y = rng.integers(0, 2, n)
@@ -293,28 +280,25 @@ def test_cg_keeps_the_same_rows_from_a_shuffled_input():
     ids = np.array([f"r{i:06d}" for i in range(n)])
     perm = rng.permutation(n)
     kw = dict(n_partitions=64, train_size=6000, seed=0, partitions="uniform",
-              model=RidgeEnsemble(form="cg"), threshold=0.0, slice_size=2056,
+              model=RidgeEnsemble(form="primal"), threshold=0.0, slice_size=2056,
               target_size=n - 2056, progress=False, score_kept=False)  # fmt: skip
     a = aflite.filter(x, y, ids=list(ids), threads=1, **kw)
     b = aflite.filter(x[perm], y[perm], ids=list(ids[perm]), threads=2, **kw)
-    assert a.history[0].solver["form"] == "cg"
+    assert a.history[0].solver["form"] == "primal"
     assert set(ids[a.kept]) == set(ids[perm][b.kept])
 
 
-def test_auto_takes_cg_for_few_classes_and_the_direct_solve_for_many():
-    three = dict(n=20_000, d=1024, t=2000, p=64, dual_ok=False, n_classes=3)
-    assert choose_form(RidgeEnsemble(), **three) == "cg"
-    twenty = dict(n=20_000, d=1024, t=2000, p=64, dual_ok=False, n_classes=20)
-    assert choose_form(RidgeEnsemble(), **twenty) == "primal"
-    # at m=1,024 the direct solve re-reads the block Grams (110 s against 24 s on one core)
-    assert choose_form(RidgeEnsemble(), **dict(three, p=1024)) == "cg"
-    # a near-singular system: cg would crawl and certify nothing
-    assert choose_form(RidgeEnsemble(alpha=1e-6), **three) == "primal"
+def test_auto_takes_the_cheaper_direct_form():
+    wide = dict(n=20_000, d=1024, t=2000, p=64, n_classes=3)
+    assert choose_form(RidgeEnsemble(), dual_ok=False, **wide) == "primal"
+    # t well below d: the t x t systems on the kernel
+    assert choose_form(RidgeEnsemble(), dual_ok=True, **dict(wide, t=300)) == "dual"
+    assert choose_form(RidgeEnsemble(), dual_ok=True, **dict(wide, t=4000)) == "primal"
 
 
-def test_cg_counts_do_not_depend_on_the_thread_count():
+def test_primal_counts_do_not_depend_on_the_thread_count():
     x, y = _data(n=2000, d=40)
-    kw = dict(n_partitions=16, train_size=400, seed=1, model=RidgeEnsemble(form="cg"))
+    kw = dict(n_partitions=16, train_size=400, seed=1, model=RidgeEnsemble(form="primal"))
     one = aflite.predictability_scores(x, y, threads=1, **kw)
     two = aflite.predictability_scores(x, y, threads=2, **kw)
     np.testing.assert_array_equal(one.n_correct, two.n_correct)

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import torch
+from threadpoolctl import threadpool_limits
 
 __all__ = ["available_cores", "resolve_threads", "compute_threads", "workers", "Workers"]
 
@@ -104,7 +105,10 @@ def compute_threads(threads: Any = None) -> Iterator[Workers]:
     torch.set_num_threads(1)
     _state.workers = pool
     try:
-        yield pool
+        # NumPy's BLAS (the exact family's symmetric products) runs single-threaded in each
+        # worker too, for the same reason as torch
+        with threadpool_limits(limits=1, user_api="blas"):
+            yield pool
     finally:
         _state.workers = None
         torch.set_num_threads(before)

@@ -160,7 +160,6 @@ moved_modules(
         },
         _A + "solvers.reduce": _A + "numerics.reduce",
         _A + "solvers.ridge": _RIDGE + "fit",
-        _A + "solvers.ridge_cg": _RIDGE + "cg",
         _A + "solvers.ridge_direct": _RIDGE + "direct",
         _A + "solvers.ridge_heldout": _RIDGE + "heldout",
         _A + "solvers.ridge_sparse": _RIDGE + "sparse",

@@ -92,6 +92,7 @@ class Checkpoint:
                 removed_se=np.asarray(state.removed_se, dtype=np.float64),
                 generator_state=state.generator_state,
                 **({} if state.last_scores is None else {"last_scores": state.last_scores}),
+                **({} if state.blocks_state is None else {"blocks_state": state.blocks_state}),
                 **(
                     {}
                     if state.survived_score is None
@@ -108,6 +109,7 @@ class Checkpoint:
                     {
                         "history": [asdict(h) for h in state.history],
                         "storage_phase": state.storage_phase,
+                        "blocks_phase": state.blocks_phase,
                         "stop_reason": state.stop_reason,
                         "stop_message": state.stop_message,
                     }
@@ -192,6 +194,8 @@ class Checkpoint:
                     stop_reason=meta["stop_reason"],
                     stop_message=meta["stop_message"],
                     last_scores=z["last_scores"] if "last_scores" in z.files else None,
+                    blocks_state=z["blocks_state"] if "blocks_state" in z.files else None,
+                    blocks_phase=meta.get("blocks_phase"),
                 )
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise DataError(f"{self.directory}: damaged checkpoint state ({e})") from None

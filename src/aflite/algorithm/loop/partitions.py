@@ -28,7 +28,13 @@ import torch
 
 from aflite.algorithm.numerics.blocks import MIN_BLOCKS_PER_PART, BlockDesign
 
-__all__ = ["block_design", "grouped_inclusion", "train_masks"]
+__all__ = [
+    "block_design",
+    "deal_blocks",
+    "grouped_inclusion",
+    "kept_block_design",
+    "train_masks",
+]
 
 _EPS = 1e-9
 
@@ -154,6 +160,29 @@ def block_design(
     with probability q/B whatever its group's size, as every block is. ``canon``: the
     positions in canonical order (default: as stored); rows are dealt in that order.
     """
+    order, sizes, q = deal_blocks(
+        n_rows, train_size, block_rows=block_rows, generator=generator, device=device,
+        groups=groups, canon=canon,
+    )  # fmt: skip
+    n_blocks = len(sizes)
+    q = min(q, n_blocks - 1)  # some block must stay held out
+    bounds = torch.zeros(n_blocks + 1, dtype=torch.int64, device=device)
+    bounds[1:] = torch.cumsum(sizes, 0)
+    return BlockDesign(order, bounds, _balanced_incidence(n_blocks, n_partitions, q, generator))
+
+
+def deal_blocks(
+    n_rows: int,
+    train_size: int,
+    *,
+    block_rows: int,
+    generator: torch.Generator,
+    device: torch.device,
+    groups: torch.Tensor | None = None,
+    canon: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """The dealing of :func:`block_design`: the current rows block by block (``order``), the
+    blocks' sizes and the blocks per training part q."""
     canon = torch.arange(n_rows, device=device) if canon is None else canon
     q = max(MIN_BLOCKS_PER_PART, int(round(train_size / max(1, block_rows))))
     q = max(1, min(q, train_size))  # a block holds at least one row
@@ -166,11 +195,37 @@ def block_design(
     else:
         order, sizes = _deal_groups(groups[canon], n_rows / n_blocks, generator)
         order = canon[order]
-        n_blocks = len(sizes)
-    q = min(q, n_blocks - 1)  # some block must stay held out
+    return order, sizes, q
+
+
+def kept_block_design(
+    blocks: torch.Tensor,
+    n_blocks: int,
+    n_partitions: int,
+    train_size: int,
+    *,
+    generator: torch.Generator,
+    canon: torch.Tensor,
+) -> BlockDesign:
+    """The current rows in the blocks an earlier phase dealt them to (``blocks`` (n,) in
+    ``[0, n_blocks)``; block i of the design is block i of that dealing, empty once all its
+    rows have left), each classifier given q = round(t B / n) of the blocks that still have
+    rows, drawn afresh: the training parts keep about t rows as the set shrinks. Rows are
+    listed by block, in canonical order (``canon``) within one."""
+    device = blocks.device
+    n = len(blocks)
+    rank = torch.empty_like(canon)
+    rank[canon] = torch.arange(n, device=device)
+    order = torch.argsort(blocks * n + rank)
+    sizes = torch.bincount(blocks, minlength=n_blocks)
     bounds = torch.zeros(n_blocks + 1, dtype=torch.int64, device=device)
     bounds[1:] = torch.cumsum(sizes, 0)
-    return BlockDesign(order, bounds, _balanced_incidence(n_blocks, n_partitions, q, generator))
+    live = torch.nonzero(sizes > 0).squeeze(1)
+    q = int(round(train_size * len(live) / max(1, n)))
+    q = max(1, min(q, len(live) - 1))
+    incidence = torch.zeros((n_blocks, n_partitions), dtype=torch.bool, device=device)
+    incidence[live] = _balanced_incidence(len(live), n_partitions, q, generator)
+    return BlockDesign(order, bounds, incidence)
 
 
 def _deal_groups(

@@ -7,6 +7,7 @@ it takes the block design as is, and what a model that learned nothing scores.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,9 +17,14 @@ import torch
 from aflite._internal.numerics import own_numerics
 from aflite._internal.threads import compute_threads
 from aflite._internal.transfer import to_device, to_host
-from aflite.algorithm.loop.partitions import block_design, train_masks
+from aflite.algorithm.loop.partitions import (
+    block_design,
+    deal_blocks,
+    kept_block_design,
+    train_masks,
+)
 from aflite.algorithm.models.contract import Model, ModelFamily
-from aflite.algorithm.numerics.blocks import default_block_rows
+from aflite.algorithm.numerics.blocks import BlockDesign, default_block_rows
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["PhaseRunner", "PhaseOutput"]
@@ -33,8 +39,11 @@ class PhaseOutput:
     heldout: np.ndarray
     train_on_device: torch.Tensor
     info: dict[str, Any] = field(default_factory=dict)
-    margin: np.ndarray | None = None
-    tol: float | None = None  # the tolerance the fits were run to (None: fitted exactly)
+    tol: float | None = None
+    # margins(i): float64 mean margins of the rows at positions i of those the phase ran on
+    margins: Callable[[np.ndarray], np.ndarray] | None = (
+        None  # the tolerance the fits were run to (None: fitted exactly)
+    )
 
     @property
     def train(self) -> np.ndarray:
@@ -109,6 +118,66 @@ class PhaseRunner:
             if family.blocks
             else default_block_rows(self.store.dim)
         )
+        # a model that keeps sums per block from phase to phase (the exact family's primal
+        # form) gets the blocks of the phase that dealt them, and only the parts drawn anew
+        self.keeps_blocks = partitions == "blocks" and family.blocks and model.keeps_blocks()
+        self.blocks: np.ndarray | None = None  # the block of every input row (-1: none)
+        self.blocks_state: np.ndarray | None = None  # the generator before that dealing
+
+    def _design(self, rows: np.ndarray, canon: torch.Tensor, groups) -> BlockDesign:
+        """The phase's block design on the CPU: the rows dealt afresh, or, for a model that
+        keeps blocks, in the blocks they were dealt to (dealt afresh the first time, and
+        when fewer than two blocks still have rows)."""
+        if self.keeps_blocks and self.blocks is not None:
+            kept = torch.from_numpy(self.blocks[rows])
+            if len(torch.unique(kept)) >= 2:
+                n_blocks = int(self.blocks.max()) + 1
+                return kept_block_design(kept, n_blocks, self.n_partitions, self.train_size,
+                                         generator=self.generator, canon=canon)  # fmt: skip
+        if self.keeps_blocks:
+            self.blocks_state = self.generator.get_state().numpy().copy()
+        design = block_design(
+            len(rows),
+            self.n_partitions,
+            self.train_size,
+            block_rows=self.block_rows,
+            generator=self.generator,
+            device=torch.device("cpu"),
+            groups=groups,
+            canon=canon,
+        )
+        if self.keeps_blocks:
+            self._keep(rows, design.order, design.bounds)
+        return design
+
+    def _keep(self, rows: np.ndarray, order: torch.Tensor, bounds: torch.Tensor) -> None:
+        sizes = (bounds[1:] - bounds[:-1]).numpy()
+        self.blocks = np.full(self.n_input, -1, dtype=np.int64)
+        self.blocks[rows[order.numpy()]] = np.repeat(np.arange(len(sizes)), sizes)
+
+    def restore_blocks(self, rows: np.ndarray, state: np.ndarray) -> None:
+        """The blocks a dealing of ``rows`` made from the generator state ``state``: a
+        resumed run keeps the blocks of the uninterrupted one (the run's own generator is
+        not touched)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        gen = torch.Generator()
+        gen.set_state(torch.as_tensor(state, dtype=torch.uint8))
+        canon, groups = self._canon(rows)
+        order, sizes, _ = deal_blocks(len(rows), self.train_size, block_rows=self.block_rows,
+                                      generator=gen, device=torch.device("cpu"),
+                                      groups=groups, canon=canon)  # fmt: skip
+        bounds = torch.zeros(len(sizes) + 1, dtype=torch.int64)
+        bounds[1:] = torch.cumsum(sizes, 0)
+        self._keep(rows, order, bounds)
+        self.blocks_state = np.asarray(state).copy()
+
+    def _canon(self, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The rows' canonical order (by id) and their group codes."""
+        canon = torch.as_tensor(np.argsort(self.keys[rows], kind="stable"))
+        groups = None
+        if self.groups is not None:
+            groups = torch.from_numpy(np.unique(self.groups[rows], return_inverse=True)[1])
+        return canon, groups
 
     def labels_of(self, rows: np.ndarray) -> np.ndarray:
         """Class codes of input rows."""
@@ -145,21 +214,9 @@ class PhaseRunner:
         # the partitions are drawn on the CPU whatever the compute device: CUDA's random
         # streams are not the CPU's, and the rows a seed removes must not depend on the device
         cpu = torch.device("cpu")
-        canon = torch.as_tensor(np.argsort(self.keys[rows], kind="stable"))
-        groups = None
-        if self.groups is not None:
-            groups = torch.from_numpy(np.unique(self.groups[rows], return_inverse=True)[1])
+        canon, groups = self._canon(rows)
         if self.partitions == "blocks":
-            design = block_design(
-                n,
-                self.n_partitions,
-                self.train_size,
-                block_rows=self.block_rows,
-                generator=self.generator,
-                device=cpu,
-                groups=groups,
-                canon=canon,
-            ).to(self.device)
+            design = self._design(rows, canon, groups).to(self.device)
             train_active = design.train_mask()  # made on the device from the design
         else:
             train_active = train_masks(
@@ -189,12 +246,20 @@ class PhaseRunner:
         correct, held = counts.correct[pos], counts.heldout[pos]
         info = dict(counts.info)
         info["partitions"] = self.partitions
-        margin = None if counts.margin is None else to_host(counts.margin[pos].double())
         return PhaseOutput(
             correct=to_host(correct).astype(np.int64),
             heldout=to_host(held).astype(np.int64),
             train_on_device=train_active,
             info=info,
-            margin=margin,
             tol=counts.tol,
+            margins=None if counts.margins is None else _on_rows(counts.margins, pos),
         )
+
+
+def _on_rows(margins: Callable[[torch.Tensor], torch.Tensor], pos: torch.Tensor):
+    """The model's margins of stored rows, asked by position among a phase's rows."""
+
+    def of(i: np.ndarray) -> np.ndarray:
+        return to_host(margins(pos[to_device(np.asarray(i, dtype=np.int64), pos.device)]))
+
+    return of

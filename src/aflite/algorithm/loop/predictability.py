@@ -98,6 +98,14 @@ def prepare_runner(
             f"train_size ({t}) must be smaller than the number of rows ({x.shape[0]}): "
             "some rows must be held out"
         )
+    largest = 0 if g is None else int(np.bincount(g).max())
+    if partitions == "uniform" and t < largest:
+        # a uniform part takes whole groups, t rows give or take one group: below the
+        # largest group's size a part could be empty, and an empty part predicts nothing
+        raise ValueError(
+            f"train_size ({t}) must be at least the largest group ({largest} rows): a "
+            "training part takes whole groups"
+        )
     keys = canonical_ranks(ids, x.shape[0])
     threads = resolve_threads(threads)
     family, phase, n_partitions = phase_model_for(model, n_partitions, t, x.shape, backend)

@@ -96,21 +96,29 @@ class EnsembleRanker:
         self.threshold = threshold
         self.strategy = strategy
         self.balance = balance
+        self.blocks_phase: int | None = None  # the phase that dealt the blocks a model keeps
 
     def resume(self, state: FilterState) -> None:
-        """Continue from a checkpoint: the generator and the storage as they were."""
+        """Continue from a checkpoint: the generator, the storage and the kept blocks as
+        they were."""
         runner = self.runner
         if state.generator_state is not None:
             runner.generator.set_state(torch.as_tensor(state.generator_state, dtype=torch.uint8))
         if state.storage_phase is not None:
             runner.compact_to(state.rows_at_phase(state.storage_phase))
+        if state.blocks_state is not None and state.blocks_phase is not None:
+            runner.restore_blocks(state.rows_at_phase(state.blocks_phase), state.blocks_state)
+            self.blocks_phase = state.blocks_phase
 
     def phase(self, state: FilterState) -> RankedPhase:
         runner, phase = self.runner, len(state.history)
         if runner.needs_compaction(len(state.rows)):
             runner.compact_to(state.rows)
             state.storage_phase = phase
+        dealt = runner.blocks_state
         out = runner.run(state.rows)
+        if runner.blocks_state is not dealt:  # this phase dealt the blocks a model keeps
+            self.blocks_phase = phase
         # stacklevel: the warning names adversarial_filter's line, as it always has
         warn_if_unconverged(out.info, phase, out.tol, stacklevel=6)
         labels = runner.labels_of(state.rows)
@@ -129,8 +137,8 @@ class EnsembleRanker:
                 generator=runner.generator,
                 device=runner.generator.device,
                 protected=protected,
-                margin=out.margin,
                 rank=runner.keys[state.rows],
+                margins=out.margins,
             )
 
         return RankedPhase(
@@ -150,6 +158,7 @@ class EnsembleRanker:
 
     def save(self, state: FilterState) -> None:
         state.generator_state = self.runner.generator.get_state().numpy().copy()
+        state.blocks_state, state.blocks_phase = self.runner.blocks_state, self.blocks_phase
 
 
 class ScoreRanker:

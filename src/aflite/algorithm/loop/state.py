@@ -18,7 +18,9 @@ class FilterState:
     Positions are input row indices. ``generator_state`` is the torch generator's state, so a
     resumed run draws exactly the partitions an uninterrupted run would have drawn;
     ``storage_phase`` says which phase's set the compacted storage was last built from, so a
-    resumed run lays out (and sums) rows the same way. ``last_scores`` holds the last phase's
+    resumed run lays out (and sums) rows the same way; ``blocks_state`` and ``blocks_phase``
+    are the generator's state before the dealing of the blocks a model keeps from phase to
+    phase, and the phase that dealt them, so a resumed run keeps the same blocks. ``last_scores`` holds the last phase's
     scores of ``rows`` when that phase removed nothing: they measured the kept set as it is,
     so the run's final figure is that phase's (the stop line and the summary agree).
     """
@@ -35,6 +37,8 @@ class FilterState:
     history: list[PhaseRecord] = field(default_factory=list)
     generator_state: np.ndarray | None = None
     storage_phase: int | None = None
+    blocks_state: np.ndarray | None = None
+    blocks_phase: int | None = None
     stop_reason: str | None = None
     stop_message: str | None = None
     # the last phase's per-row scores, aligned with ``rows``, when that phase removed nothing

@@ -50,17 +50,18 @@ __all__ = [
 @dataclass
 class PhaseCounts:
     """Per stored row: correct held-out predictions and times held out; how the fits ended
-    (a :class:`~aflite.algorithm.numerics.report.SolveReport` as a dict); where the family
-    gives it, the sum over those predictions of the gold class's margin (its decision value
-    less the best other class's), a finer view of the same predictions that orders rows with
-    equal counts; and the tolerance the fits were run to (None: fitted exactly), which the
-    warning for classifiers that did not converge names."""
+    (a :class:`~aflite.algorithm.numerics.report.SolveReport` as a dict); the tolerance the
+    fits were run to (None: fitted exactly), which the warning for classifiers that did not
+    converge names; and, where the family gives them, ``margins(positions)``: the mean over a
+    stored row's held-out predictions of its class's lead over the best other class, in
+    float64, for the rows asked (a finer view of the same predictions that orders rows of
+    equal scores; asked only for the rows tied at a phase's cut)."""
 
     correct: torch.Tensor
     heldout: torch.Tensor
     info: dict[str, Any] = field(default_factory=dict)
-    margin: torch.Tensor | None = None
     tol: float | None = None
+    margins: Callable[[torch.Tensor], torch.Tensor] | None = None
 
 
 @runtime_checkable
@@ -84,10 +85,15 @@ class Model(Protocol):
 
 class BlockModel(Model, Protocol):
     """The model of a family that declares ``blocks``: it also takes a phase's block design
-    as is (:func:`aflite.algorithm.loop.partitions.block_design`), and says how large the
-    blocks should be once attached (it knows the stored rows then)."""
+    as is (:func:`aflite.algorithm.loop.partitions.block_design`), says how large the
+    blocks should be once attached (it knows the stored rows then), and whether it keeps
+    something per block from phase to phase (the exact family's sums): its phases then keep
+    the blocks the first one dealt, and draw only which parts each block trains
+    (:func:`aflite.algorithm.loop.partitions.kept_block_design`)."""
 
     def block_rows(self, train_size: int, n_partitions: int) -> int: ...
+
+    def keeps_blocks(self) -> bool: ...
 
     def score_blocks(
         self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor

@@ -2,11 +2,11 @@
 partitions reads.
 
 A phase's rows are dealt into blocks (:func:`aflite.algorithm.loop.partitions.block_design`
-draws the :class:`BlockDesign`) and each classifier trains on a few whole blocks. A pass reads every block once and multiplies it
-by the weights of just the classifiers that train on it (about m*t/n of them, padded to the
-most in a task), while the block is still in cache: the useful work of a fit and nothing more
-(the logistic family's passes, :mod:`aflite.algorithm.models.linear.block_pass`; the exact
-family's conjugate gradients, :mod:`aflite.algorithm.models.ridge.cg`; the choice-wise model's,
+draws the :class:`BlockDesign`) and each classifier trains on a few whole blocks. A pass
+reads every block once and multiplies it by the weights of just the classifiers that train
+on it (about m*t/n of them, padded to the most in a task), while the block is still in cache:
+the useful work of a fit and nothing more (the logistic family's passes,
+:mod:`aflite.algorithm.models.linear.block_pass`; the choice-wise model's,
 :mod:`aflite.algorithm.models.choice.fit`).
 
 Blocks of similar size are batched into tasks of a few thousand rows; a task is the unit a

@@ -33,6 +33,9 @@ class ChoiceModel(ItemModel):
             )
         self.model = model or ChoiceEnsemble()
 
+    def keeps_blocks(self) -> bool:
+        return False  # nothing kept between phases: the blocks are dealt afresh
+
     def block_rows(self, train_size: int, n_partitions: int) -> int:
         return default_block_rows(self.store.dim)
 

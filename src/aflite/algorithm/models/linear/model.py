@@ -25,6 +25,9 @@ class LinearModel:
     def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
         self.store, self.y, self.n_classes = store, y, n_classes
 
+    def keeps_blocks(self) -> bool:
+        return False  # nothing kept between phases: the blocks are dealt afresh
+
     def block_rows(self, train_size: int, n_partitions: int) -> int:
         return default_block_rows(self.store.dim)
 

@@ -4,11 +4,10 @@ machine; and its variant for multiple-choice items (``"choice-ridge"``, which ``
 runs on (N, K, d) features).
 
 Its settings are :class:`~.settings.RidgeEnsemble`; its model (:mod:`.model`) fits every part
-through :mod:`.fit`, which chooses the form: conjugate gradients on raw sparse rows
-(:mod:`.sparse`), a t x t system per part on the kernel of the stored rows (:mod:`.kernel`), a
-d x d one from its blocks' Gram matrices (:mod:`.direct`) or the same by preconditioned
-conjugate gradients (:mod:`.cg`); :mod:`.heldout` certifies the held-out predictions. The
-items variant is :mod:`.items`.
+through :mod:`.fit`, the one certify-and-refine driver of its forms: conjugate gradients on
+raw sparse rows (:mod:`.sparse`), a t x t system per part on the kernel of the stored rows
+(:mod:`.kernel`), or a d x d one from its blocks' Gram matrices (:mod:`.direct`);
+:mod:`.heldout` certifies the held-out predictions. The items variant is :mod:`.items`.
 """
 
 from __future__ import annotations

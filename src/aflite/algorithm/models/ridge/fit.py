@@ -6,22 +6,25 @@ others, an intercept that is not penalised, and the penalty ``alpha * t``:
 
     min_{W, b}  ||Y_T - X_T W - 1 b^T||^2 + alpha * t * ||W||^2
 
-It has one solution, in two forms:
+It has one solution, in three forms:
 
 * **primal**: ``(Xc^T Xc + alpha t I) W = Xc^T Yc`` (Xc, Yc: the part's rows centred on their
   mean), a d x d system per part. Under block partitions a part's sums are the sums of its
-  blocks' ``[X 1]^T [X 1 Y]``, so every row is multiplied once per phase, not once per part.
+  blocks' ``[X 1 Y]^T [X 1 Y]``, so every row is multiplied once per phase, not once per part.
 * **dual**: ``(Kc + alpha t I) A = Yc`` with Kc the part's centred kernel and ``W = X_T^T A``,
   a t x t system per part. The kernel of the stored rows is computed once per run (the
-  standardised rows do not change between phases), from raw sparse rows where the store
-  keeps them.
+  standardised rows do not change between phases).
+* **sparse**: the dual systems by conjugate gradients on the raw rows of mostly-zero features
+  (:mod:`~.ridge_sparse`).
 
-:func:`choose_form` takes the cheaper. Both are exact: the problem is the float32
-standardised rows, every sum of their products is float64 (a product of two float32 numbers
-is exact in float64), each system is factorised in float32 and its solution refined against
-the float64 matrix until the float64 residual stops falling, and the predictions are float64.
-Two machines, or a CPU and a GPU, then agree to the last digits of float64 and a held-out
-prediction can differ between them only at a margin within about 1e-12 of zero.
+:func:`choose_form` takes the cheapest. :func:`fit_ridge` is the one driver of every form:
+solve every part to a first precision (a float32 factor refined once against the float64
+matrix, or the iterations to ``CERTIFY_TOL``), count the held-out predictions with their
+certificates (:mod:`~.ridge_heldout`), solve the parts with a prediction too close to call to
+the float64 floor, and count again. The problem is the float32 standardised rows, every sum
+of their products is float64 (a product of two float32 numbers is exact in float64), so two
+machines, or a CPU and a GPU, agree to the last digits of float64 and a held-out prediction
+can differ between them only at a margin within about 1e-12 of zero.
 """
 
 from __future__ import annotations
@@ -32,10 +35,10 @@ from dataclasses import dataclass
 import torch
 
 from aflite._internal.threads import workers
-from aflite.algorithm.models.ridge.cg import fit_primal
 from aflite.algorithm.models.ridge.direct import (
     REFINE_STEPS,
     SOLVE_BYTES,
+    BlockSums,
     Parts,
     PrimalSums,
     dual_solve,
@@ -54,16 +57,12 @@ from aflite.algorithm.numerics.store import FeatureStore
 __all__ = [
     "Parts",
     "RidgeFit",
+    "Solved",
     "choose_form",
     "fit_ridge",
     "one_hot_pm",
     "sparse_ok",
 ]
-
-CG_PASSES = 24  # passes of the cg form in a phase (N=20,000 d=1,024 t=2,000: 20 steps + 4)
-# below this penalty the systems are near singular: cg's steps crawl and its bound certifies
-# nothing (alpha 1e-9: 100 steps, then every part solved directly, 3x the direct solve)
-CG_MIN_ALPHA = 1e-3
 
 
 @dataclass
@@ -75,6 +74,33 @@ class RidgeFit:
     theta: torch.Tensor
     neg: torch.Tensor
     report: SolveReport
+
+
+@dataclass
+class Solved:
+    """What every form's solve gives for a group of parts: weights ``theta`` (d+1, g, C),
+    each part's bound on how far its weights can be from the exact ones (``bounds`` (g,)),
+    its mean row (``means`` (g, d)), the parts whose solve stopped short (``capped`` (g,):
+    an iteration cap), and the solver's figures (refinement or iteration steps, fallbacks
+    to a float64 factor)."""
+
+    theta: torch.Tensor
+    bounds: torch.Tensor
+    means: torch.Tensor
+    capped: torch.Tensor
+    steps: int = 0
+    fallbacks: int = 0
+
+    @staticmethod
+    def joined(parts: list[Solved]) -> Solved:
+        return Solved(
+            torch.cat([s.theta for s in parts], dim=1),
+            torch.cat([s.bounds for s in parts]),
+            torch.cat([s.means for s in parts]),
+            torch.cat([s.capped for s in parts]),
+            max(s.steps for s in parts),
+            sum(s.fallbacks for s in parts),
+        )
 
 
 def one_hot_pm(y: torch.Tensor, n_classes: int) -> torch.Tensor:
@@ -101,28 +127,19 @@ def choose_form(
     n_classes: int = 2,
 ) -> str:
     """``sparse`` where the store keeps raw sparse rows (conjugate gradients on them,
-    :mod:`aflite.algorithm.models.ridge.sparse`); else the cheapest of ``dual`` (a t x t
-    system per part; only where the kernel of the stored rows fits in ``KERNEL_BYTES``),
-    ``primal`` (a d x d system per part, from every current row's Gram once) and ``cg`` (the
-    primal systems by preconditioned conjugate gradients, :mod:`~.cg`: a pass over the
-    parts' rows per step, for each class), counting the floating-point work of each."""
+    :mod:`aflite.algorithm.models.ridge.sparse`); else the cheaper of ``dual`` (a t x t
+    system per part; only where the kernel of the stored rows fits in ``KERNEL_BYTES``) and
+    ``primal`` (a d x d system per part, from every current row's Gram once), counting the
+    floating-point work of each."""
     if settings.form == "sparse" and not sparse_ok:
         raise ValueError("RidgeEnsemble(form='sparse') needs mostly-zero float32 features on a CPU")
     if settings.form != "auto":
         return settings.form
     if sparse_ok:
         return "sparse"
-    d1, dc = d + 1, d + n_classes
-    # the primal form re-reads every block's float64 Gram once per group of parts it solves
-    # together: memory-bound, counted at 8 FLOP a byte (one core here: m=1,024 took 110 s,
-    # against 24 s for cg)
-    groups = -(-p // max(1, SOLVE_BYTES // (32 * dc * dc)))
-    resums = 8.0 * groups * (MIN_BLOCKS_PER_PART * n / max(1, t)) * 8 * dc * dc
-    cost = {"primal": p * d1**3 / 3 + 2.0 * n * d1 * d1 + resums}
-    if settings.alpha >= CG_MIN_ALPHA:
-        # the steps, the sums, the bound and the tail in float64 products a few classes
-        # wide, which ran at about 2/3 of the factorisations' rate on one core
-        cost["cg"] = CG_PASSES * 1.5 * 4.0 * t * d * n_classes * p
+    d1 = d + n_classes + 1
+    # a symmetric product over every current row, and each part's sum of its blocks
+    cost = {"primal": p * d1**3 / 3 + 1.0 * n * d1 * d1 + MIN_BLOCKS_PER_PART * p * d1 * d1}
     if dual_ok:
         cost["dual"] = p * (t**3 / 3 + 4.0 * t * t + 2.0 * t * d)
     return min(cost, key=cost.get)
@@ -136,154 +153,168 @@ def fit_ridge(
     settings: RidgeEnsemble,
     *,
     kernel: KernelCache,
-    held_of: Callable[[int, int], torch.Tensor],
+    held_of: Callable[[torch.Tensor], torch.Tensor],
+    sums: BlockSums | None = None,
 ) -> tuple[RidgeFit, HeldOut]:
     """Fit one ridge classifier per training part, exactly (see the module docstring), and
-    count its held-out predictions (``held_of(start, end)``: the (rows, P) bool held-out mask
-    of stored rows ``start:end``)."""
+    count its held-out predictions (``held_of(positions)``: the (rows, P) bool held-out mask
+    of those stored rows). ``sums``: the blocks' sums the primal form keeps from
+    phase to phase, under blocks kept from phase to phase."""
     dev = store.device
     p = parts.n_partitions
-    d = store.dim
-    w = parts.weight.to(torch.float64)
-    sizes = w.sum(dim=1)
-    t = int(round(float(sizes.mean())))
+    sizes = parts.sizes()
     targets = one_hot_pm(y, n_classes)
     # class counts per part, in integers (exact in any order)
-    present = torch.zeros((p, n_classes), dtype=torch.int64, device=dev)
-    present.scatter_add_(1, y[parts.order], (w > 0).to(torch.int64))
-    neg = torch.where(present > 0, 0.0, NEG)
-    n_current = _n_current(parts, store)
+    neg = torch.where(parts.class_counts(y, n_classes) > 0, 0.0, NEG)
     form = choose_form(
         settings,
-        n=n_current,
-        d=d,
-        t=t,
+        n=len(parts.positions) if parts.positions is not None else store.n_stored,
+        d=store.dim,
+        t=int(round(float(sizes.mean()))),
         p=p,
         dual_ok=kernel_fits(store.n_stored),
         sparse_ok=sparse_ok(store),
         n_classes=n_classes,
     )
-    alpha = settings.alpha * sizes  # (P,)
-    theta = torch.zeros((d + 1, p, n_classes), dtype=torch.float64, device=dev)
-    steps, fallbacks = 0, 0
-    stored = Rows(store, kernel.sparse_parts(store) if sparse_ok(store) else None)
+    penalty = settings.alpha * sizes  # (P,): alpha * t of every part
+    sparse = kernel.sparse_parts(store) if sparse_ok(store) else None
+    stored = Rows(store, sparse)
     if form == "sparse":
-        return _fit_sparse(store, stored, y, targets, parts, w, alpha, neg, held_of, settings)
-    if form == "cg":
-
-        def held_count(theta, bounds, means):
-            return heldout_stats(stored, y, theta, neg, held_of, bounds=bounds, means=means)
-
-        theta, counts, cg = fit_primal(
-            store, y, targets, parts, sizes, alpha, held_count, n_classes
-        )
-        report = SolveReport("ridge-cg", form=form, alpha=settings.alpha, **cg)
-        return RidgeFit(theta, neg, report), counts
-    if form == "dual":
-        k_all = kernel.of(store)
+        w = parts.weight.to(torch.float64)
+        solve = _SparseForm(store, targets, parts, w, penalty, sparse)
+    elif form == "dual":
+        w = parts.weight.to(torch.float64)
+        solve = _DualForm(store, kernel.of(store), targets, parts, w, penalty, sizes, n_classes)
     else:
-        sums = PrimalSums(store, targets, parts)
-
-    def solve(j: torch.Tensor, steps: int):
-        """Weights (d+1, g, C) of the parts ``j``, each part's bound on their error and its
-        mean row, refined at most ``steps`` times."""
-        if form == "dual":
-            return _dual_parts(
-                store, k_all, targets, parts.order[j], w[j], alpha[j], sizes[j], n_classes, steps
-            )
-        per = max(1, SOLVE_BYTES // (8 * 4 * (d + n_classes) ** 2))
-        out = list(
-            workers().map(
-                lambda idx: (idx, *primal_solve(sums.of(j[idx]), alpha[j[idx]], steps)),
-                _index_groups(len(j), per, dev),
-            )
-        )
-        theta_j = torch.cat([_theta(coef, intercept) for _, coef, intercept, _ in out], dim=1)
-        infos = [info for *_, info in out]
-        return (
-            theta_j,
-            torch.cat([i["bound"] for i in infos]),
-            torch.cat([i["means"] for i in infos]),
-            _merged(infos),
-        )
-
-    # one refinement first: nearly every part's predictions are then certified exact; the
-    # parts with a prediction too close to call are refined to the float64 floor
-    every = torch.arange(p, device=dev)
-    theta, bounds, means, first = solve(every, 1)
-    counts = heldout_stats(stored, y, theta, neg, held_of, bounds=bounds, means=means)
-    unsure = torch.nonzero(counts.uncertain).squeeze(1)
-    steps, fallbacks = first["steps"], first["fallbacks"]
+        solve = _PrimalForm(store, targets, parts, penalty, sums)
+    # first every part to a precision at which nearly every held-out prediction is certified
+    # exact; the parts with a prediction too close to call (or cut short) then to the
+    # float64 floor, and every prediction counted once more, whole: a count patched part by
+    # part could round another way
+    first = solve(torch.arange(p, device=dev), sharp=False)
+    theta = first.theta
+    counts = heldout_stats(stored, y, theta, neg, held_of, bounds=first.bounds, means=first.means)
+    unsure = torch.nonzero(counts.uncertain | first.capped).squeeze(1)
+    steps, fallbacks, capped = first.steps, first.fallbacks, 0
     if len(unsure):
-        sharp, _, _, tail = solve(unsure, REFINE_STEPS)
-        theta[:, unsure] = sharp
-        # counted again whole: a count patched part by part could round another way
+        tail = solve(unsure, sharp=True)
+        theta[:, unsure] = tail.theta
         counts = heldout_stats(stored, y, theta, neg, held_of)
-        steps, fallbacks = max(steps, tail["steps"]), fallbacks + tail["fallbacks"]
+        steps, fallbacks = max(steps, tail.steps), fallbacks + tail.fallbacks
+        capped = int(tail.capped.sum())
+    # the iterative form counts its iterations, the direct ones their refinement steps
     report = SolveReport(
         f"ridge-{form}",
         form=form,
         alpha=settings.alpha,
-        refine_steps=steps,
+        cg_steps=steps if form == "sparse" else None,
+        refine_steps=None if form == "sparse" else steps,
         tail_parts=int(len(unsure)),
         fallbacks=fallbacks,
+        capped=capped,
     )
     return RidgeFit(theta, neg, report), counts
 
 
-def _fit_sparse(store, stored, y, targets, parts, w, alpha, neg, held_of, settings):
-    """The sparse form: conjugate gradients until every held-out prediction is certified
-    (``CERTIFY_TOL``, most parts), then, for the parts with a prediction too close to call
-    (or stopped at the step cap), on to ``TOL``, and every prediction counted once more.
-    Each part's iterations are its own, so neither the grouping over threads nor the other
-    parts change its answer."""
-    dev = store.device
-    p = parts.n_partitions
-    e_val_zero = tuple(reversed(stored.sparse))
-    per = -(-p // workers().n)
+class _PrimalForm:
+    """Each part's d x d system from its blocks' sums (or its own rows), a group of parts at
+    a time on the worker threads: a float32 factor, refined against the float64 matrix once
+    (``sharp=False``) or to the float64 floor."""
 
-    def run(idx: range):
-        j = torch.arange(idx.start, idx.stop, device=dev)
-        system = SparseDual(store, targets, parts.order[j], w[j], alpha[j], *e_val_zero)
-        capped = ~system.solve(CERTIFY_TOL)
-        return (
-            j,
-            _theta(*system.weights()),
-            system.error_bounds(),
-            system.means(),
-            capped,
-            system.steps,
-        )
+    def __init__(self, store, targets, parts, penalty, kept=None) -> None:
+        self.sums = PrimalSums(store, targets, parts, kept)
+        self.penalty = penalty
+        self.per = max(1, SOLVE_BYTES // (8 * 4 * (store.dim + targets.shape[1]) ** 2))
+        self.dev = store.device
 
-    theta = torch.empty((store.dim + 1, p, targets.shape[1]), dtype=torch.float64, device=dev)
-    bounds = torch.empty(p, dtype=torch.float64, device=dev)
-    means = torch.empty((p, store.dim), dtype=torch.float64, device=dev)
-    capped = torch.zeros(p, dtype=torch.bool, device=dev)
-    steps = 0
-    for j, th, bd, mn, cp, st in workers().map(run, _groups(p, per)):
-        theta[:, j], bounds[j], means[j], capped[j], steps = th, bd, mn, cp, max(steps, st)
-    counts = heldout_stats(stored, y, theta, neg, held_of, bounds=bounds, means=means)
-    unsure = torch.nonzero(counts.uncertain | capped).squeeze(1)
-    tail_steps, still_capped = 0, 0
-    if len(unsure):
-        tail = SparseDual(
-            store, targets, parts.order[unsure], w[unsure], alpha[unsure], *e_val_zero
+    def __call__(self, j: torch.Tensor, sharp: bool) -> Solved:
+        steps = REFINE_STEPS if sharp else 1
+
+        def run(idx: torch.Tensor) -> Solved:
+            coef, intercept, info = primal_solve(self.sums.of(j[idx]), self.penalty[j[idx]], steps)
+            return Solved(_theta(coef, intercept), info["bound"], info["means"],
+                          torch.zeros(len(idx), dtype=torch.bool, device=self.dev),
+                          info["steps"], info["fallbacks"])  # fmt: skip
+
+        return Solved.joined(list(workers().map(run, _index_groups(len(j), self.per, self.dev))))
+
+
+class _DualForm:
+    """Each part's t x t system on the kernel of the stored rows, weights ``W = X^T A`` in one
+    product over the stored rows."""
+
+    def __init__(self, store, k_all, targets, parts, w, penalty, sizes, n_classes) -> None:
+        self.store, self.k_all, self.targets, self.parts = store, k_all, targets, parts
+        self.w, self.penalty, self.sizes, self.n_classes = w, penalty, sizes, n_classes
+
+    def __call__(self, j: torch.Tensor, sharp: bool) -> Solved:
+        store, dev, d, c = self.store, self.store.device, self.store.dim, self.n_classes
+        order, w = self.parts.order[j], self.w[j]
+        g, tm = order.shape
+        per = max(1, SOLVE_BYTES // (8 * 3 * tm * tm))
+        # each part's dual coefficients scattered to its rows, and 1/t on them for its mean row
+        coef_rows = torch.zeros((store.n_stored, g * c + g), dtype=torch.float64, device=dev)
+        ymeans, bounds, infos = [], [], []
+        cls = torch.arange(c, device=dev)
+        groups = _index_groups(g, per, dev)
+        steps = REFINE_STEPS if sharp else 1
+
+        def run(idx: torch.Tensor):
+            return dual_solve(self.k_all, self.targets, order[idx], w[idx],
+                              self.penalty[j[idx]], steps)  # fmt: skip
+
+        sizes = self.sizes[j]
+        for idx, (a, ymean, info) in zip(groups, workers().map(run, groups)):
+            # W = Xc^T A, which the error bound is for: centred on the part's real rows, an
+            # approximate A (whose columns need not sum to 0) gives it as X_T^T A
+            wi = w[idx][:, :, None]
+            a = (a - (a * wi).sum(dim=1, keepdim=True) / sizes[idx][:, None, None]) * wi
+            # only a part's real rows: its padding points at a row that may be one of them
+            part, slot = torch.nonzero(w[idx] > 0, as_tuple=True)
+            rows = order[idx][part, slot]
+            coef_rows[rows[:, None], (idx[part] * c)[:, None] + cls] = a[part, slot]
+            coef_rows[rows, g * c + idx[part]] = 1.0 / sizes[idx[part]]
+            ymeans.append(ymean)
+            bounds.append(info["bound"])
+            infos.append(info)
+        xt_coef = xt_times(store, coef_rows)  # (d, g*C + g)
+        theta = torch.empty((d + 1, g, c), dtype=torch.float64, device=dev)
+        theta[:d] = xt_coef[:, : g * c].view(d, g, c)
+        means = xt_coef[:, g * c :].T  # (g, d): each part's mean row
+        theta[d] = torch.cat(ymeans) - torch.einsum("pd,dpc->pc", means, theta[:d])
+        return Solved(theta, torch.cat(bounds), means,
+                      torch.zeros(g, dtype=torch.bool, device=dev),
+                      max(i["steps"] for i in infos), sum(i["fallbacks"] for i in infos))  # fmt: skip
+
+
+class _SparseForm:
+    """Conjugate gradients on each part's dual system over the raw sparse rows: to
+    ``CERTIFY_TOL`` (most parts are then certified), or to ``TOL``. Each part's iterations
+    are its own, so neither the grouping over threads nor the other parts change its
+    answer."""
+
+    def __init__(self, store, targets, parts, w, penalty, sparse) -> None:
+        self.store, self.targets, self.parts, self.w, self.penalty = (
+            store,
+            targets,
+            parts,
+            w,
+            penalty,
         )
-        still_capped = int((~tail.solve(TOL)).sum())
-        tail_steps = tail.steps
-        theta[:, unsure] = _theta(*tail.weights())
-        # counted again whole: a count patched part by part could round another way
-        counts = heldout_stats(stored, y, theta, neg, held_of)
-    report = SolveReport(
-        "ridge-sparse",
-        form="sparse",
-        alpha=settings.alpha,
-        cg_steps=steps,
-        tail_parts=int(len(unsure)),
-        tail_steps=tail_steps,
-        capped=still_capped,
-    )
-    return RidgeFit(theta, neg, report), counts
+        self.e_val_zero = tuple(reversed(sparse))
+
+    def __call__(self, j: torch.Tensor, sharp: bool) -> Solved:
+        per = -(-len(j) // workers().n)
+
+        def run(idx: torch.Tensor) -> Solved:
+            k = j[idx]
+            system = SparseDual(self.store, self.targets, self.parts.order[k], self.w[k],
+                                self.penalty[k], *self.e_val_zero)  # fmt: skip
+            done = system.solve(TOL if sharp else CERTIFY_TOL)
+            return Solved(_theta(*system.weights()), system.error_bounds(), system.means(),
+                          ~done, system.steps)  # fmt: skip
+
+        return Solved.joined(list(workers().map(run, _index_groups(len(j), per, j.device))))
 
 
 def _theta(coef: torch.Tensor, intercept: torch.Tensor) -> torch.Tensor:
@@ -291,58 +322,5 @@ def _theta(coef: torch.Tensor, intercept: torch.Tensor) -> torch.Tensor:
     return torch.cat([coef.permute(1, 0, 2), intercept[None]], dim=0)
 
 
-def _dual_parts(store, k_all, targets, order, w, alpha, sizes, n_classes, steps):
-    """The dual form for parts ``order``/``w``: weights (d+1, g, C) from ``W = X^T A`` in one
-    product over the stored rows, each part's error bound and mean row."""
-    dev, d = store.device, store.dim
-    g, tm = order.shape
-    per = max(1, SOLVE_BYTES // (8 * 3 * tm * tm))
-    # each part's dual coefficients scattered to its rows, and 1/t on them for its mean row
-    coef_rows = torch.zeros((store.n_stored, g * n_classes + g), dtype=torch.float64, device=dev)
-    ymeans, bounds, infos = [], [], []
-    cls = torch.arange(n_classes, device=dev)
-    groups = _index_groups(g, per, dev)
-
-    def run(idx: torch.Tensor):
-        return dual_solve(k_all, targets, order[idx], w[idx], alpha[idx], steps)
-
-    for idx, (a, ymean, info) in zip(groups, workers().map(run, groups)):
-        # W = Xc^T A, which the error bound is for: centred on the part's real rows, an
-        # approximate A (whose columns need not sum to 0) gives it as X_T^T A
-        wi = w[idx][:, :, None]
-        a = (a - (a * wi).sum(dim=1, keepdim=True) / sizes[idx][:, None, None]) * wi
-        # only a part's real rows: its padding points at a row that may be one of them
-        part, slot = torch.nonzero(w[idx] > 0, as_tuple=True)
-        rows = order[idx][part, slot]
-        coef_rows[rows[:, None], (idx[part] * n_classes)[:, None] + cls] = a[part, slot]
-        coef_rows[rows, g * n_classes + idx[part]] = 1.0 / sizes[idx[part]]
-        ymeans.append(ymean)
-        bounds.append(info["bound"])
-        infos.append(info)
-    xt_coef = xt_times(store, coef_rows)  # (d, g*C + g)
-    theta = torch.empty((d + 1, g, n_classes), dtype=torch.float64, device=dev)
-    theta[:d] = xt_coef[:, : g * n_classes].view(d, g, n_classes)
-    means = xt_coef[:, g * n_classes :].T  # (g, d): each part's mean row
-    theta[d] = torch.cat(ymeans) - torch.einsum("pd,dpc->pc", means, theta[:d])
-    return theta, torch.cat(bounds), means, _merged(infos)
-
-
 def _index_groups(n: int, per: int, dev: torch.device) -> list[torch.Tensor]:
     return [torch.arange(s, min(n, s + per), device=dev) for s in range(0, n, per)]
-
-
-def _merged(infos: list[dict]) -> dict:
-    return {
-        "steps": max(i["steps"] for i in infos),
-        "fallbacks": sum(i["fallbacks"] for i in infos),
-    }
-
-
-def _n_current(parts: Parts, store: FeatureStore) -> int:
-    if parts.positions is not None:
-        return len(parts.positions)
-    return store.n_stored
-
-
-def _groups(p: int, per: int) -> list[range]:
-    return [range(s, min(p, s + per)) for s in range(0, p, per)]

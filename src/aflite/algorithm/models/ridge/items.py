@@ -66,6 +66,9 @@ class ChoiceRidgeModel(ItemModel):
         self.targets = target.view(-1, 1)
         self.n_real = valid.sum(dim=1).double()
 
+    def keeps_blocks(self) -> bool:
+        return False  # nothing kept between phases: the blocks are dealt afresh
+
     def block_rows(self, train_size: int, n_partitions: int) -> int:
         # a part is a sum of few, large blocks' Grams, as the class-wise primal form's
         return max(1, -(-train_size // MIN_BLOCKS_PER_PART))

@@ -8,7 +8,9 @@ import numpy as np
 import torch
 
 from aflite.algorithm.models.contract import PhaseCounts
+from aflite.algorithm.models.ridge.direct import BlockSums, parts_of_mask
 from aflite.algorithm.models.ridge.fit import Parts, choose_form, fit_ridge
+from aflite.algorithm.models.ridge.heldout import mean_margins
 from aflite.algorithm.models.ridge.kernel import KernelCache, kernel_fits
 from aflite.algorithm.models.ridge.settings import RidgeEnsemble
 from aflite.algorithm.numerics.blocks import MIN_BLOCKS_PER_PART, BlockDesign
@@ -29,18 +31,20 @@ class RidgeModel:
     def __init__(self, model: RidgeEnsemble | None = None) -> None:
         self.model = model or RidgeEnsemble()
         self.kernel = KernelCache()
+        self.sums = BlockSums()
+        self.form = "auto"
 
     def block_rows(self, train_size: int, n_partitions: int) -> int:
         """Rows per block. The dual and sparse forms solve each part on its own rows, so the
         blocks can be small: a part is ``FINE_BLOCKS`` blocks, and the phase's design is
         close to independent parts, balanced (every block in the same number of parts).
-        The primal form sums its blocks' Gram matrices (``cg``: multiplies each block by its
-        parts' weights), so it takes few, large blocks (``MIN_BLOCKS_PER_PART`` a part)."""
+        The primal form sums its blocks' Gram matrices, so it takes few, large blocks
+        (``MIN_BLOCKS_PER_PART`` a part)."""
         # from the shapes only, never from the device, the features' dtype or whether the
         # store keeps raw sparse rows: the design decides which rows train which part, so it
         # must be the same on every machine (the sparse form takes any design)
         store = self.store
-        form = choose_form(
+        self.form = choose_form(
             RidgeEnsemble(
                 self.model.alpha, "auto" if self.model.form == "sparse" else self.model.form
             ),
@@ -52,73 +56,66 @@ class RidgeModel:
             sparse_ok=False,
             n_classes=self.n_classes,
         )
-        # the two primal solvers take the same design: they give the same answer
-        q = MIN_BLOCKS_PER_PART if form in ("primal", "cg") else FINE_BLOCKS
+        q = MIN_BLOCKS_PER_PART if self.form == "primal" else FINE_BLOCKS
         return max(1, -(-train_size // q))
 
+    def keeps_blocks(self) -> bool:
+        """The primal form keeps its blocks' sums from phase to phase (brought down by the
+        rows that left), so its phases keep the blocks of the phase that dealt them."""
+        return self.form == "primal"
+
     def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
-        # the kernel cache follows the store's rows by itself (cut down on compaction)
+        # the kernel cache follows the store's rows by itself (cut down on compaction); the
+        # blocks' sums cannot be brought down by rows the compaction took away
         self.store, self.y, self.n_classes = store, y, n_classes
+        self.sums = BlockSums()
 
     def score(
         self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor
     ) -> PhaseCounts:
-        order, weight = parts_of_mask(train)
         fit, counts = fit_ridge(
             self.store,
             self.y,
-            Parts(order, weight),
+            Parts(*parts_of_mask(train)),
             self.n_classes,
             self.model,
             kernel=self.kernel,
-            held_of=lambda s, e: heldout[s:e] > 0,
+            held_of=lambda pos: heldout[pos] > 0,
         )
-        return PhaseCounts(
-            counts.correct.float(), counts.held.float(), fit.report.to_dict(), margin=counts.margin
-        )
+        return self._counts(fit, counts, lambda pos: heldout[pos] > 0)
 
     def score_blocks(
         self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
     ) -> PhaseCounts:
-        order, weight = parts_of_mask(design.train_mask(torch.bool), positions)
-        parts = Parts(order, weight, design, positions)
         block = torch.full((self.store.n_stored,), -1, dtype=torch.int64, device=positions.device)
         block[positions] = design.block_of_rows()
-        trains = design.incidence
+        # the held-out mask of a row: its block's parts that do not train on it (no block:
+        # a row not in the current set, held out by none)
+        held = torch.cat([~design.incidence, torch.zeros_like(design.incidence[:1])])
 
-        def held_of(s: int, e: int) -> torch.Tensor:
-            b = block[s:e]
-            return (b >= 0)[:, None] & ~trains[b.clamp(min=0)]
+        def held_of(pos: torch.Tensor) -> torch.Tensor:
+            b = block[pos]
+            return held[torch.where(b >= 0, b, len(held) - 1)]
 
         fit, counts = fit_ridge(
             self.store,
             self.y,
-            parts,
+            Parts.of_design(design, positions),
             self.n_classes,
             self.model,
             kernel=self.kernel,
             held_of=held_of,
+            sums=self.sums if self.keeps_blocks() else None,
         )
+        return self._counts(fit, counts, held_of)
+
+    def _counts(self, fit, counts, held_of) -> PhaseCounts:
+        def margins(pos: torch.Tensor) -> torch.Tensor:
+            return mean_margins(self.store, self.y, fit.theta, fit.neg, held_of(pos), pos)
+
         return PhaseCounts(
-            counts.correct.float(), counts.held.float(), fit.report.to_dict(), margin=counts.margin
+            counts.correct.float(), counts.held.float(), fit.report.to_dict(), margins=margins
         )
 
     def describe(self) -> str:
         return repr(self.model)
-
-
-def parts_of_mask(
-    train: torch.Tensor, positions: torch.Tensor | None = None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(P, t_max) positions of each column's training rows (ascending) and their 1/0 weights
-    (padding points at row 0 with weight 0); ``positions`` maps the mask's rows to store
-    positions."""
-    part, row = torch.nonzero(train.T > 0, as_tuple=True)  # by part, rows ascending
-    sizes = torch.bincount(part, minlength=train.shape[1])
-    t_max = int(sizes.max())
-    slot = torch.arange(len(part), device=train.device) - (torch.cumsum(sizes, 0) - sizes)[part]
-    order = torch.zeros((train.shape[1], t_max), dtype=torch.int64, device=train.device)
-    weight = torch.zeros((train.shape[1], t_max), dtype=torch.float32, device=train.device)
-    order[part, slot] = row if positions is None else positions[row]
-    weight[part, slot] = 1.0
-    return order, weight

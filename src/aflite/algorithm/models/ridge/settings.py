@@ -5,12 +5,13 @@ them)."""
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
 __all__ = ["Form", "RidgeEnsemble"]
 
-Form = Literal["auto", "primal", "cg", "dual", "sparse"]
+Form = Literal["auto", "primal", "dual", "sparse"]
 
 
 @dataclass(frozen=True)
@@ -27,12 +28,12 @@ class RidgeEnsemble:
         with converged logistic regression on the bundled SNLI slice (hypothesis n-grams,
         premise+hypothesis n-grams, MiniLM pairs) and on planted data.
     form:
-        ``"primal"`` (a d x d system per part), ``"cg"`` (the same systems by conjugate
-        gradients, never formed), ``"dual"`` (a t x t system per part on the kernel of the
-        stored rows), ``"sparse"`` (conjugate gradients on the raw rows of mostly-zero float32
-        features, on a CPU) or ``"auto"`` (the cheapest). All give the same solution on the same
-        parts; under block partitions the primal forms deal larger blocks than the others.
-        Multiple-choice items take the primal form (``"auto"`` or ``"primal"``).
+        ``"primal"`` (a d x d system per part), ``"dual"`` (a t x t system per part on the
+        kernel of the stored rows), ``"sparse"`` (conjugate gradients on the raw rows of
+        mostly-zero float32 features, on a CPU) or ``"auto"`` (the cheapest). All give the
+        same solution on the same parts; under block partitions the primal form deals larger
+        blocks than the others. Multiple-choice items take the primal form (``"auto"`` or
+        ``"primal"``). ``"cg"``, an earlier iterative primal form, is read as ``"primal"``.
     """
 
     alpha: float = 1.0
@@ -42,8 +43,15 @@ class RidgeEnsemble:
         a = self.alpha
         if isinstance(a, bool) or not (isinstance(a, (int, float)) and math.isfinite(a) and a > 0):
             raise ValueError(f"RidgeEnsemble: alpha must be a positive number, got {a!r}")
-        if self.form not in ("auto", "primal", "cg", "dual", "sparse"):
+        if self.form == "cg":
+            warnings.warn(
+                "RidgeEnsemble(form='cg') is now the direct primal form: use form='primal'",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            object.__setattr__(self, "form", "primal")
+        if self.form not in ("auto", "primal", "dual", "sparse"):
             raise ValueError(
-                "RidgeEnsemble: form must be 'auto', 'primal', 'cg', 'dual' or 'sparse', got "
+                "RidgeEnsemble: form must be 'auto', 'primal', 'dual' or 'sparse', got "
                 f"{self.form!r}"
             )
