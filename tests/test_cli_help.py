@@ -72,7 +72,9 @@ def test_usage_lines_and_field_options_read_alike(words):
     usage = text.splitlines()[0]
     assert "{" not in usage and "}" not in usage, usage  # INPUT, not {INPUT}
     for name, value in re.findall(r"^  --([a-z-]+)(?: (\S+))?\s", text, flags=re.M):
-        if name.endswith("-field") or name == "field":
+        if name == "card-field":  # a field of the data set card, not a column of the input
+            assert value == "KEY=VALUE", (name, value)
+        elif name.endswith("-field") or name == "field":
             assert value.endswith("FIELD"), (name, value)  # [SET:]FIELD too
         elif name.endswith("-fields"):
             assert value == "FIELDS", (name, value)

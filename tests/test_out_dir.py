@@ -111,8 +111,8 @@ def test_overwrite_removes_only_the_earlier_runs_files(tmp_path, snli_300):
     assert code == 0, (output, exc)
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(
-        ["kept.jsonl", "removed.jsonl", "scores.parquet", "summary.json", "result", "notes.txt",
-         "kept_notes.txt", "export-notes.txt"]
+        ["kept.jsonl", "removed.jsonl", "scores.parquet", "card.md", "summary.json", "result",
+         "notes.txt", "kept_notes.txt", "export-notes.txt"]
     )  # fmt: skip
     assert (out / "notes.txt").read_text() == "mine"
     assert json.loads((out / "summary.json").read_text())["counts"]["input"] == 300

@@ -206,7 +206,9 @@ def test_a_kill_while_publishing_leaves_no_summary_and_resume_finishes(
     r = run_in_process(*_args(snli_150, out, "--resume"))
     assert r.returncode == 0, r.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["kept.jsonl", "removed.jsonl", "result", "scores.parquet", "summary.json"]
+    assert names == [
+        "card.md", "kept.jsonl", "removed.jsonl", "result", "scores.parquet", "summary.json"
+    ]  # fmt: skip
     summary = json.loads((out / "summary.json").read_text())
     kept = (out / "kept.jsonl").read_text().splitlines()
     removed = (out / "removed.jsonl").read_text().splitlines()

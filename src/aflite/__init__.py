@@ -19,21 +19,27 @@ from aflite.plugins import load_builtins
 __version__ = VERSION
 
 _DATA_API = [
+    "DatasetCard",
     "DatasetFilterResult",
     "DatasetScores",
+    "Verdict",
     "audit",
     "featurize",
     "filter_dataset",
     "score_dataset",
+    "verify",
 ]
 
 __all__ = [
+    "DatasetCard",
     "DatasetFilterResult",
     "DatasetScores",
+    "Verdict",
     "audit",
     "featurize",
     "filter_dataset",
     "score_dataset",
+    "verify",
     "MODELS",
     "PRESETS",
     "STOP_REASONS",
@@ -108,11 +114,14 @@ if TYPE_CHECKING:
     )
     from aflite.algorithm import adversarial_filter as filter  # noqa: A004, F401
     from aflite.api import (
+        DatasetCard,
         DatasetFilterResult,
         DatasetScores,
+        Verdict,
         audit,
         featurize,
         filter_dataset,
         score_dataset,
+        verify,
     )
     from aflite.scoring.filter_by import ByScorer

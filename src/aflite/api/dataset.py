@@ -15,7 +15,7 @@ from aflite._internal.text import did_you_mean
 from aflite.algorithm.models import asks_for_items
 from aflite.api.pipeline import FilterRun, filter_rows, prepare, represent
 from aflite.config import preset as config_preset
-from aflite.config.fields import data_fields
+from aflite.config.fields import data_fields, to_card_fields
 from aflite.config.filter import NOT_FOR_ITEMS
 from aflite.errors import DataError, LabelWarning
 from aflite.io.label_check import drop_names
@@ -41,7 +41,9 @@ class DatasetFilterResult:
     ``result`` is the algorithm's :class:`~aflite.FilterResult`; ``fields`` says which
     columns were used (and which were picked automatically); ``fingerprint`` is the kept
     set's (the first 12 hex digits of the SHA-256 of its sorted ids), as ``aflite filter``
-    prints it.
+    prints it; ``card`` the run's data set card (:class:`~aflite.api.card.DatasetCard`), as
+    ``aflite filter`` writes it to ``card.md``: ``out.card.save("card.md")``, or
+    :meth:`save_to_disk` for a kept ``Dataset``.
     """
 
     kept: Any
@@ -50,6 +52,18 @@ class DatasetFilterResult:
     result: Any
     fields: dict[str, Any]
     fingerprint: str = ""
+    card: Any = None
+
+    def save_to_disk(self, path: str | os.PathLike) -> None:
+        """Write the kept rows of a Hugging Face ``Dataset`` with its ``save_to_disk`` and the
+        card as the folder's ``README.md``, which the Hub shows as the set's card."""
+        if not hasattr(self.kept, "save_to_disk"):
+            raise DataError(
+                f"save_to_disk: the kept rows are a {type(self.kept).__name__}, not a Hugging "
+                "Face Dataset; write them yourself, and the card with out.card.save(PATH)"
+            )
+        self.kept.save_to_disk(os.fspath(path))
+        self.card.save(path)
 
     def __repr__(self) -> str:
         r = self.result
@@ -140,6 +154,7 @@ def filter_dataset(
     choice_context: str = "joint",
     options: Any = None,
     score_kept: bool = True,
+    card_fields: Any = None,
     **filter_options: Any,
 ) -> DatasetFilterResult:
     """Filter ``data`` with AFLITE and return the kept and removed rows in its own type.
@@ -172,6 +187,9 @@ def filter_dataset(
     choices. An item is kept or removed whole; ``fields["items"]`` says how the answers were
     read and the chance level.
 
+    ``card_fields`` (a mapping: ``{"licence": "cc-by-sa-4.0", "citation": "..."}``) go into
+    the result's data set card (``card``), as ``aflite filter --card-field`` does.
+
     >>> import aflite
     >>> rows = [{"text": ("nobody " if i % 3 == 0 else "") + f"w{i % 7} x{i % 5}",
     ...          "label": int(i % 3 == 0)} for i in range(300)]
@@ -190,6 +208,7 @@ def filter_dataset(
             f"model='{opts.model}' fits multiple-choice items: name their choices with choices="
         )
     needs_text(features)  # a bad spec or a missing extra, before the data is read
+    card = to_card_fields(card_fields, "card_fields")
     run = FilterRun(
         data,
         fields,
@@ -209,9 +228,13 @@ def filter_dataset(
         embed_device="cpu" if device == "auto" else None,
         threads=threads,
         cache_dir=cache_dir,
+        card_fields=card,
     )
     plan = prepare(run, note=lambda line: warnings.warn(line, LabelWarning, stacklevel=3))
     result = filter_rows(run, plan, represent(run, plan), progress=progress, score_kept=score_kept)
+    from aflite.api.provenance import make_card
+
+    made = make_card(run, plan, result)
     data_, decisions = plan.data, plan.decisions
     if decisions is not None:
         result = result.with_dropped(plan.rest, plan.dropped)
@@ -232,6 +255,7 @@ def filter_dataset(
         result=result,
         fields=fields_used,
         fingerprint=result.fingerprint(ids),
+        card=made,
     )
 
 

@@ -72,6 +72,7 @@ class FilterRun:
     cache_dir: str | None = None
     backend: str | None = None
     ray_address: str | None = None
+    card_fields: tuple[tuple[str, str], ...] = ()  # the data set card's fields given
     cli: bool = False
 
     @classmethod

@@ -123,10 +123,50 @@ def pmi_query_cmd(
             typer.echo(line)
 
 
+def verify_cmd(
+    card: str = typer.Argument(
+        ...,
+        metavar="CARD",
+        help="A data set card: a run's card.md, or a kept set's folder whose README.md is one.",
+    ),
+    data: str | None = typer.Argument(
+        None, metavar="INPUT", help="The input the card's run filtered, to re-run it on."
+    ),
+    kept: str | None = typer.Option(
+        None,
+        metavar="FILE",
+        help="A published kept file (or dataset folder) to check "
+        "against the card's kept-set fingerprint, without re-running the filter.",
+    ),
+    device: str = typer.Option("auto", metavar="DEVICE", help="auto | cpu | cuda."),
+    cache_dir: str | None = typer.Option(
+        None,
+        metavar="DIR",
+        help="An embedding cache to build Phi from (default: none, everything is computed again).",
+    ),
+    quiet: bool = typer.Option(False, help="No progress bars (ours, tqdm's and Hugging Face's)."),
+) -> None:
+    """Re-run the filter a data set card describes on INPUT (or read a published kept file)
+    and say in one line whether the kept set's fingerprint matches the card's, and if not,
+    where they first differ. Exit code 0: the same kept set; 1: it differs; 2: a bad card or
+    input; 3: it differs, and the card was made with another aflite version or encoder."""
+    from aflite._internal.progress import silence_third_party_progress
+    from aflite.jobs.run_tools import verify_job
+
+    if quiet:
+        silence_third_party_progress()
+    verdict = verify_job(card, data, kept=kept, device=device, cache_dir=cache_dir,
+                         progress=not quiet)  # fmt: skip
+    typer.echo(verdict.line)
+    if verdict.code:
+        raise typer.Exit(verdict.code)
+
+
 # the commands of this module, by name: registered on the command line by aflite.cli.app
 COMMANDS = {
     "report": report_cmd,
     "export": export_cmd,
     "audit": audit_cmd,
     "pmi-query": pmi_query_cmd,
+    "verify": verify_cmd,
 }

@@ -5,7 +5,8 @@ the other fields of an input, each declared once here and taken by the configs t
 (:func:`input_option`, :func:`split_option`, :func:`id_option`, :func:`group_option`,
 :func:`features_option`, :func:`choice_context_option`), and the options of a run that the
 commands share (:func:`out_dir_option`, :func:`seed_option`, :func:`device_option`,
-:func:`cache_dir_option`, :func:`overwrite_option`, :func:`report_option`). ``result=False``
+:func:`cache_dir_option`, :func:`overwrite_option`, :func:`report_option`,
+:func:`card_fields_option`). ``result=False``
 marks those that cannot change a filtering run's result (a checkpoint resumes across them)."""
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ __all__ = [
     "cache_dir_option",
     "overwrite_option",
     "report_option",
+    "card_fields_option",
+    "to_card_fields",
 ]
 
 
@@ -127,6 +130,67 @@ def overwrite_option() -> Any:
 
 def report_option() -> Any:
     return option(True, "Write report.html.", check=c.boolean, result=False)
+
+
+# the card's own section of its front matter, which a given field may not replace
+_CARD_OWN = ("aflite",)
+# the Hub's spelling of a field given in another (its front matter reads "license")
+_CARD_SPELLING = {"licence": "license"}
+
+
+def to_card_fields(value: Any, name: str) -> tuple[tuple[str, str], ...]:
+    """Fields for a run's data set card: ``KEY=VALUE`` texts (the command line's, one a
+    ``--card-field``) or a mapping (Python, a config file) -> ``((key, value), ...)`` in
+    the order given; ``licence`` is written as the Hub spells it, ``license``."""
+    if value is None:
+        return ()
+    if isinstance(value, Mapping):
+        pairs = list(value.items())
+    elif isinstance(value, str):
+        pairs = [_key_value(value, name)]
+    elif isinstance(value, (list, tuple)):
+        pairs = [v if isinstance(v, (list, tuple)) else _key_value(v, name) for v in value]
+    else:
+        raise ConfigError(name, f"must be KEY=VALUE fields, got {type(value).__name__}")
+    out: dict[str, str] = {}
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ConfigError(name, f"must be KEY=VALUE fields, got {pair!r}")
+        key, text = pair
+        if not isinstance(key, str) or not key.replace("_", "").replace("-", "").isalnum():
+            raise ConfigError(name, f"a field's name is letters, digits, _ and -, got {key!r}")
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError(name, f"field '{key}' needs a value as text, e.g. {key}=...")
+        key = _CARD_SPELLING.get(key, key)
+        if key in _CARD_OWN:
+            raise ConfigError(name, f"'{key}' is the card's own section; name the field otherwise")
+        if key in out:
+            raise ConfigError(name, f"field '{key}' is given twice")
+        out[key] = text
+    return tuple(out.items())
+
+
+def _key_value(text: Any, name: str) -> tuple[str, str]:
+    if not isinstance(text, str) or "=" not in text:
+        raise ConfigError(name, f"must be KEY=VALUE (e.g. licence=cc-by-sa-4.0), got {text!r}")
+    key, _, value = text.partition("=")
+    return key.strip(), value
+
+
+def card_fields_option() -> Any:
+    """Fields a run's data set card carries as given: its licence, citation, name, ..."""
+    return option(
+        (),
+        "A field of the data set card (card.md) written with the outputs, as KEY=VALUE, once "
+        "per field: licence=cc-by-sa-4.0 (written license, as the Hugging Face Hub reads "
+        "it), citation=..., pretty_name=...",
+        metavar="KEY=VALUE",
+        coerce=to_card_fields,
+        cli_type=list[str],
+        cli_default=None,
+        flag="--card-field",
+        result=False,
+    )
 
 
 def choice_context_option() -> Any:

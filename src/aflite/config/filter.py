@@ -18,6 +18,7 @@ from aflite.algorithm.models import asks_for_items
 from aflite.config.fields import (
     DataFields,
     cache_dir_option,
+    card_fields_option,
     choice_context_option,
     device_option,
     features_option,
@@ -129,6 +130,7 @@ class FilterConfig(FilterOptions, FilterInput):
     overwrite: bool = overwrite_option()
     cache_dir: str | None = cache_dir_option()
     report: bool = report_option()
+    card_fields: tuple[tuple[str, str], ...] = card_fields_option()
     audits: tuple[str, ...] = option(
         (),
         LazyHelp("audits"),

@@ -47,6 +47,21 @@ def _ngram_options(spec: Any) -> dict[str, int]:
     return {k: int(v) for k, v in (o.split("=") for o in spec.arg.split(",") if o)}
 
 
+def _describe_ngrams(spec: Any) -> dict[str, Any]:
+    """The n-gram settings as run (the spec's, with the defaults it leaves out) and the
+    scikit-learn whose tokenizer and TF-IDF made them."""
+    import sklearn
+
+    opts = _ngram_options(spec)
+    return {
+        "max_features": opts.get("max_features", 1024),
+        "min_df": opts.get("min_df", 2),
+        "svd": opts.get("svd"),
+        "hash": opts.get("hash"),
+        "scikit-learn": sklearn.__version__,
+    }
+
+
 def _fit_ngrams(spec: Any, texts: dict[str, Sequence[str]], seed: int) -> Any:
     """The vocabulary of ``texts`` (one per field), to transform other sets' texts with."""
     from aflite.features.ngrams import NgramVectorizer
@@ -70,6 +85,7 @@ def _fit_ngrams(spec: Any, texts: dict[str, Sequence[str]], seed: int) -> Any:
     description="word n-grams of each text field",
     fit=_fit_ngrams,
     choices=choice_ngrams,
+    describe=_describe_ngrams,
 )
 def _ngrams(spec: Any, texts: dict[str, Sequence[str]], *, seed: int = 0, **_: Any):
     opts = _ngram_options(spec)
@@ -100,6 +116,24 @@ def _finetune_encoder(
     return lambda t: embed_with(st, t, device)
 
 
+def _describe_encoder(spec: Any) -> dict[str, Any]:
+    """The model by name and by content (SHA-256 of its files: the same name may hold other
+    weights elsewhere) and the sentence-transformers that ran it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from aflite.features.encoders import model_fingerprint
+
+    try:
+        library = version("sentence-transformers")
+    except PackageNotFoundError:
+        library = None
+    return {
+        "model": spec.arg,
+        "model_content": model_fingerprint(spec.arg),
+        "sentence-transformers": library,
+    }
+
+
 @register_feature_kind(
     "sentence-transformers",
     needs_text=True,
@@ -111,6 +145,7 @@ def _finetune_encoder(
     description="embeddings of a sentence-transformers model (cached)",
     finetune=_finetune_encoder,
     choices=choice_encodings,
+    describe=_describe_encoder,
 )
 def _sentence_transformers(
     spec: Any,
@@ -156,9 +191,20 @@ def _sentence_transformers(
     description="a pre-computed matrix (.npy, .npz, .safetensors, Parquet)",
     by_id=True,
     choices=choice_precomputed,
+    describe=lambda spec: {"file_content": _file_digest(spec.arg)},
 )
 def _precomputed(spec: Any, texts: Any, *, n_rows: int, ids: Any = None, **_: Any):
     return load_precomputed(spec.arg, n_rows=n_rows, ids=ids), False
+
+
+def _file_digest(arg: str) -> str | None:
+    """SHA-256 (16 hex digits) of a feature file's bytes; None where it is not there."""
+    from pathlib import Path
+
+    from aflite.io.base import hash_path
+
+    path = Path(arg.partition("#")[0])
+    return hash_path(path) if path.is_file() else None
 
 
 def _learn_cnn(

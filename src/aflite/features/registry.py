@@ -40,6 +40,9 @@ class FeatureKind(Entry):
       kind represents each choice of multiple-choice items (:mod:`aflite.features.choices`).
 
     ``by_id``: rows are matched to Phi by id (a set needs ids; equal texts may differ).
+    ``describe(spec) -> dict``: what decides Phi besides the spec's text, for a data set
+    card (the n-gram settings a spec leaves out, an encoder's content and library version),
+    plain values only; None: the spec says it all.
     """
 
     needs_text: bool = False
@@ -55,6 +58,7 @@ class FeatureKind(Entry):
     fit: Callable[..., Any] | None = None
     choices: Callable[..., Any] | None = None
     by_id: bool = False
+    describe: Callable[[Any], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "usage", self.usage or self.name)

@@ -134,6 +134,9 @@ class BaseTable:
 
     format: ClassVar[str] = ""
     suffix: ClassVar[str] = ""
+    # the rows are written as a folder that carries the set's card as README.md (a Hugging
+    # Face dataset folder: the Hub shows its README as the data set card)
+    readme: ClassVar[bool] = False
 
     def __init__(self, path: str, fieldnames: Sequence[str]) -> None:
         self.path = path

@@ -4,7 +4,6 @@ before and after, assemble ``summary.json``, hand it all to the writer
 
 from __future__ import annotations
 
-import platform
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -13,10 +12,11 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.labels import label_counts
-from aflite._internal.version import VERSION
+from aflite._internal.version import versions
 from aflite.algorithm import FilterResult
 from aflite.algorithm.loop.result import kept_fingerprint
-from aflite.api.pipeline import FilterPlan
+from aflite.api.pipeline import FilterPlan, FilterRun
+from aflite.api.provenance import make_card
 from aflite.config import FilterConfig
 from aflite.config.files import summary_options
 from aflite.io.decisions import Decisions
@@ -109,6 +109,7 @@ def finish_job(
         report=report,
         summary=summary,
         html=job.report,
+        card=make_card(FilterRun.of_config(job), plan, result),
     )
     # the text counts the rows a reviewer dropped apart from those the filter removed
     shown = result.with_dropped(rest, split.dropped) if len(split.dropped) else result
@@ -223,17 +224,3 @@ def run_summary(
 
 def _finite(value: float) -> float | None:
     return None if value is None or value != value else round(float(value), 4)
-
-
-def versions() -> dict[str, str]:
-    """The versions of aflite and of what shapes its numbers, as ``summary.json`` records."""
-    import sklearn
-    import torch
-
-    return {
-        "aflite": VERSION,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "torch": torch.__version__,
-        "scikit-learn": sklearn.__version__,
-    }

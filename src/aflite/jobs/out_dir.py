@@ -24,7 +24,8 @@ STAGING = ".aflite-staging"
 
 # what a run writes; kept / removed / warm-up rows take the input's format (kept.jsonl,
 # kept.csv, a kept/ dataset folder, ...), so those match by the name before the first dot
-FIXED_OUTPUTS = ("summary.json", "scores.parquet", "report.html", "result", ".checkpoint", STAGING)
+FIXED_OUTPUTS = ("summary.json", "scores.parquet", "report.html", "card.md", "result", ".checkpoint",
+                 STAGING)  # fmt: skip
 ROW_OUTPUTS = ("kept", "removed", "warmup")
 
 

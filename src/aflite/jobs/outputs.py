@@ -1,6 +1,8 @@
 """The writer of a filter job's outputs: kept / removed / warm-up rows in the input's format,
-``scores.parquet``, ``result/``, ``summary.json`` and ``report.html``, written into a staging
-folder and published as a set. What goes into them is decided by :mod:`aflite.jobs.finish`."""
+``scores.parquet``, ``result/``, ``card.md`` (the data set card; also the ``README.md`` of a
+kept set written as a Hugging Face dataset folder), ``summary.json`` and ``report.html``,
+written into a staging folder and published as a set. What goes into them is decided by
+:mod:`aflite.jobs.finish`."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import numpy as np
 
 from aflite._internal.atomic import atomic_path
 from aflite.algorithm import FilterResult, PhaseRecord
+from aflite.api.card import CARD_NAME
 from aflite.io.base import Table
 from aflite.io.decisions import Decisions
 from aflite.jobs.out_dir import STAGING
@@ -78,12 +81,12 @@ class RowSplit:
 
 
 def output_names(table: Table, *, warmup: bool) -> dict[str, str]:
-    """The names of the row files and ``scores.parquet`` by kind, as ``summary.json`` lists
-    them (the kept rows of a JSONL input: ``kept.jsonl``)."""
+    """The names of the row files, ``scores.parquet`` and ``card.md`` by kind, as
+    ``summary.json`` lists them (the kept rows of a JSONL input: ``kept.jsonl``)."""
     names = {"kept": table.output_name("kept"), "removed": table.output_name("removed")}
     if warmup:
         names["warmup"] = table.output_name("warmup")
-    return names | {"scores": "scores.parquet"}
+    return names | {"scores": "scores.parquet", "card": CARD_NAME}
 
 
 def write_outputs(out_dir: Path | RunFolder, **parts: Any) -> dict[str, str]:
@@ -130,10 +133,15 @@ def _write_set(
     report: ReportData,
     summary: dict[str, Any],
     html: bool,
+    card: Any = None,
 ) -> dict[str, str]:
     """Every output into ``out`` (the staging folder), ``summary.json`` last."""
     names = dict(summary["outputs"])
     table.write_subset(out / names["kept"], split.kept)
+    if card is not None:
+        card.save(out / names["card"])
+        if getattr(table, "readme", False):
+            card.save(out / names["kept"] / "README.md")  # the Hub shows it as the set's card
     table.write_subset(
         out / names["removed"],
         split.removed,

@@ -1,5 +1,5 @@
-"""The smaller commands as jobs (``aflite demo``, ``report``, ``export``, ``pmi-query``): the
-command line parses, calls one of these, and prints what it returns."""
+"""The smaller commands as jobs (``aflite demo``, ``report``, ``export``, ``pmi-query``,
+``verify``): the command line parses, calls one of these, and prints what it returns."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ __all__ = [
     "export_job",
     "query_counts",
     "rebuild_report",
+    "verify_job",
 ]
 
 # the demo's data; its filter options are the defaults of `aflite filter`, unchanged
@@ -105,3 +106,27 @@ def query_counts(
     except KeyError as e:
         raise DataError(f"{counts}: {e.args[0]}") from None
     return cc, tables, found
+
+
+def verify_job(
+    card: str,
+    data: str | None,
+    *,
+    kept: str | None = None,
+    device: str = "auto",
+    cache_dir: str | None = None,
+    progress: bool = True,
+) -> Any:
+    """``aflite verify``: :func:`aflite.api.verify.verify` on files; a file that cannot be
+    read is a bad input (exit code 2), as a missing one is, not a fault of the machine."""
+    from aflite._internal.options import ConfigError
+    from aflite.api.verify import verify
+
+    try:
+        return verify(card, data, kept=kept, device=device, cache_dir=cache_dir, progress=progress)
+    except ConfigError as e:
+        raise DataError(e.render(cli=True)) from None  # named as the command line names it
+    except OSError as e:
+        if e.filename is None:
+            raise
+        raise DataError(f"{e.filename}: {e.strerror or e}") from None

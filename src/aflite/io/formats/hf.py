@@ -95,6 +95,7 @@ class HFDatasetTable(BaseTable):
     """Rows of a ``datasets.Dataset``; subsets are written with ``save_to_disk``."""
 
     suffix = ""
+    readme = True
 
     def __init__(self, path: str, dataset: Any, split: str | None = None) -> None:
         super().__init__(path, list(dataset.column_names))
