@@ -3,6 +3,9 @@ field it is given."""
 
 from __future__ import annotations
 
+import os
+import re
+import sys
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
 from typing import Any
@@ -198,9 +201,27 @@ def all_of(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
     return each
 
 
+_CUDA = re.compile(r"cuda(:[0-9]+)?")
+# what a machine that can run CUDA (NVIDIA's driver, WSL's GPU, ROCm) has
+_GPU_PATHS = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/dxg", "/dev/kfd")
+
+
+def _may_have_cuda() -> bool:
+    """False only where CUDA surely is not there (macOS; Linux without a GPU driver), so that
+    ``--device cuda`` is refused there without loading torch, which takes seconds."""
+    if sys.platform == "darwin":
+        return False
+    if sys.platform.startswith("linux"):
+        return any(os.path.exists(p) for p in _GPU_PATHS)
+    return True
+
+
 def device(value: Any, name: str) -> None:
     if value in (None, "auto", "cpu"):
         return  # no torch import for the common cases
+    if isinstance(value, str) and _CUDA.fullmatch(value) and not _may_have_cuda():
+        # torch's answer (resolve_device), without torch
+        raise ConfigError(name, "device 'cuda' was requested but CUDA is not available here")
     from aflite._internal.device import resolve_device
 
     try:

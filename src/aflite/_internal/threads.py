@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-import torch
 from threadpoolctl import threadpool_limits
 
 __all__ = ["available_cores", "resolve_threads", "compute_threads", "workers", "Workers"]
@@ -54,6 +53,8 @@ def resolve_threads(threads: Any = None) -> int:
 
 
 def _one_torch_thread() -> None:
+    import torch  # here: resolve_threads checks AFLITE_THREADS before the data is read
+
     torch.set_num_threads(1)
 
 
@@ -100,6 +101,8 @@ def compute_threads(threads: Any = None) -> Iterator[Workers]:
     if outer is not None:
         yield outer
         return
+    import torch
+
     pool = _pool(resolve_threads(threads))
     before = torch.get_num_threads()
     torch.set_num_threads(1)

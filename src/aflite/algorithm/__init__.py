@@ -19,7 +19,7 @@ from aflite._internal.lazy import lazy_exports, moved_modules
 _MODULES = {
     "aflite.algorithm.afopt": ("OptimumResult", "optimum", "subset_bias"),
     "aflite.algorithm.loop.by_scores": ("ByScores",),
-    "aflite.algorithm.loop.filtering": ("ConvergenceWarning", "FilterState", "adversarial_filter"),
+    "aflite.algorithm.loop.filtering": ("ConvergenceWarning", "adversarial_filter"),
     "aflite.algorithm.loop.inputs": ("check_features", "encode_groups", "encode_labels"),
     "aflite.algorithm.loop.options": ("PRESETS", "FilterOptions"),
     "aflite.algorithm.loop.predictability": (
@@ -29,6 +29,7 @@ _MODULES = {
     ),
     "aflite.algorithm.loop.result": ("STOP_REASONS", "FilterResult", "PhaseRecord"),
     "aflite.algorithm.loop.selection": ("STRATEGIES",),
+    "aflite.algorithm.loop.state": ("FilterState",),  # no torch: a checkpoint reads it
     "aflite.algorithm.loop.sizes": ("SizeError", "check_train_covers_classes", "resolve_size"),
     "aflite.algorithm.models": ("MODELS", "Model", "PhaseCounts", "register_model"),
     "aflite.algorithm.models.choice.settings": ("ChoiceEnsemble",),
@@ -175,11 +176,7 @@ moved_modules(
 if TYPE_CHECKING:
     from aflite.algorithm.afopt import OptimumResult, optimum, subset_bias
     from aflite.algorithm.loop.by_scores import ByScores
-    from aflite.algorithm.loop.filtering import (
-        ConvergenceWarning,
-        FilterState,
-        adversarial_filter,
-    )
+    from aflite.algorithm.loop.filtering import ConvergenceWarning, adversarial_filter
     from aflite.algorithm.loop.inputs import check_features, encode_groups, encode_labels
     from aflite.algorithm.loop.options import PRESETS, FilterOptions
     from aflite.algorithm.loop.predictability import (
@@ -190,6 +187,7 @@ if TYPE_CHECKING:
     from aflite.algorithm.loop.result import STOP_REASONS, FilterResult, PhaseRecord
     from aflite.algorithm.loop.selection import STRATEGIES
     from aflite.algorithm.loop.sizes import SizeError, check_train_covers_classes, resolve_size
+    from aflite.algorithm.loop.state import FilterState
     from aflite.algorithm.models import MODELS, Model, PhaseCounts, register_model
     from aflite.algorithm.models.choice.settings import ChoiceEnsemble
     from aflite.algorithm.models.linear.settings import LinearEnsemble

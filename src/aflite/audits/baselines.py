@@ -13,6 +13,7 @@ from sklearn.model_selection import StratifiedKFold
 from aflite._internal.labels import majority_rate
 from aflite.algorithm import FilterOptions
 from aflite.audits.base import AuditResult
+from aflite.audits.options import bias_train_rows
 from aflite.audits.word_label import presence_matrix, word_label_counts
 
 __all__ = [
@@ -98,36 +99,6 @@ def max_ppmi_baseline(
         [["Max-PPMI logistic regression", acc, maj, acc - maj]],
         {"fold_accuracies": accs},
     )
-
-
-def bias_train_rows(
-    sizes: Sequence[int], train_size: int | float | None = None, *, flag: str = "train_size"
-) -> int:
-    """t for representation-bias estimates that are compared, as one row count for all sets.
-
-    ``sizes[0]`` is the initial set; the others (kept rows, a random subset, ...) are measured
-    at the same t. ``train_size`` (a count, or a fraction of the initial set) is resolved on
-    the initial set; a t that leaves no held-out row in some set is a one-line DataError naming
-    ``flag``. By default t is min(N/2, max(N/10, 2000)) of the initial N, capped at half the
-    smallest set, so every set can be measured.
-    """
-    from aflite.algorithm import resolve_size
-    from aflite.errors import DataError
-
-    n0, smallest = int(sizes[0]), int(min(sizes))
-    if train_size is None:
-        t = round(min(0.5, max(0.1, 2000 / n0)) * n0) if n0 > 50 else n0 // 2
-        return max(1, min(t, smallest // 2))
-    try:
-        t = resolve_size(train_size, n0, flag)
-    except ValueError as e:
-        raise DataError(str(e)) from None
-    if t >= smallest:
-        raise DataError(
-            f"{flag} {train_size} is {t} rows of the initial {n0}, which leaves none of the "
-            f"{smallest} rows of the smaller set held out; give a count below {smallest}"
-        )
-    return t
 
 
 def representation_bias_audit(

@@ -16,6 +16,7 @@ import numpy as np
 
 from aflite.audits.base import AuditResult
 from aflite.audits.cooccurrence import Association, CooccurrenceCounts, count_fields
+from aflite.audits.options import parse_min_counts
 from aflite.audits.text import load_identity_words
 
 __all__ = [
@@ -35,22 +36,6 @@ RARE_WORDS_NOTE = (
 
 # modifiers of a person noun in a two-word identity term ("hispanic man", "old woman")
 _MODIFIER_CATEGORIES = ("age", "race", "nationality", "religion", "disability", "orientation")
-
-
-def parse_min_counts(value: str | int | Iterable[int]) -> list[int]:
-    """ "10,100" / 10 / [100, 10] -> sorted distinct positive ints."""
-    if isinstance(value, str):
-        try:
-            items = [int(v) for v in value.split(",") if v.strip()]
-        except ValueError:
-            raise ValueError(f"min counts must be integers like 10,100, got '{value}'") from None
-    elif isinstance(value, int):
-        items = [value]
-    else:
-        items = [int(v) for v in value]
-    if not items or min(items) < 1:
-        raise ValueError(f"min counts must be integers >= 1, got '{value}'")
-    return sorted(set(items))
 
 
 def preprocessing_text(settings: Mapping[str, Any]) -> str:

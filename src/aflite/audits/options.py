@@ -5,18 +5,63 @@ them from its :class:`~aflite.audits.AuditContext` (one of them)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from aflite._internal import checks as c
 from aflite._internal.options import Config, ConfigError, option
 
-__all__ = ["AuditOptions"]
+__all__ = ["AuditOptions", "bias_train_rows", "parse_min_counts"]
+
+
+def parse_min_counts(value: str | int | Iterable[int]) -> list[int]:
+    """ "10,100" / 10 / [100, 10] -> sorted distinct positive ints."""
+    if isinstance(value, str):
+        try:
+            items = [int(v) for v in value.split(",") if v.strip()]
+        except ValueError:
+            raise ValueError(f"min counts must be integers like 10,100, got '{value}'") from None
+    elif isinstance(value, int):
+        items = [value]
+    else:
+        items = [int(v) for v in value]
+    if not items or min(items) < 1:
+        raise ValueError(f"min counts must be integers >= 1, got '{value}'")
+    return sorted(set(items))
+
+
+def bias_train_rows(
+    sizes: Sequence[int], train_size: int | float | None = None, *, flag: str = "train_size"
+) -> int:
+    """t for representation-bias estimates that are compared, as one row count for all sets.
+
+    ``sizes[0]`` is the initial set; the others (kept rows, a random subset, ...) are measured
+    at the same t. ``train_size`` (a count, or a fraction of the initial set) is resolved on
+    the initial set; a t that leaves no held-out row in some set is a one-line DataError naming
+    ``flag``. By default t is min(N/2, max(N/10, 2000)) of the initial N, capped at half the
+    smallest set, so every set can be measured.
+    """
+    from aflite.algorithm import resolve_size
+    from aflite.errors import DataError
+
+    n0, smallest = int(sizes[0]), int(min(sizes))
+    if train_size is None:
+        t = round(min(0.5, max(0.1, 2000 / n0)) * n0) if n0 > 50 else n0 // 2
+        return max(1, min(t, smallest // 2))
+    try:
+        t = resolve_size(train_size, n0, flag)
+    except ValueError as e:
+        raise DataError(str(e)) from None
+    if t >= smallest:
+        raise DataError(
+            f"{flag} {train_size} is {t} rows of the initial {n0}, which leaves none of the "
+            f"{smallest} rows of the smaller set held out; give a count below {smallest}"
+        )
+    return t
 
 
 def _min_counts(value: Any, name: str) -> tuple[int, ...]:
-    from aflite.audits.identity import parse_min_counts
-
     try:
         return tuple(parse_min_counts(value))
     except (TypeError, ValueError) as e:

@@ -4,9 +4,12 @@ provides Phi for the rest, and the warm-up rows are not filtered (they would lea
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # imported where used: a run splits off its warm-up rows before torch loads
+    import torch
 
 __all__ = [
     "split_warmup",
@@ -51,6 +54,8 @@ def train_warm_rows(
     ``batch_size``, shuffled by ``generator`` on the CPU, one ``optimizer`` step on
     ``batch_loss(b)`` each, ``b`` the batch's positions among the warm-up rows (batches of
     fewer than ``min_batch`` rows skipped); ``progress(done, steps)`` after each step."""
+    import torch
+
     steps = epochs * -(-n_rows // batch_size)
     done = 0
     for _ in range(epochs):
@@ -72,10 +77,14 @@ class WarmupHead:
     """A trained warm-up MLP: ``transform(features)`` is its last hidden layer, Phi."""
 
     def __init__(self, body: torch.nn.Module, mean: np.ndarray, std: np.ndarray, device: str):
+        import torch
+
         self.body, self.mean, self.std, self.device = body, mean, std, torch.device(device)
 
     def transform(self, features: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """Phi for ``rows`` of ``features`` (all rows by default), in chunks."""
+        import torch
+
         x = np.asarray(features, dtype=np.float32)
         rows = np.arange(len(x)) if rows is None else rows
         width = self.body[-2].out_features
@@ -106,6 +115,8 @@ def fit_warmup_head(
     ``labels`` are integer codes for all rows. The head is two ReLU layers over standardised
     base features, trained with Adam on cross-entropy.
     """
+    import torch
+
     gen = torch.Generator().manual_seed(seed)
     torch_dev = torch.device(device)
     x = np.asarray(features, dtype=np.float32)

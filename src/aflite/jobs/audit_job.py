@@ -40,8 +40,8 @@ def run_audit_job(
     """Run the audits ``config`` asks for; ``note`` receives the one-line notes (which
     representation the bias figures measure, a t other than the run's) as they arise."""
     from aflite.audits import AUDITS
-    from aflite.audits.baselines import bias_train_rows
     from aflite.audits.before_after import AuditSet, audit_before_after, sized_audits
+    from aflite.audits.options import bias_train_rows
     from aflite.audits.registry import audits_for
     from aflite.features.build import build_features, parse_feature_spec
     from aflite.features.cache import default_cache_dir

@@ -9,6 +9,7 @@ or rewrite the terminal.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -17,7 +18,9 @@ from rich.text import Text
 
 from aflite._internal.text import printable
 from aflite.audits.base import AuditResult
-from aflite.audits.cooccurrence import Association, CooccurrenceCounts
+
+if TYPE_CHECKING:  # scipy: not loaded before a command has read its data
+    from aflite.audits.cooccurrence import Association, CooccurrenceCounts
 
 __all__ = [
     "association_lines",
