@@ -16,6 +16,8 @@ from aflite.data import bundled_snli
 from aflite.errors import DataError, LabelWarning
 from aflite.io import read_labelled
 
+pd = pytest.importorskip("pandas")
+
 OPTS = ["--text-fields", "hypothesis", "--target-size", "400", "--n-partitions", "16",
         "--quiet", "--no-report"]  # fmt: skip
 
@@ -53,8 +55,57 @@ def test_a_number_among_text_labels_names_its_rows(snli_rows, tmp_path):
     assert str(e.value) == (
         "data: row 11: field 'label' has a class that looks like a mistake: '1' (a number among "
         "text labels, 4 rows: row 11, row 21, row 31 and 1 more); fix it, or drop its rows with "
-        "--drop-labels 1 (drop_labels=['1'])"
+        "drop_labels=['1']"
     )
+    # a DataFrame call names the keyword alone too: Python has no flags
+    with pytest.raises(DataError) as e:
+        aflite.filter_dataset(pd.DataFrame(rows), label="label", text="hypothesis")
+    assert str(e.value).endswith("drop its rows with drop_labels=['1']")
+    assert "--" not in str(e.value)
+
+
+def test_a_number_among_text_labels_in_a_csv_is_named_with_a_value_that_drops_it(tmp_path):
+    # a CSV keeps every value as text: "1" beside "entailment" is told apart by reading as a
+    # number, not by its type
+    labels = ["entailment", "neutral", "contradiction"]
+    src = tmp_path / "in.csv"
+    src.write_text("id,hypothesis,label\n" + "".join(
+        f"{i},word{i % 5} other{i % 7},{'1' if i in (7, 9) else labels[i % 3]}\n"
+        for i in range(300)))  # fmt: skip
+    r = run_in_process("filter", str(src), *OPTS, "--out-dir", str(tmp_path / "out"))
+    assert (r.returncode, r.stderr) == (2, (
+        f"aflite: error: {src}:9: field 'label' has a class that looks like a mistake: '1' (a "
+        "number among text labels, 2 rows: line 9, line 11); fix it, or drop its rows with "
+        "--drop-labels 1 (drop_labels=['1'])\n"))  # fmt: skip
+    assert not (tmp_path / "out").exists()
+    r = run_in_process("filter", str(src), *OPTS[:2], "--target-size", "0.8", "--n-partitions",
+                       "8", "--no-report", "--out-dir", str(tmp_path / "out"),
+                       "--drop-labels", "1")  # fmt: skip
+    assert r.returncode == 0 and "few rows" not in r.stderr, r.stderr
+
+
+def test_minus_one_among_class_numbers_is_the_no_gold_placeholder(snli_rows, tmp_path):
+    codes = {"entailment": 0, "neutral": 1, "contradiction": 2}
+    rows = [dict(r, label=codes[r["label"]]) for r in snli_rows]
+    rows[7]["label"] = -1  # Hugging Face's SNLI: -1 where the annotators did not agree
+    src = _write(tmp_path / "in.jsonl", rows)
+    r = run_in_process("filter", str(src), *OPTS, "--out-dir", str(tmp_path / "out"))
+    assert (r.returncode, r.stderr) == (2, (
+        f"aflite: error: {src}:8: field 'label' has a class that looks like a mistake: '-1' (a "
+        "placeholder: Hugging Face's 'no gold label', 1 row: line 8); fix it, or drop its rows "
+        "with --drop-labels -1 (drop_labels=['-1'])\n"))  # fmt: skip
+    # the advice, followed, runs
+    r = run_in_process("filter", str(src), *OPTS, "--out-dir", str(tmp_path / "out"),
+                       "--drop-labels", "-1")  # fmt: skip
+    assert r.returncode == 0 and "few rows" not in r.stderr, r.stderr
+    with pytest.raises(DataError, match=r"^DataFrame: row 7: .*'-1' \(a placeholder: Hugging "
+                       r"Face's 'no gold label', 1 row: row 7\); fix it, or drop its rows with "
+                       r"drop_labels=\['-1'\]$"):  # fmt: skip
+        aflite.filter_dataset(pd.DataFrame(rows), label="label", text="hypothesis")
+    # -1 / 0 / 1 with -1 a class of its own (sentiment) is no placeholder
+    sentiment = [dict(r, label=i % 3 - 1) for i, r in enumerate(snli_rows)]
+    assert set(read_labelled(sentiment, label="label", text="hypothesis").labels) == {
+        "-1", "0", "1"}  # fmt: skip
 
 
 @pytest.mark.parametrize("value", ["0.25", 0.25])
@@ -115,11 +166,16 @@ def test_a_tiny_class_is_named_in_a_note_until_dropped(snli_rows, tmp_path):
     assert (
         f"aflite: note: {src}: field 'label' has classes of a few rows beside large ones: "
         "'contradicton' (2 rows, did you mean 'contradiction'?); if they are mistakes, drop them "
-        "with --drop-labels contradicton (drop_labels=)"
+        "with --drop-labels contradicton (drop_labels=['contradicton'])\n"
     ) in r.stderr
-    with pytest.warns(LabelWarning, match="'contradicton' \\(2 rows, did you mean"):
+    with pytest.warns(LabelWarning) as got:
         aflite.filter_dataset(rows, label="label", text="hypothesis", target_size=400,
                               n_partitions=16)  # fmt: skip
+    note = next(str(w.message) for w in got if issubclass(w.category, LabelWarning))
+    assert note.endswith(
+        "'contradicton' (2 rows, did you mean 'contradiction'?); if they are mistakes, drop them "
+        "with drop_labels=['contradicton']"
+    )
     r = run_in_process("filter", str(src), *OPTS, "--out-dir", str(tmp_path / "b"),
                        "--drop-labels", "contradicton")  # fmt: skip
     assert r.returncode == 0 and "few rows" not in r.stderr
@@ -141,6 +197,8 @@ def test_audits_leave_dropped_labels_out_and_scores_say_how_to_fix(snli_rows, tm
     want = run_in_process("audit", str(clean), "--text-fields", "hypothesis", "--audits", "pmi",
                           "--compare", str(clean))  # fmt: skip
     assert r.returncode == 0 and r.stdout == want.stdout  # the dropped row left out
+    with pytest.raises(DataError, match=r"drop its rows with drop_labels=\['-'\]$"):
+        aflite.audit(rows, label="label", text="hypothesis", audits="pmi")
     api = aflite.audit(rows, label="label", text="hypothesis", audits="pmi", drop_labels="-")
     assert api[0].summary == aflite.audit(rows[:7] + rows[8:], label="label", text="hypothesis",
                                           audits="pmi")[0].summary  # fmt: skip

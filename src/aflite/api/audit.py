@@ -58,6 +58,7 @@ def audit(
         id=NO_ID,
         split=split,
         drop_labels=None if items else drop_labels,
+        keywords=True,
     )
     check_dropped_labels(data_, drop_labels if not items else (), option="drop_labels")
     tiny = data_.tiny_classes_note()

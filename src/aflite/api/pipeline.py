@@ -106,6 +106,7 @@ class FilterRun:
             "need_text": spec is not None and spec.needs_text,
             "drop_labels": self.drop_labels,
             "images_for": spec.kind if spec is not None and spec.entry.needs_images else None,
+            "keywords": not self.cli,
         }
 
     @cached_property

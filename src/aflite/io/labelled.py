@@ -103,6 +103,7 @@ class LabelledData:
     groups: np.ndarray | None
     choices: Choices | None = None
     dropped: np.ndarray | None = None  # rows whose label was named to drop (drop_labels)
+    keywords: bool = False  # read for Python: notes name options as keywords, not flags
 
     def __len__(self) -> int:
         return len(self.table)
@@ -141,7 +142,7 @@ class LabelledData:
         if self.labels is None or self.choices is not None:
             return None
         text = self.labels if self.dropped is None else self.labels[~self.dropped]
-        return tiny_warning(text, str(self.fields.label), self.where)
+        return tiny_warning(text, str(self.fields.label), self.where, self.keywords)
 
     def context(self) -> dict[str, list[str | None]]:
         """The input's other text columns (a premise beside the hypothesis filtered on, a
@@ -224,6 +225,7 @@ def read_labelled(
     answer_format: str | None = None,
     drop_labels: Sequence[str] | None = None,
     images_for: str | None = None,
+    keywords: bool = False,
 ) -> LabelledData:
     """Read and check ``data`` (a path, a :class:`Table`, a DataFrame, a Dataset, a
     DatasetDict with ``split``, a list of dicts); every problem is a one-line DataError.
@@ -244,7 +246,8 @@ def read_labelled(
     a continuous number) is an error unless named in ``drop_labels``, whose rows
     :attr:`LabelledData.dropped` marks for the caller to set aside (None: the caller cannot,
     and the error says how to fix the data instead). ``images_for`` names the feature kind
-    that needs images: other data is refused.
+    that needs images: other data is refused. ``keywords``: the messages and notes name
+    ``drop_labels`` as Python's keyword (the Python API's door), not as the flag.
 
     >>> d = read_labelled([{"t": "a b", "y": 0}, {"t": "c", "y": 1}], label="y")
     >>> d.fields.text, d.labels.tolist(), d.subset([1])
@@ -272,7 +275,7 @@ def read_labelled(
         labels = np.asarray([str(a) for a in items.answers])
         values = np.asarray(table.column(label), dtype=object)
         return LabelledData(data, table, lf, labels, values, ids, texts, groups, items)
-    labels, values, dropped = read_labels(table, label, drop_labels)
+    labels, values, dropped = read_labels(table, label, drop_labels, keywords)
     names = [text] if isinstance(text, str) else list(text or [])
     if need_text and not names:
         if not pick:
@@ -283,7 +286,9 @@ def read_labelled(
     # read for reports and audits even where the features do not need text
     texts = {f: table.text_column(f) for f in names} if names else None
     lf = LabelledFields(label, tuple(names), fields_id(id_field), group or None, tuple(picked))
-    return LabelledData(data, table, lf, labels, values, ids, texts, groups, None, dropped)
+    return LabelledData(
+        data, table, lf, labels, values, ids, texts, groups, None, dropped, keywords
+    )
 
 
 def fields_id(id_field: str | None) -> str | None:
