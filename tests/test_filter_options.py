@@ -225,7 +225,7 @@ def test_resume_on_a_finished_run_says_so_and_rewrites_nothing(snli300, tmp_path
         run_filter_job(dataclasses.replace(job, seed=1), progress=False, log=logged.append)
     assert (
         str(e.value) == f"{out}: holds a finished run with --seed 0, not 1, nothing to "
-        "resume; pass --overwrite to replace it"
+        "resume; pass --overwrite instead of --resume to replace it"
     )
     r = run_in_process(*args, "--resume", "--seed", "1")
     assert r.returncode == 2 and r.stderr == f"aflite: error: {e.value}\n"
@@ -246,14 +246,14 @@ def test_resume_on_a_finished_run_of_another_input_or_without_its_result(tmp_pat
     r = run_in_process(*args, "--resume")
     assert r.returncode == 2 and r.stderr == (
         f"aflite: error: {out}: holds a finished run of another input ({data} has changed "
-        "since), nothing to resume; pass --overwrite to replace it\n"
+        "since), nothing to resume; pass --overwrite instead of --resume to replace it\n"
     )
     other = tmp_path / "other.jsonl"
     other.write_text(data.read_text())
     r = run_in_process("filter", str(other), *args[2:], "--resume")
     assert r.returncode == 2 and r.stderr == (
-        f"aflite: error: {out}: holds a finished run of another input ({data}), nothing to "
-        "resume; pass --overwrite to replace it\n"
+        f"aflite: error: {out}: holds a finished run of another input ({data}; {other} holds "
+        "other rows), nothing to resume; pass --overwrite instead of --resume to replace it\n"
     )
     assert _files(out) == before
     data.write_text("".join(json.dumps(r) + "\n" for r in _rows(300)))

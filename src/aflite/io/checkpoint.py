@@ -31,6 +31,9 @@ MANIFEST = "manifest.json"
 # cannot be continued into the same result
 FORMAT = 2
 FEATURES = "features.npy"
+# what a run that cannot resume does instead: without --resume, the folder's checkpoint is an
+# earlier run that only --overwrite replaces
+START_OVER = "pass --overwrite instead of --resume to start over"
 
 
 def _sha256(path: Path) -> str:
@@ -142,6 +145,17 @@ class Checkpoint:
             tmp.write_text(json.dumps(doc, indent=1))
 
     # -- reading ---------------------------------------------------------------------------
+    def stored_identity(self) -> Any:
+        """The identity the checkpoint here was written under (read through ``upgrade``), or
+        None where there is none or its manifest cannot be read (:meth:`load` says so)."""
+        try:
+            identity = json.loads((self.directory / MANIFEST).read_text())["identity"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if self._upgrade is not None and isinstance(identity, dict):
+            identity = self._upgrade(identity)
+        return identity
+
     def load(self) -> tuple[np.ndarray, FilterState | None] | None:
         """(representation, state or None before the first phase), or None if no checkpoint."""
         where = self.directory / MANIFEST
@@ -151,27 +165,26 @@ class Checkpoint:
             doc = json.loads(where.read_text())
             identity, files, phase = doc["identity"], dict(doc["files"]), doc["phase"]
         except (OSError, ValueError, KeyError, TypeError):
-            raise DataError(f"{where}: damaged checkpoint manifest; run without --resume") from None
+            raise DataError(f"{where}: damaged checkpoint manifest; {START_OVER}") from None
         _check_manifest(where, files, phase)
         if doc.get("format", 1) != FORMAT:
             raise DataError(
                 f"{self.directory}: the checkpoint was written by an earlier version of aflite, "
-                "whose partitions a resumed run could not continue; run without --resume to "
-                "start over"
+                f"whose partitions a resumed run could not continue; {START_OVER}"
             )
         if self._upgrade is not None:
             identity = self._upgrade(identity)
         if identity != self.identity:
             raise DataError(
                 f"{self.directory}: the checkpoint belongs to another input or other options; "
-                "run without --resume to start over"
+                + START_OVER
             )
         for name, digest in files.items():
             path = self.directory / name
             if not path.is_file() or _sha256(path) != digest:
                 raise DataError(
                     f"{path}: checkpoint file is missing or does not match its manifest; "
-                    "run without --resume to start over"
+                    + START_OVER
                 )
         phi = np.load(self.directory / FEATURES, mmap_mode="r", allow_pickle=False)
         self._files = files
@@ -209,7 +222,7 @@ def _check_manifest(where: Path, files: dict[Any, Any], phase: Any) -> None:
     if phase is not None and (isinstance(phase, bool) or not isinstance(phase, int) or phase < 0):
         raise DataError(
             f"{where}: damaged checkpoint manifest (phase {phase!r} is not a phase number); "
-            "run without --resume to start over"
+            + START_OVER
         )
     allowed = {FEATURES} | (
         set() if phase is None else {f"state-{phase}.npz", f"state-{phase}.json"}
@@ -218,11 +231,10 @@ def _check_manifest(where: Path, files: dict[Any, Any], phase: Any) -> None:
         if name not in allowed or not isinstance(digest, str):
             raise DataError(
                 f"{where}: damaged checkpoint manifest (it names {str(name)!r}, not a file of "
-                "this checkpoint); run without --resume to start over"
+                f"this checkpoint); {START_OVER}"
             )
     if set(files) != allowed:
         missing = ", ".join(sorted(allowed - set(files)))
         raise DataError(
-            f"{where}: damaged checkpoint manifest (it does not list {missing}); "
-            "run without --resume to start over"
+            f"{where}: damaged checkpoint manifest (it does not list {missing}); " + START_OVER
         )

@@ -79,8 +79,10 @@ def run_filter_job(
         done = folder.finished if job.resume else None
         if done is not None:
             return _finished_outcome(job, plan, done)
-        key = {"fingerprint": plan.data.table.fingerprint(), "job": job_key(job)}
+        key = {"fingerprint": plan.data.table.fingerprint(), "job": _run_key(job)}
         ckpt = folder.checkpoint(key, _upgrade)
+        if job.resume:
+            _check_checkpoint(job, ckpt)
         return _held_run(
             job,
             run,
@@ -101,22 +103,12 @@ def _finished_outcome(job: FilterJob, plan: FilterPlan, summary: dict) -> JobOut
 
     out = Path(job.out_dir)
     options = {k: v for k, v in (summary.get("options") or {}).items() if k != "device"}
-    differs = first_difference(job_key(job), current_names(options))
-    if differs is not None:
-        name, here, there = differs
-        what = (
-            f"of another input ({there})"
-            if name == "input"
-            else f"with {flag(name)} {_shown(there)}, not {_shown(here)}"
-        )
+    stored = current_names(options)
+    found = _differs(job, stored, summary.get("input_fingerprint"), plan.data.table.fingerprint())
+    if found is not None:
         raise DataError(
-            f"{job.out_dir}: holds a finished run {what}, nothing to resume; pass --overwrite "
-            "to replace it"
-        )
-    if summary.get("input_fingerprint") != plan.data.table.fingerprint():
-        raise DataError(
-            f"{job.out_dir}: holds a finished run of another input ({job.input} has changed "
-            "since), nothing to resume; pass --overwrite to replace it"
+            f"{job.out_dir}: holds a finished run {found[0]}, nothing to resume; pass "
+            "--overwrite instead of --resume to replace it"
         )
     try:
         result = FilterResult.load(out / "result")
@@ -135,9 +127,65 @@ def _finished_outcome(job: FilterJob, plan: FilterPlan, summary: dict) -> JobOut
     )
 
 
+def _run_key(job: FilterJob) -> dict[str, Any]:
+    """The options a resumed run must share with the run it continues: the input is not
+    among them by its path (``../wf/pairs.jsonl`` and its absolute path are one file) but by
+    its content, the fingerprint beside them."""
+    return {k: v for k, v in job_key(job).items() if k != "input"}
+
+
 def _upgrade(stored: dict[str, Any]) -> dict[str, Any]:
-    """A checkpoint's key as an earlier version wrote it, with the options named as now."""
-    return stored | {"job": current_names(stored.get("job") or {})}
+    """A checkpoint's key as an earlier version wrote it (the input's path among the options),
+    with the options named as now."""
+    return stored | {"job": _without_input(current_names(stored.get("job") or {}))}
+
+
+def _without_input(options: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if k != "input"}
+
+
+def _differs(
+    job: FilterJob, stored: dict[str, Any], was: Any, now: str
+) -> tuple[str, str | None] | None:
+    """What makes a stored run (its options ``stored``, its input's fingerprint ``was``)
+    another run than ``job`` (its input's fingerprint ``now``), and the option that would
+    make them one: the first option that differs, with both values, or the input, by its
+    content; None when it is this run."""
+    differs = first_difference(_run_key(job), _without_input(stored))
+    if differs is not None:
+        name, here, there = differs
+        return f"with {flag(name)} {_shown(there)}, not {_shown(here)}", (
+            f"{flag(name)} {_shown(there)}"
+        )
+    if was == now:
+        return None
+    given = stored.get("input")
+    if given == job.input:
+        return f"of another input ({job.input} has changed since)", None
+    if given is None:
+        return f"of another input (not the rows {job.input} holds)", None
+    return f"of another input ({given}; {job.input} holds other rows)", None
+
+
+def _check_checkpoint(job: FilterJob, ckpt: Checkpoint) -> None:
+    """``--resume`` on another run's checkpoint: one line naming what differs, and how to
+    resume it or start over instead, before the checkpoint is read."""
+    identity = ckpt.stored_identity()
+    if not isinstance(identity, dict) or identity == ckpt.identity:
+        return  # none, a damaged one or this run's: Checkpoint.load says which
+    stored = identity.get("job")
+    found = _differs(
+        job,
+        stored if isinstance(stored, dict) else {},
+        identity.get("fingerprint"),
+        ckpt.identity["fingerprint"],
+    )
+    why, same = found or ("of other options", None)
+    resume = f"run with {same} to resume it, or " if same else ""
+    raise DataError(
+        f"{job.out_dir}: holds the checkpoint of a run {why}; {resume}pass --overwrite instead "
+        "of --resume to start over"
+    )
 
 
 def _shown(value: Any) -> str:
