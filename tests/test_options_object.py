@@ -204,10 +204,10 @@ def test_the_audit_api_checks_its_options_and_names_before_reading_the_data():
 # --- one name for an option from the command line to the Python API --------------------------
 
 # the options only a run on files has: where it reads and writes, and what it adds to a run
-# (a warm-up model, audits in the report, Ray, --by); the Python API takes every other one
+# (a warm-up model, Ray, --by); the Python API takes every other one
 # under the config's own name
 _RUN_ONLY = {
-    "filter_dataset": {"input", "out_dir", "resume", "overwrite", "report", "audits", "by",
+    "filter_dataset": {"input", "out_dir", "resume", "overwrite", "report", "by",
                        "warmup_fraction", "warmup_finetune", "backend", "ray_address"},
     "score_dataset": {"input", "out_dir", "overwrite", "report"},
     "audit": {"input", "compare", "features", "cache_dir", "json_out"},

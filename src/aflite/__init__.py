@@ -40,6 +40,7 @@ __all__ = [
     "filter_dataset",
     "score_dataset",
     "verify",
+    "filter",
     "MODELS",
     "PRESETS",
     "STOP_REASONS",
@@ -68,8 +69,8 @@ __all__ = [
 ]
 
 # The algorithm needs torch; importing it only on first use keeps ``import aflite`` and the
-# command line's start-up fast. ``aflite.filter`` is the name the paper's users expect; it
-# stays out of ``__all__`` so that ``from aflite import *`` does not shadow the built-in.
+# command line's start-up fast. ``aflite.filter`` is the name the paper's users expect (a
+# star import of aflite shadows the built-in filter, as it says it would).
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
@@ -79,7 +80,7 @@ __getattr__, __dir__ = lazy_exports(
     }
     | {name: "aflite.api" for name in _DATA_API}
     | {"ByScorer": "aflite.scoring.filter_by"}
-    | {"filter": "aflite.algorithm:adversarial_filter"},
+    | {"filter": "aflite.algorithm.loop.filtering:filter"},
 )
 
 
@@ -112,7 +113,7 @@ if TYPE_CHECKING:
         representation_bias,
         subset_bias,
     )
-    from aflite.algorithm import adversarial_filter as filter  # noqa: A004, F401
+    from aflite.algorithm.loop.filtering import filter  # noqa: A004
     from aflite.api import (
         DatasetCard,
         DatasetFilterResult,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from aflite._internal.calls import checked_keywords
 from aflite.config.fields import data_fields
 from aflite.errors import LabelWarning
 from aflite.io.dropped import without_dropped
@@ -15,6 +16,13 @@ from aflite.io.labelled import NO_ID, read_labelled
 __all__ = ["audit"]
 
 
+def _audit_option_names() -> list[str]:
+    from aflite.audits import AuditOptions
+
+    return AuditOptions.names()
+
+
+@checked_keywords(_audit_option_names)
 def audit(
     data: Any,
     *,

@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from aflite._internal.calls import checked_keywords, misspelt, named_arguments
 from aflite._internal.checks import refuse_for_items
-from aflite._internal.text import did_you_mean
+from aflite._internal.options import ConfigError
 from aflite.algorithm.models import asks_for_items
 from aflite.api.pipeline import FilterRun, filter_rows, prepare, represent
 from aflite.config import preset as config_preset
@@ -43,7 +44,9 @@ class DatasetFilterResult:
     set's (the first 12 hex digits of the SHA-256 of its sorted ids), as ``aflite filter``
     prints it; ``card`` the run's data set card (:class:`~aflite.api.card.DatasetCard`), as
     ``aflite filter`` writes it to ``card.md``: ``out.card.save("card.md")``, or
-    :meth:`save_to_disk` for a kept ``Dataset``.
+    :meth:`save_to_disk` for a kept ``Dataset``; ``audits``, with ``audits=``, what they
+    measured on the rows filtered (``audits.before``) and on the kept rows
+    (``audits.after``), at one t, else None.
     """
 
     kept: Any
@@ -53,6 +56,7 @@ class DatasetFilterResult:
     fields: dict[str, Any]
     fingerprint: str = ""
     card: Any = None
+    audits: Any = None
 
     def save_to_disk(self, path: str | os.PathLike) -> None:
         """Write the kept rows of a Hugging Face ``Dataset`` with its ``save_to_disk`` and the
@@ -84,6 +88,7 @@ def needs_text(features: Any) -> bool:
     return check_feature_source(features).needs_text
 
 
+@checked_keywords()
 def featurize(
     data: Any,
     *,
@@ -119,15 +124,13 @@ def text_features(data: LabelledData, features: str, **kw: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-def _named_arguments(fn: Any) -> list[str]:
-    """The arguments ``fn`` names (its ``**options`` left out): a misspelt ``lable=`` lands
-    among the options and is pointed back at ``label``."""
-    import inspect
+def _filter_option_names() -> list[str]:
+    from aflite.algorithm import FilterOptions
 
-    kinds = (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
-    return [p.name for p in inspect.signature(fn).parameters.values() if p.kind not in kinds]
+    return FilterOptions.names()
 
 
+@checked_keywords(_filter_option_names)
 def filter_dataset(
     data: Any,
     *,
@@ -155,6 +158,7 @@ def filter_dataset(
     options: Any = None,
     score_kept: bool = True,
     card_fields: Any = None,
+    audits: str | list[str] | None = None,
     **filter_options: Any,
 ) -> DatasetFilterResult:
     """Filter ``data`` with AFLITE and return the kept and removed rows in its own type.
@@ -190,6 +194,10 @@ def filter_dataset(
     ``card_fields`` (a mapping: ``{"licence": "cc-by-sa-4.0", "citation": "..."}``) go into
     the result's data set card (``card``), as ``aflite filter --card-field`` does.
 
+    ``audits`` (``"pmi"``, ``"pmi,partial"`` or a list, as ``aflite filter --audits``) runs
+    those bias audits on the rows filtered and on the kept rows, at one t:
+    ``out.audits.before`` and ``out.audits.after``.
+
     >>> import aflite
     >>> rows = [{"text": ("nobody " if i % 3 == 0 else "") + f"w{i % 7} x{i % 5}",
     ...          "label": int(i % 3 == 0)} for i in range(300)]
@@ -207,6 +215,7 @@ def filter_dataset(
         raise DataError(
             f"model='{opts.model}' fits multiple-choice items: name their choices with choices="
         )
+    names = _audit_names(audits, items=fields.choices is not None)
     needs_text(features)  # a bad spec or a missing extra, before the data is read
     card = to_card_fields(card_fields, "card_fields")
     run = FilterRun(
@@ -231,11 +240,19 @@ def filter_dataset(
         card_fields=card,
     )
     plan = prepare(run, note=lambda line: warnings.warn(line, LabelWarning, stacklevel=3))
+    if names and not plan.data.texts:
+        raise DataError("audits: the audits read text; name the text fields with text=")
     result = filter_rows(run, plan, represent(run, plan), progress=progress, score_kept=score_kept)
     from aflite.api.provenance import make_card
 
     made = make_card(run, plan, result)
     data_, decisions = plan.data, plan.decisions
+    audited = None
+    if names:
+        from aflite.audits.before_after import audit_filtered
+
+        kept_rows = plan.rest[result.kept]  # the result's positions index the rows filtered
+        audited = audit_filtered(data_, plan.rest, kept_rows, audits=names, seed=seed)
     if decisions is not None:
         result = result.with_dropped(plan.rest, plan.dropped)
     ids = data_.ids
@@ -256,7 +273,23 @@ def filter_dataset(
         fields=fields_used,
         fingerprint=result.fingerprint(ids),
         card=made,
+        audits=audited,
     )
+
+
+def _audit_names(audits: Any, *, items: bool) -> tuple[str, ...]:
+    """The audits named (as ``aflite filter --audits`` takes them), each registered and of
+    the data's kind, checked before the data is read."""
+    from aflite.audits.registry import wrong_kind
+    from aflite.config import FilterConfig
+
+    if audits is None:
+        return ()
+    names = FilterConfig.check_fields({"audits": audits})["audits"]
+    why = wrong_kind(names, items) if names else None
+    if why is not None:
+        raise ConfigError("audits", why)
+    return tuple(names)
 
 
 def _frame(rows: Any) -> Any:
@@ -292,11 +325,7 @@ def _filter_options(options: Any, preset: str | None, given: dict[str, Any]) -> 
     names = FilterOptions.names()
     unknown = sorted(set(given) - set(names))
     if unknown:
-        known = [*names, *_named_arguments(filter_dataset)]
-        raise TypeError(
-            f"filter_dataset() got unexpected option(s): {', '.join(unknown)}"
-            f"{did_you_mean(unknown[0], known)}"
-        )
+        raise misspelt("filter_dataset", unknown, [*names, *named_arguments(filter_dataset)])
     if options is not None and preset is not None:
         raise TypeError("filter_dataset(): give options= or preset=, not both")
     if preset is not None and not isinstance(preset, str):

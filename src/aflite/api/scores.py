@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from aflite._internal.calls import checked_keywords, named_arguments
 from aflite.api.dataset import needs_text, text_features
 from aflite.errors import DataError
 from aflite.io.labelled import LabelledData, read_labelled
@@ -57,6 +58,13 @@ def _matrix(
     return x
 
 
+def _scorer_option_names() -> list[str]:
+    from aflite.scoring.run import scorer_option_names
+
+    return scorer_option_names()
+
+
+@checked_keywords(_scorer_option_names)
 def score_dataset(
     data: Any,
     *,
@@ -143,6 +151,7 @@ def score_dataset(
         n_folds=n_folds,
         repeats=repeats,
         options=options,
+        arguments=named_arguments(score_dataset),
     )
     data_ = read_labelled(
         data,

@@ -24,6 +24,7 @@ __all__ = [
     "AuditSet",
     "BeforeAfter",
     "audit_before_after",
+    "audit_filtered",
     "random_control",
     "bias_with_control",
 ]
@@ -130,6 +131,25 @@ def audit_before_after(
     rows = random_control(len(before), len(after), seed=opts.seed)
     tag = f"random subset of {before_tag}, {len(rows)} rows"
     return BeforeAfter(first, second, run(before.subset(rows), tag, sized, rest_opts), rows, t)
+
+
+def audit_filtered(
+    data: Any, rest: np.ndarray, kept: np.ndarray, *, audits: Sequence[str], seed: int = 0
+) -> BeforeAfter:
+    """``audits`` on the rows a filter run filtered (``rest`` of ``data``, an
+    :class:`~aflite.io.labelled.LabelledData` read with text fields) and on those it kept, at
+    one t, for ``aflite filter --audits`` and ``filter_dataset(audits=...)`` alike. No control:
+    the report measures one on Phi."""
+
+    def of(rows: np.ndarray) -> AuditSet:
+        items = None if data.choices is None else data.choices.subset(rows)
+        return AuditSet(
+            {f: [v[i] for i in rows] for f, v in data.texts.items()},
+            data.labels[rows],
+            choices=items,
+        )
+
+    return audit_before_after(of(rest), of(kept), audits=audits, control=False, seed=seed)
 
 
 def random_control(n: int, size: int, *, seed: int = 0) -> np.ndarray:

@@ -231,7 +231,8 @@ def read_labels(
     drop = drop_names(drop)
     if field is None:
         if drop:
-            raise DataError("--drop-labels: no label field is read here")
+            option = "drop_labels" if keywords else "--drop-labels"
+            raise DataError(f"{option}: no label field is read here")
         return None, None, None
     values = table.column(field)
     for i, v in enumerate(values):

@@ -264,9 +264,8 @@ def read_labelled(
     groups, id_field, ids, picked = read_groups_and_ids(table, label, id, group, pick)
     if choices is not None:
         if drop_names(drop_labels):
-            raise DataError(
-                "--drop-labels: applies to class labels, not to multiple-choice answers"
-            )
+            option = "drop_labels" if keywords else "--drop-labels"
+            raise DataError(f"{option}: applies to class labels, not to multiple-choice answers")
         fields, texts, items = _read_items(
             table, label, choices, context, blank, answer_format, text
         )

@@ -135,20 +135,9 @@ def audits_before_after(
 ) -> list[dict[str, Any]]:
     """``job.audits`` on the rows filtered and on the kept rows at one t, as the report
     stores them (each result's dict with its tag, "before" or "kept")."""
-    from aflite.audits.before_after import AuditSet, audit_before_after
+    from aflite.audits.before_after import audit_filtered
 
-    def of(rows: np.ndarray) -> AuditSet:
-        items = None if inputs.choices is None else inputs.choices.subset(rows)
-        return AuditSet(
-            {f: [v[i] for i in rows] for f, v in inputs.texts.items()},
-            inputs.labels[rows],
-            choices=items,
-        )
-
-    # no control here: the report's KNN table and bias control measure one on Phi
-    measured = audit_before_after(
-        of(rest), of(kept), audits=job.audits, control=False, seed=job.seed
-    )
+    measured = audit_filtered(inputs, rest, kept, audits=job.audits, seed=job.seed)
     return [r.to_dict() | {"tag": "before"} for r in measured.before] + [
         r.to_dict() | {"tag": "kept"} for r in measured.after
     ]

@@ -86,9 +86,11 @@ def resolve_scorers(
     n_folds: int = 5,
     repeats: int = 1,
     options: dict[str, Any] | None = None,
+    arguments: Sequence[str] = (),
 ) -> list[str]:
     """The scorers a call runs, checked with its options before any work: unknown names or
-    options, a scorer needing a partial input without one, a scorer that cannot score
+    options (the closest among them and the caller's ``arguments`` named: ``sed`` for
+    ``seed``), a scorer needing a partial input without one, a scorer that cannot score
     multiple-choice ``items``, bad fold counts (ValueError or TypeError, one line). On items
     the default is every scorer that scores them."""
     options = options or {}
@@ -120,13 +122,17 @@ def resolve_scorers(
                 f"scorer '{n}' needs a partial input (partial_text= / --partial-text-fields, "
                 "or a partial feature matrix)"
             )
-    known = set().union(*(s.options for s in EXAMPLE_SCORERS.values())) | _CALL_OPTIONS
-    unknown = sorted(set(options) - known - {"dynamics", "probs", "partial_probs"})
+    known = scorer_option_names()
+    unknown = sorted(set(options) - set(known) - {"dynamics", "probs", "partial_probs"})
     if unknown:
-        raise TypeError(
-            f"unknown scorer option(s): {', '.join(unknown)}{did_you_mean(unknown[0], sorted(known))}"
-        )
+        closest = did_you_mean(unknown[0], [*known, *arguments])
+        raise TypeError(f"unknown scorer option(s): {', '.join(unknown)}{closest}")
     return names
+
+
+def scorer_option_names() -> list[str]:
+    """The options the registered scorers take, and those every call takes, sorted."""
+    return sorted(set().union(*(s.options for s in EXAMPLE_SCORERS.values())) | _CALL_OPTIONS)
 
 
 def score_examples(

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from aflite._internal.backends import make_backend
+from aflite._internal.calls import misspelt, named_arguments
 from aflite.algorithm.loop.by_scores import ByScores, ScoreSource, run_by_scores
 from aflite.algorithm.loop.options import FilterOptions
 from aflite.algorithm.loop.predictability import prepare_runner, takes_items
@@ -38,7 +39,7 @@ from aflite.algorithm.loop.selection import STRATEGIES
 from aflite.algorithm.loop.state import FilterState
 from aflite.types import ArrayLike, Backend, DeviceLike, SeedLike
 
-__all__ = ["adversarial_filter", "FilterState", "STRATEGIES", "ConvergenceWarning"]
+__all__ = ["adversarial_filter", "filter", "FilterState", "STRATEGIES", "ConvergenceWarning"]
 
 
 def adversarial_filter(
@@ -179,9 +180,13 @@ def adversarial_filter(
     >>> len(res.kept) >= 200
     True
     """
+    unknown = sorted(set(kwargs) - set(FilterOptions.names()))
+    if unknown:  # a misspelt option or argument (sed=0), named with the closest of either
+        known = [*FilterOptions.names(), *named_arguments(adversarial_filter)]
+        raise misspelt("filter", unknown, known)
     try:
         opts = FilterOptions.of(options, **kwargs)
-    except TypeError as e:  # a misspelt option, named as this call's
+    except TypeError as e:
         raise TypeError(f"filter(): {e}") from None
     if ranker is not None:
         unused = {
@@ -203,7 +208,7 @@ def adversarial_filter(
                     f"got {type(ranker).__name__}"
                 )
             ranker = ranker.by_scores(features, labels, opts, **run)
-        return run_by_scores(
+        result = run_by_scores(
             features,
             labels,
             ranker,
@@ -213,6 +218,8 @@ def adversarial_filter(
             score_kept=score_kept,
             **run,
         )
+        result.params["options"] = opts.described()
+        return result
     if opts.slice_size is None:
         raise ValueError("slice_size=None (one slice to the target) applies to ranker= only")
     own_backend = isinstance(backend, str)
@@ -239,6 +246,33 @@ def adversarial_filter(
     finally:
         if own_backend:
             backend.close()
+
+
+_FILTER_DEFAULTS = """AFLITE on arrays, with the defaults of Algorithm 1 as published: tau 0.75, k 500
+    rows, m 64, model ``linear``, no chance stop (``aflite.PRESETS["paper"]``, on block
+    partitions). They are NOT the command line's: ``aflite filter`` and
+    :func:`aflite.filter_dataset` start from ``aflite.PRESETS["practical"]`` (tau 0.6, k 5% of
+    the rows, a stop within 0.02 of chance, model ``auto``); ``options=aflite.PRESETS[
+    "practical"]`` runs those here. The printed result names the options it ran with.
+
+    """
+
+
+def _named(fn: Callable[..., Any], name: str, head: str) -> Callable[..., Any]:
+    """``fn`` under another name, its docstring after ``head``: the same code, so its
+    warnings and errors point where ``fn``'s do, but ``help()`` says ``name``."""
+    import types
+
+    named = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    named.__kwdefaults__ = fn.__kwdefaults__
+    named.__annotations__ = fn.__annotations__
+    named.__module__, named.__qualname__ = fn.__module__, name
+    named.__doc__ = head + (fn.__doc__ or "")
+    return named
+
+
+# the name the paper's users expect (aflite.filter), with its defaults said first
+filter = _named(adversarial_filter, "filter", _FILTER_DEFAULTS)  # noqa: A001
 
 
 def _n_classes(labels: Any) -> int | None:
@@ -312,6 +346,7 @@ def _filter(
         "grouped": groups is not None,
         "backend": "local" if backend is None else type(backend).__name__,
         "partitions": opts.partitions,
+        "options": opts.described(),  # which defaults: the printed result says
     }
 
     ranker = EnsembleRanker(

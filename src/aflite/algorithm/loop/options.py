@@ -187,6 +187,24 @@ class FilterOptions(Config):
             k = n_rows - n
         return n, t, 1 if strategy and self.strategy == "greedy" else k
 
+    def described(self) -> str:
+        """These options in a few words, against the nearest of :func:`aflite.filter`'s
+        defaults (Algorithm 1 as published) and the presets: what a result's printed line
+        says, since the command line and :func:`aflite.filter_dataset` start from another
+        set (``PRESETS['practical']``) than :func:`aflite.filter` does."""
+        defaults = "Algorithm 1's defaults"
+        own = {f.name: f.default for f in dataclasses.fields(FilterOptions)}
+        bases = {defaults: own, **{f"PRESETS[{n!r}]": p.as_options() for n, p in PRESETS.items()}}
+        mine = self.as_options()
+        changes = {
+            name: {k: v for k, v in mine.items() if base[k] != v} for name, base in bases.items()
+        }
+        name = min(changes, key=lambda n: len(changes[n]))  # the first of the nearest
+        if name == defaults and not changes[name]:
+            return f"{defaults}, not the command line's (PRESETS['practical'])"
+        given = ", ".join(f"{k}={v!r}" for k, v in changes[name].items())
+        return f"{name} with {given}" if given else name
+
     def changed_from(self, base: FilterOptions) -> dict[str, Any]:
         """The options whose values differ from ``base``'s (a preset's), by name."""
         mine, theirs = self.as_options(), base.as_options()

@@ -208,12 +208,16 @@ class FilterResult:
         )
 
     def __repr__(self) -> str:
-        # sizes and figures only: the arrays run to the size of the input
+        # sizes and figures only: the arrays run to the size of the input; and which options
+        # ran, since aflite.filter's defaults are not the command line's
+        options = self.params.get("options")
         return (
             f"FilterResult(n_input={self.n_input}, kept={len(self.kept)}, "
             f"removed={len(self.removed)}, phases={len(self.history)}, "
             f"stop_reason={self.stop_reason!r}, initial_bias={self.initial_bias:.3f}, "
-            f"final_bias={self.final_bias:.3f})"
+            f"final_bias={self.final_bias:.3f}"
+            + ("" if options is None else f", options={options!r}")
+            + ")"
         )
 
     # --- persistence (JSON for metadata, npz for arrays; no pickle) ---
