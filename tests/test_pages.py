@@ -97,3 +97,28 @@ def test_the_demo_prints_what_the_readme_shows(tmp_path, monkeypatch):
     assert r.returncode == 0, r.stderr
     printed = r.stdout.splitlines()
     assert [line for line in printed if line in shown] == shown, "\n".join(printed)
+
+
+def test_every_entry_of_the_output_folder_is_listed_or_said_in_the_readme(tmp_path):
+    """The demo's printed line lists the files to open; anything else in the folder is said
+    in the README's line beside it, and in the command line's page."""
+    from conftest import run_in_process
+
+    from aflite.data import bundled_snli
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(bundled_snli().read_text().splitlines(keepends=True)[:300]))
+    out = tmp_path / "out"
+    r = run_in_process("filter", str(src), "--text-fields", "hypothesis", "--n-partitions", "8",
+                       "--out-dir", str(out), "--quiet")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    listed = next(line for line in r.stdout.splitlines() if line.startswith("outputs in "))
+    printed = set(listed.split(": ", 1)[1].split(", "))
+    others = sorted(set(os.listdir(out)) - printed)
+    assert others == ["result"]
+    readme = README.read_text()
+    after_demo = readme[readme.index("outputs in aflite-demo/") :].split("\n\n")[1]
+    cli_page = (ROOT / "docs" / "cli.md").read_text()
+    for name in others:
+        assert f"`{name}/`" in after_demo and "aflite report" in after_demo, after_demo
+        assert f"`{name}/` (the `FilterResult`" in cli_page
