@@ -153,10 +153,12 @@ def main() -> None:
     ref = (time.perf_counter() - t0) * m / n_ref
     ref_cpu = (time.process_time() - c0) * m / n_ref
     zero = torch.zeros((n, k))
+    keys = torch.as_tensor(store.rows)  # the items' input positions draw the ties
     for j, w in enumerate(refs):
         held_j = ~train[:, j]
-        a = _hits(xs[held_j], y_cpu[held_j], zero[held_j], fit.weights[:, j : j + 1].cpu())
-        b = _hits(xs[held_j], y_cpu[held_j], zero[held_j], w[:, None])
+        x_j, y_j, neg_j, keys_j = xs[held_j], y_cpu[held_j], zero[held_j], keys[held_j]
+        a = _hits(x_j, y_j, neg_j, fit.weights[:, j : j + 1].cpu(), keys_j)
+        b = _hits(x_j, y_j, neg_j, w[:, None], keys_j)
         differ += int((a != b).sum())
         n_held += int(held_j.sum())
     print(

@@ -70,7 +70,7 @@ def main() -> None:
     t0 = time.perf_counter()
     job = FilterJob(
         input=str(data),
-        text_fields=["text"],
+        text=["text"],
         n_partitions=2,
         train_size=0.01,
         target_size=0.99,
