@@ -17,6 +17,7 @@ aflite and the torch reference on the timed partitions is printed as a check.
 
     taskset -c 1 python benchmarks/bench_choice.py
     python benchmarks/bench_choice.py --choices 2
+    python benchmarks/bench_choice.py --smoke    # 400 items, d=32, m=8: checks it runs
 """
 
 from __future__ import annotations
@@ -82,7 +83,10 @@ def main() -> None:
     ap.add_argument("--ref-partitions", type=int, default=16)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--smoke", action="store_true", help="400 items, d=32, m=8, 2 reference fits")
     args = ap.parse_args()
+    if args.smoke:
+        args.items, args.dim, args.partitions, args.ref_partitions = 400, 32, 8, 2
 
     import torch
 

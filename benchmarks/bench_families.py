@@ -14,6 +14,7 @@ seed 0 against seed 1, and the mean scores (the representation bias) of both.
 
     python benchmarks/bench_families.py [--cases demo,pairs,minilm,snli2,planted,digits,emb3,emb5,emb20]
         [--alphas 0.1,0.3,1] [--partitions 64]
+    python benchmarks/bench_families.py --smoke    # planted, N=400, m=8, alpha 1: checks it runs
 """
 
 from __future__ import annotations
@@ -91,12 +92,16 @@ def main() -> None:
     ap.add_argument("--alphas", default="0.1,0.3,1")
     ap.add_argument("--partitions", type=int, default=64)
     ap.add_argument("--json", default=None, help="write the figures here too")
+    ap.add_argument("--smoke", action="store_true", help="planted, N=400, m=8, alpha 1")
     args = ap.parse_args()
+    cases = {name: CASES[name] for name in args.cases.split(",")}
+    if args.smoke:
+        cases = {"planted": ("planted artifact, 3 classes", lambda: _planted(400, 16))}
+        args.alphas, args.partitions = "1", 8
     alphas = [float(a) for a in args.alphas.split(",")]
     m = args.partitions
     out = {}
-    for name in args.cases.split(","):
-        what, make = CASES[name]
+    for name, (what, make) in cases.items():
         x, y = make()
         t = int(round(0.1 * len(y)))
         runs = [phase(x, y, aflite.LinearEnsemble(), s, m) for s in (0, 1)]
