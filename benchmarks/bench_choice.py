@@ -17,6 +17,7 @@ aflite and the torch reference on the timed partitions is printed as a check.
 
     taskset -c 1 python benchmarks/bench_choice.py
     python benchmarks/bench_choice.py --choices 2
+    python benchmarks/bench_choice.py --smoke    # 400 items, d=32, m=8: checks it runs
 """
 
 from __future__ import annotations
@@ -82,7 +83,10 @@ def main() -> None:
     ap.add_argument("--ref-partitions", type=int, default=16)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--smoke", action="store_true", help="400 items, d=32, m=8, 2 reference fits")
     args = ap.parse_args()
+    if args.smoke:
+        args.items, args.dim, args.partitions, args.ref_partitions = 400, 32, 8, 2
 
     import torch
 
@@ -153,10 +157,12 @@ def main() -> None:
     ref = (time.perf_counter() - t0) * m / n_ref
     ref_cpu = (time.process_time() - c0) * m / n_ref
     zero = torch.zeros((n, k))
+    keys = torch.as_tensor(store.rows)  # the items' input positions draw the ties
     for j, w in enumerate(refs):
         held_j = ~train[:, j]
-        a = _hits(xs[held_j], y_cpu[held_j], zero[held_j], fit.weights[:, j : j + 1].cpu())
-        b = _hits(xs[held_j], y_cpu[held_j], zero[held_j], w[:, None])
+        x_j, y_j, neg_j, keys_j = xs[held_j], y_cpu[held_j], zero[held_j], keys[held_j]
+        a = _hits(x_j, y_j, neg_j, fit.weights[:, j : j + 1].cpu(), keys_j)
+        b = _hits(x_j, y_j, neg_j, w[:, None], keys_j)
         differ += int((a != b).sum())
         n_held += int(held_j.sum())
     print(

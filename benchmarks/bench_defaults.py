@@ -10,6 +10,7 @@ set and model:
 - scikit-learn's digits (10 classes, 8x8 images as pixels).
 
     python benchmarks/bench_defaults.py [--quick]
+    python benchmarks/bench_defaults.py --smoke     # the first set, 400 rows, m=8: checks it runs
 """
 
 from __future__ import annotations
@@ -38,12 +39,18 @@ def _cv(model, x, y) -> float:
         return float(np.mean(cross_val_score(model, x, y, cv=folds)))
 
 
-def run(name, x, y, evaluations, groups=None) -> None:
+def run(name, x, y, evaluations, groups=None, **options) -> None:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = aflite.filter(
-            x, y, groups=groups, seed=0, progress=False, options=aflite.PRESETS["practical"]
+            x,
+            y,
+            groups=groups,
+            seed=0,
+            progress=False,
+            options=aflite.PRESETS["practical"],
+            **options,
         )
     seconds = time.perf_counter() - start
     kept = np.zeros(len(y), bool)
@@ -65,20 +72,29 @@ def run(name, x, y, evaluations, groups=None) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="first 3,000 SNLI pairs only")
+    ap.add_argument("--smoke", action="store_true", help="the first set, 400 rows, m=8")
     args = ap.parse_args()
     print("defaults:", aflite.PRESETS["practical"])
     rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()]
-    if args.quick:
+    small = {"n_partitions": 8} if args.smoke else {}
+    max_iter = 100 if args.smoke else 2000  # the evaluator's fits
+    if args.smoke:
+        print("smoke run: the first set only, its first 400 rows, m=8")
+        rows = rows[:400]
+    elif args.quick:
         rows = rows[:3000]
     hyp = [r["hypothesis"] for r in rows]
     y = np.array([r["label"] for r in rows])
     same = ngram_features([hyp])
     chars = CountVectorizer(analyzer="char_wb", ngram_range=(2, 4), min_df=2).fit_transform(hyp)
     evals = [
-        ("logreg, word 1+2-grams (the filter's)", same, LogisticRegression(max_iter=2000)),
+        ("logreg, word 1+2-grams (the filter's)", same, LogisticRegression(max_iter=max_iter)),
         ("naive Bayes, char 2-4-gram counts", chars, MultinomialNB()),
     ]
-    run("SNLI hypothesis-only", same, y, evals, groups=np.array([r["premise"] for r in rows]))
+    groups = np.array([r["premise"] for r in rows])
+    run("SNLI hypothesis-only", same, y, evals, groups=groups, **small)
+    if args.smoke:
+        return
 
     sel = np.flatnonzero(y != "neutral")
     words = CountVectorizer(ngram_range=(1, 2)).fit_transform([hyp[i] for i in sel])

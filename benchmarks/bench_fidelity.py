@@ -30,6 +30,10 @@ runs it in under 40 minutes; ``--rows 19666`` uses everything.
 
     python benchmarks/bench_fidelity.py [--quick] [--out fidelity.json] [--cache-dir DIR]
         [--evaluators ngrams,partial,logreg,finetune:all-MiniLM-L6-v2] [--no-stress]
+    python benchmarks/bench_fidelity.py --smoke  # n-grams on 300 pairs of the slice, 1 seed
+
+``--smoke`` checks that it runs: the n-gram arm alone (the MiniLM arms are skipped, with a
+line) on 300 pairs of the bundled slice, one seed, m=8.
 """
 
 from __future__ import annotations
@@ -66,9 +70,9 @@ FULL_ROWS = 10_000
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "snli"
 
 
-def load_pairs(data_dir: Path) -> tuple[list[dict[str, Any]], str]:
+def load_pairs(data_dir: Path | None) -> tuple[list[dict[str, Any]], str]:
     """Every row of the folder's ``*.jsonl`` files, or of the bundled slice without it."""
-    files = sorted(data_dir.glob("*.jsonl")) if data_dir.is_dir() else []
+    files = sorted(data_dir.glob("*.jsonl")) if data_dir and data_dir.is_dir() else []
     if not files:
         from aflite.data import bundled_snli
 
@@ -139,6 +143,7 @@ def run_arm(
             seed=args.seed,
             seeds=args.seeds,
             **ARMS[name][1],
+            **({"n_partitions": 8} if args.smoke else {}),
         )
     return {
         "label": ARMS[name][0],
@@ -233,7 +238,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--minilm-rows", type=int, default=None, help="pool of the minilm arm")
     ap.add_argument("--finetune-rows", type=int, default=None, help="pool of the minilm-ft arm")
-    ap.add_argument("--seeds", type=int, default=None, help="3 (2 with --quick)")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the n-gram arm on 300 pairs of the bundled slice, 1 seed, m=8: checks it runs",
+    )
+    ap.add_argument("--seeds", type=int, default=None, help="3 (2 with --quick, 1 with --smoke)")
     ap.add_argument("--seed", type=int, default=0, help="first seed of the filter and subset")
     ap.add_argument("--heldout", type=float, default=0.2, help="share of premises held out")
     ap.add_argument("--split-seed", type=int, default=0, help="seed of the held-out split")
@@ -250,7 +260,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=None, help="write every number as JSON here")
     ap.add_argument("--markdown", type=Path, default=None, help="write the table here")
     args = ap.parse_args(argv)
-    args.seeds = args.seeds or (2 if args.quick else 3)
+    if args.smoke:
+        skipped = [a for a in args.arms.split(",") if a != "ngrams"]
+        if skipped:
+            print(f"smoke run: skipped the {', '.join(skipped)} arm(s) (the MiniLM encoder)")
+        args.arms, args.rows, args.data = "ngrams", args.rows or 300, None
+    args.seeds = args.seeds or (1 if args.smoke else 2 if args.quick else 3)
     unknown = set(args.arms.split(",")) - set(ARMS)
     if unknown:
         ap.error(f"unknown arms {sorted(unknown)}; use {', '.join(ARMS)}")

@@ -6,6 +6,7 @@ filter matrices larger than RAM). Memory is sampled from /proc/self/status in a 
 is what aflite allocates; RssFile is page cache of the mapped file, which the kernel can drop.
 
     python benchmarks/bench_memory.py [--n 550000] [--d 1024] [--partitions 8]
+    python benchmarks/bench_memory.py --smoke     # N=2,000, d=32, memory-mapped only
 """
 
 from __future__ import annotations
@@ -80,11 +81,14 @@ def child(path: str, mode: str, partitions: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=550_000)
-    ap.add_argument("--d", type=int, default=1024)
+    ap.add_argument("--n", type=int, help="N (default 550,000; 2,000 with --smoke)")
+    ap.add_argument("--d", type=int, help="d (default 1,024; 32 with --smoke)")
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--smoke", action="store_true", help="N=2,000, d=32, memory-mapped only")
     args = ap.parse_args()
+    args.n = args.n or (2000 if args.smoke else 550_000)
+    args.d = args.d or (32 if args.smoke else 1024)
     if args.child:
         child(args.child[0], args.child[1], args.partitions)
         return
@@ -101,7 +105,9 @@ def main() -> None:
         print(
             f"N={args.n:,} d={args.d} float32, m={args.partitions}, t=N/10, slice 0.27N, target N/6"
         )
-        for mode in ("ram", "mmap"):
+        if args.smoke:
+            print("smoke run: the features in RAM skipped, memory-mapped only")
+        for mode in ("mmap",) if args.smoke else ("ram", "mmap"):
             subprocess.run(
                 [
                     sys.executable,

@@ -7,12 +7,14 @@ of memory-mapped files is not counted) and prints the peak next to the dense fea
 (N x 1024 float32) and the memory in use before the features were built.
 
     python benchmarks/bench_ngram_memory.py [--n 200000]
+    python benchmarks/bench_ngram_memory.py --smoke     # 2,000 texts: checks it runs
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import tempfile
 import threading
 import time
@@ -31,8 +33,10 @@ def _anon_mib() -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=200_000)
+    ap.add_argument("--n", type=int, help="texts (default 200,000; 2,000 with --smoke)")
+    ap.add_argument("--smoke", action="store_true", help="2,000 texts: checks it runs")
     args = ap.parse_args()
+    args.n = args.n or (2000 if args.smoke else 200_000)
 
     import aflite.jobs.filter_job as filter_job
     from aflite.data import bundled_snli
@@ -70,7 +74,7 @@ def main() -> None:
     t0 = time.perf_counter()
     job = FilterJob(
         input=str(data),
-        text_fields=["text"],
+        text=["text"],
         n_partitions=2,
         train_size=0.01,
         target_size=0.99,
@@ -91,6 +95,7 @@ def main() -> None:
         f"peak above the rows already read: {above:.0f} MiB = {above / dense:.2f}x the dense matrix"
     )
     print(f"wall {time.perf_counter() - t0:.0f} s")
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ are skipped, with a line, where absent.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_outcome.py --cases digits,planted,mnist-pca
     python benchmarks/bench_outcome.py [--cases ...] [--seeds 2] [--families ridge,linear]
-    python benchmarks/bench_outcome.py --smoke      # every case, tiny subsamples, m=8
+    python benchmarks/bench_outcome.py --smoke      # planted, a tiny subsample, m=8
+    python benchmarks/bench_outcome.py --smoke --cases digits,slice-ngrams  # those, as tiny
 """
 
 from __future__ import annotations
@@ -375,7 +376,7 @@ def verdict(name: str, rows: list[dict]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default=",".join(CASES), help=", ".join(CASES))
+    ap.add_argument("--cases", default=None, help=f"{', '.join(CASES)} (all; --smoke: planted)")
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument(
         "--families",
@@ -384,6 +385,7 @@ def main() -> None:
     )
     ap.add_argument("--smoke", action="store_true", help="tiny subsamples, m=8: checks it runs")
     args = ap.parse_args()
+    args.cases = args.cases or ("planted" if args.smoke else ",".join(CASES))
     unknown = set(args.cases.split(",")) - set(CASES)
     if unknown:
         ap.error(f"unknown case(s) {', '.join(sorted(unknown))}; known: {', '.join(CASES)}")

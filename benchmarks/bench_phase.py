@@ -18,6 +18,7 @@ it the block run reached.
     python benchmarks/bench_phase.py --quick --tol 1e-3     # another solver tolerance
     python benchmarks/bench_phase.py --cases phase-20k,phase-20k-c20 --ridge  # + the exact family
     python benchmarks/bench_phase.py --cases phase-20k,phase-20k-c20 --ridge-only
+    python benchmarks/bench_phase.py --smoke                # one tiny case, m=4: checks it runs
 
 With ``--ridge`` every case also times the exact family (``model="ridge"``, its default form
 for the shapes) on block partitions: against a loop of scikit-learn ``RidgeClassifier`` fits
@@ -278,17 +279,24 @@ def main() -> None:
         action="store_true",
         help="leave out the search for a loosened scikit-learn loop",
     )
+    ap.add_argument(
+        "--smoke", action="store_true", help="N=400, d=32, m=4, with --ridge: checks it runs"
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)  # the scikit-learn loop and the peak on as many cores
     m, top = (16, 100) if args.quick else (args.partitions, 500)
-    peak = sgemm_peak()
+    cases = {name: CASES[name] for name in args.cases.split(",")}
+    if args.smoke:
+        m, top, args.ridge, args.ridge_partitions = 4, 20, True, 8
+        cases = {"smoke": (lambda: embedding_like(400, 32), 40)}
+    size = 512 if args.smoke else 4096
+    peak = sgemm_peak(size)
     print(
         f"threads={args.threads} float32, aflite {aflite.__version__}, tol={args.tol:g}; "
-        f"sgemm peak {peak / 1e9:.0f} GFLOP/s (4096^3)",
+        f"sgemm peak {peak / 1e9:.0f} GFLOP/s ({size}^3)",
         flush=True,
     )
-    for name in args.cases.split(","):
-        make, t_spec = CASES[name]
+    for name, (make, t_spec) in cases.items():
         if args.quick:
             full_make = make
             make = lambda full_make=full_make: _shrink(full_make)  # noqa: E731

@@ -6,6 +6,7 @@ counted (no sentence dedupe), so the work is that of 1.1 M distinct sentences; `
 times the audit's default instead, which on replicated text counts each sentence once.
 
     python benchmarks/bench_pmi.py [--sentences 1100000] [--jobs N] [--dedupe]
+    python benchmarks/bench_pmi.py --smoke      # 4,000 sentences of the slice: checks it runs
 """
 
 from __future__ import annotations
@@ -24,14 +25,17 @@ from aflite.data import bundled_snli
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sentences", type=int, default=1_100_000)
+    ap.add_argument("--sentences", type=int, help="default 1,100,000 (4,000 with --smoke)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--min-count", type=int, default=10)
     ap.add_argument("--dedupe", action="store_true", help="count repeated sentences once")
+    ap.add_argument("--smoke", action="store_true", help="4,000 sentences of the bundled slice")
     args = ap.parse_args()
+    args.sentences = args.sentences or (4000 if args.smoke else 1_100_000)
 
     shared = Path(__file__).resolve().parents[2] / "shared" / "data" / "snli"
-    files = sorted(shared.glob("*.jsonl")) if shared.exists() else [bundled_snli()]
+    use_shared = shared.exists() and not args.smoke
+    files = sorted(shared.glob("*.jsonl")) if use_shared else [bundled_snli()]
     base = []
     for f in files:
         for line in f.read_text().splitlines():

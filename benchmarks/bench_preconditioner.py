@@ -7,6 +7,7 @@ rows) takes. The scores agree to the solver's tolerance either way (the same opt
 
     OMP_NUM_THREADS=1 taskset -c 0 python benchmarks/bench_preconditioner.py
     python benchmarks/bench_preconditioner.py --cases demo,embeddings-20k
+    python benchmarks/bench_preconditioner.py --smoke   # N=600, d=160, m=8: checks it runs
 """
 
 from __future__ import annotations
@@ -38,13 +39,14 @@ CASES = {
     "embeddings-40k-t4000": (lambda: embedding_like(40_000, 1024), 4000),
     "embeddings-100k-t10000": (lambda: embedding_like(100_000, 1024), 10_000),
 }
+SMOKE = {"embeddings-smoke": (lambda: embedding_like(600, 160), 60)}
 
 
-def run(x, y, t, low_rank: bool, threads: int):
+def run(x, y, t, low_rank: bool, threads: int, m: int = 64):
     pc.LOW_RANK_T = float("inf") if low_rank else 0.0
     start = time.perf_counter()
     ps = aflite.predictability_scores(
-        x, y, n_partitions=64, train_size=t, seed=0, device="cpu", threads=threads
+        x, y, n_partitions=m, train_size=t, seed=0, device="cpu", threads=threads
     )
     return ps, time.perf_counter() - start
 
@@ -53,16 +55,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--smoke", action="store_true", help="N=600, d=160, m=8: checks it runs")
     args = ap.parse_args()
+    cases = SMOKE if args.smoke else {name: CASES[name] for name in args.cases.split(",")}
+    m = 8 if args.smoke else 64
     rule = pc.LOW_RANK_T
     x0, y0 = embedding_like(500, 64)
     aflite.predictability_scores(x0, y0, n_partitions=2, train_size=50)  # warm-up
-    for name in args.cases.split(","):
-        make, t = CASES[name]
+    for name, (make, t) in cases.items():
         x, y = make()
         d1 = x.shape[1] + 1
-        exact, s_exact = run(x, y, t, False, args.threads)
-        low, s_low = run(x, y, t, True, args.threads)
+        exact, s_exact = run(x, y, t, False, args.threads, m)
+        low, s_low = run(x, y, t, True, args.threads, m)
         r = np.corrcoef(exact.scores, low.scores)[0, 1]
         default = "low-rank" if t <= rule * d1 else "exact"
         print(

@@ -8,6 +8,7 @@ features (the v of each pair, 384-d) as the partial input. Without the SNLI file
 384 columns stand in, and the output says so.
 
     taskset -c 1 env OMP_NUM_THREADS=1 python benchmarks/bench_scorers.py
+    python benchmarks/bench_scorers.py --smoke   # 300 synthetic rows, d=96, 2 epochs
 """
 
 from __future__ import annotations
@@ -24,24 +25,30 @@ SCORERS = ["predictability", "datamap", "pvi", "aum", "el2n", "forgetting", "par
 
 def features(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     snli = Path(args.snli_dir)
-    if not args.synthetic and (snli / "dev.jsonl").exists():
+    if not args.synthetic and not args.smoke and (snli / "dev.jsonl").exists():
         x, y, _ = snli_devtest_minilm(snli)
         rows = np.resize(np.arange(len(y)), args.rows)  # the first rows again past 19,666
         x, y = x[rows], y[rows]
         what = f"SNLI dev+test MiniLM pair features ({min(len(rows), 19_666)} distinct pairs)"
         return x, y, np.ascontiguousarray(x[:, 384:768]), what
-    x, y = embedding_like(args.rows, 1536, 3, seed=0)
-    return x, y, np.ascontiguousarray(x[:, :384]), "synthetic embedding-like features"
+    d = 96 if args.smoke else 1536
+    x, y = embedding_like(args.rows, d, 3, rank=min(256, d), seed=0)
+    return x, y, np.ascontiguousarray(x[:, : d // 4]), "synthetic embedding-like features"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=20_000)
+    ap.add_argument("--rows", type=int, help="default 20,000 (300 with --smoke)")
     ap.add_argument("--snli-dir", default=str(Path(__file__).parents[2] / "shared/data/snli"))
     ap.add_argument("--synthetic", action="store_true")
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--epochs", type=int, help="default 10 (2 with --smoke)")
+    ap.add_argument(
+        "--smoke", action="store_true", help="300 synthetic rows, d=96, 2 epochs: checks it runs"
+    )
     args = ap.parse_args()
+    args.rows = args.rows or (300 if args.smoke else 20_000)
+    args.epochs = args.epochs or (2 if args.smoke else 10)
 
     import torch
 

@@ -12,6 +12,10 @@ down to n=92,000: about 916 phases).
     python benchmarks/bench_snli_scale.py --tf32                # TF32 matmuls on Ampere/Hopper
     python benchmarks/bench_snli_scale.py --model ridge         # the exact family
     python benchmarks/bench_snli_scale.py --device cpu --n 20000 --schedule paper --target 12000 --train 2000
+    python benchmarks/bench_snli_scale.py --smoke               # N=4,000, d=64, m=8, CPU
+
+With ``--smoke`` the paper schedule is scaled to the smaller input: t=10% of N, k=N/40, down
+to N - 4k (four phases).
 """
 
 from __future__ import annotations
@@ -59,8 +63,8 @@ def _reset_peak() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=550_000)
-    ap.add_argument("--d", type=int, default=1024)
+    ap.add_argument("--n", type=int, help="N (default 550,000; 4,000 with --smoke)")
+    ap.add_argument("--d", type=int, help="d (default 1,024; 64 with --smoke)")
     ap.add_argument(
         "--schedule",
         choices=("cli", "paper"),
@@ -73,20 +77,30 @@ def main() -> None:
     ap.add_argument(
         "--partitions",
         type=lambda v: v if v == "auto" else int(v),
-        default=PRESETS["practical"].n_partitions,
-        help="m (auto: 512 with the exact family, 64 with logistic regression)",
+        help="m (default auto: 512 with the exact family, 64 with logistic regression; 8 with "
+        "--smoke)",
     )
-    ap.add_argument("--device", default="auto")
+    ap.add_argument("--device", default=None, help="auto (cpu with --smoke)")
     ap.add_argument("--tf32", action="store_true", help="allow TF32 matmuls (CUDA)")
     ap.add_argument(
         "--model",
         default="auto",
         help="the model family (auto: logistic regression here, where t > d; ridge: exact)",
     )
+    ap.add_argument("--smoke", action="store_true", help="N=4,000, d=64, m=8, CPU: checks it runs")
     args = ap.parse_args()
+    args.n = args.n or (4000 if args.smoke else 550_000)
+    args.d = args.d or (64 if args.smoke else 1024)
+    args.device = args.device or ("cpu" if args.smoke else "auto")
+    args.partitions = args.partitions or (8 if args.smoke else PRESETS["practical"].n_partitions)
     cli = PRESETS["practical"]
+    if args.schedule == "paper" and args.smoke:
+        k = args.n // 40
+        paper = {"target": args.n - 4 * k, "train": args.n // 10, "slice": k}
+    else:
+        paper = {"target": 92_000, "train": 55_000, "slice": 500}
     sizes = (
-        {"target": 92_000, "train": 55_000, "slice": 500}
+        paper
         if args.schedule == "paper"
         else {
             "target": round(cli.target_size * args.n),
@@ -111,17 +125,18 @@ def main() -> None:
         f"{name}: N={args.n:,} d={args.d} m={args.partitions} t={args.train:,} k={args.slice} "
         f"-> n={args.target:,}; model={args.model}; tf32={args.tf32}"
     )
-    peak = matmul_peak(device, 8192 if device.type == "cuda" else 2048)
+    peak = matmul_peak(device, 512 if args.smoke else 8192 if device.type == "cuda" else 2048)
     print(f"measured matmul peak: {peak / 1e12:.1f} TFLOP/s")
 
     # warm-up (CUDA context, kernels)
+    warm = min(20_000, args.n // 2)
     aflite.filter(
-        x[:20_000],
-        y[:20_000],
-        target_size=19_000,
+        x[:warm],
+        y[:warm],
+        target_size=warm * 19 // 20,
         n_partitions=8,
-        train_size=2000,
-        slice_size=500,
+        train_size=warm // 10,
+        slice_size=warm // 40,
         threshold=0.0,
         device=device,
         model=args.model,

@@ -14,6 +14,7 @@ are cached, so only the first run pays for the encoder).
 
     python benchmarks/bench_stability.py [--cases slice-ngrams,slice-minilm,dev-ngrams,dev-minilm]
         [--seeds 3] [--set model=linear --set n_partitions=64] [--preset paper]
+    python benchmarks/bench_stability.py --smoke  # slice n-grams, 400 rows, 2 seeds, m=8
 """
 
 from __future__ import annotations
@@ -77,18 +78,23 @@ def main() -> None:
         help="a filter option other than the default, e.g. model=linear",
     )
     ap.add_argument("--preset", default=None, help="e.g. paper: Algorithm 1 as published")
+    ap.add_argument("--smoke", action="store_true", help="slice n-grams, 400 rows, 2 seeds, m=8")
     args = ap.parse_args()
     options = {} if args.preset is None else {"preset": args.preset}
     for item in args.set:
         key, value = item.split("=", 1)
         options[key] = int(value) if value.isdigit() else value
+    if args.smoke:
+        print("smoke run: slice-ngrams only (no MiniLM), its first 400 rows, 2 seeds, m=8")
+        args.cases, args.seeds = "slice-ngrams", 2
+        options.setdefault("n_partitions", 8)
     print(f"aflite {aflite.__version__}; options {options or 'the defaults'}", flush=True)
     for name in args.cases.split(","):
         source, features, text = CASES[name]
         if source == "dev" and not (SHARED / "dev.jsonl").exists():
             print(f"{name}: skipped ({SHARED} not found)")
             continue
-        rows = _rows(source)
+        rows = _rows(source)[: 400 if args.smoke else None]
         runs = [run(rows, features, text, s, options) for s in range(args.seeds)]
         res = runs[0][2].result
         params = res.params
