@@ -19,8 +19,8 @@ from aflite.data import bundled_copa, bundled_snli
 
 # small runs: a few hundred rows, few partitions, phases that remove rows
 OPTIONS = ["--n-partitions", "16", "--target-size", "300", "--slice-size", "30",
-           "--threshold", "0.5", "--min-bias", "off"]  # fmt: skip
-KEYWORDS = {"n_partitions": 16, "target_size": 300, "slice_size": 30, "threshold": 0.5,
+           "--threshold", "0.3", "--min-bias", "off"]  # fmt: skip
+KEYWORDS = {"n_partitions": 16, "target_size": 300, "slice_size": 30, "threshold": 0.3,
             "min_bias": "off"}  # fmt: skip
 CITATION = "@inproceedings{bowman2015,\n  title={A large annotated corpus}\n}"
 
@@ -66,7 +66,7 @@ def test_the_card_holds_the_run(run):
     assert p["made_by"] == "command line" and p["input"]["rows"] == 400
     assert set(p["input"]["parts"]) == {"ids", "labels", "text:hypothesis"}
     assert p["features"]["spec"] == "ngrams" and p["features"]["max_features"] == 1024
-    assert p["options"]["seed"] == 0 and p["options"]["threshold"] == 0.5
+    assert p["options"]["seed"] == 0 and p["options"]["threshold"] == 0.3
     assert p["resolved"]["target_size"] == 300 and p["resolved"]["model_family"] == "ridge"
     res = p["result"]
     assert res["rows"]["kept"] == summary["counts"]["kept"] == 300
@@ -256,7 +256,7 @@ def test_a_kept_dataset_carries_the_card_as_its_readme(tmp_path):
     datasets = pytest.importorskip("datasets")
     ds = datasets.Dataset.from_list(_snli(300))
     out = aflite.filter_dataset(ds, label="label", text="hypothesis", seed=0, n_partitions=16,
-                                target_size=240, slice_size=30, threshold=0.5, min_bias="off")  # fmt: skip
+                                target_size=240, slice_size=30, threshold=0.3, min_bias="off")  # fmt: skip
     out.save_to_disk(tmp_path / "kept")
     assert len(datasets.load_from_disk(str(tmp_path / "kept"))) == 240
     assert DatasetCard.read(tmp_path / "kept").kept_fingerprint == out.fingerprint
@@ -265,7 +265,7 @@ def test_a_kept_dataset_carries_the_card_as_its_readme(tmp_path):
     # the command line writes a Dataset input's kept rows as a folder, with the card inside
     ds.save_to_disk(str(tmp_path / "in"))
     code, _, err = cli("filter", tmp_path / "in", "--text-fields", "hypothesis", "--n-partitions",
-                       "16", "--target-size", "240", "--slice-size", "30", "--threshold", "0.5",
+                       "16", "--target-size", "240", "--slice-size", "30", "--threshold", "0.3",
                        "--min-bias", "off", "--out-dir", tmp_path / "o", "--quiet", "--no-report")  # fmt: skip
     assert code == 0, err
     readme = DatasetCard.read(tmp_path / "o" / "kept")
@@ -310,7 +310,7 @@ def test_encoder_round_trip(tmp_path, monkeypatch):
     rows = _snli(160)
     out = aflite.filter_dataset(rows, label="label", text="hypothesis", seed=0,
                                 features="sentence-transformers:all-MiniLM-L6-v2", n_partitions=8,
-                                target_size=120, slice_size=20, threshold=0.5, min_bias="off")  # fmt: skip
+                                target_size=120, slice_size=20, threshold=0.3, min_bias="off")  # fmt: skip
     f = out.card.provenance["features"]
     assert f["model"] == "all-MiniLM-L6-v2" and f["model_content"].startswith("sha256:")
     assert f["sentence-transformers"] and out.card.provenance["environment"]["features_device"]

@@ -214,7 +214,7 @@ def test_one_table_of_defaults_and_the_presets_are_instances_of_it():
     # the command line starts from the practical preset: the same fields, other defaults
     practical = PRESETS["practical"]
     assert practical.changed_from(defaults) == {
-        "threshold": 0.6, "slice_size": 0.05, "min_bias": 0.02, "model": "auto",
+        "threshold": 0.6, "slice_size": 0.05, "min_bias": 0.02, "model": "ridge",
         "n_partitions": "auto",
     }  # fmt: skip
     config = FilterConfig(input="data.jsonl")

@@ -37,9 +37,10 @@ def test_list_of_dicts_in_lists_out_with_fields_picked():
     assert list(out.scores["id"]) == [r["id"] for r in rows]
     removed = set(out.scores.loc[out.scores["split"] == "removed", "id"])
     assert removed == {r["id"] for r in out.removed}
-    # the planted rows go first
+    # the planted rows go first: far more of them among the removed than among all rows (the
+    # rows of label 0 are as easy to predict: a row without the word is most likely a 0)
     planted = {r["id"] for r in rows if r["text"].startswith("nobody")}
-    assert len(removed & planted) > 0.5 * len(removed)
+    assert len(removed & planted) / len(removed) > 1.5 * len(planted) / len(rows)
     assert "DatasetFilterResult(kept=" in repr(out) and len(repr(out)) < 200
 
 

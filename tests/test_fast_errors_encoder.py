@@ -202,7 +202,7 @@ def test_an_unknown_model_family_fails_at_once_listing_the_known_ones(tmp_path):
     assert lines[0] == "exit 2" and lines[1].endswith(" []"), r.stdout + r.stderr
     assert r.stderr == (
         "aflite: error: --model: unknown model family 'ridgee' (choose from linear, sklearn, "
-        "ridge, choice-ridge, auto, choice; did you mean 'ridge'?)\n"
+        "ridge, choice-ridge, choice; did you mean 'ridge'?)\n"
     )
 
 

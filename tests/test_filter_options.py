@@ -294,7 +294,7 @@ def test_options_of_the_phases_given_with_by_are_named_as_ignored(snli300, tmp_p
 
     job = FilterJob(input=snli300, text=("hypothesis",), by="predictability",
                     n_partitions=4, target_size=0.9, out_dir=str(out), overwrite=True,
-                    report=False, model="auto", partitions="uniform")  # fmt: skip
+                    report=False, model="ridge", partitions="uniform")  # fmt: skip
     with pytest.warns(OptionWarning) as seen:
         run_filter_job(job, progress=False, log=lambda s: None)
     assert [str(w.message) for w in seen if w.category is OptionWarning] == [

@@ -143,7 +143,7 @@ def test_multiple_choice_items_to_a_family_without_an_items_variant_are_one_line
     with pytest.raises(ValueError) as e:
         aflite.filter(items, answers, model="toy", target_size=30, train_size=10)
     assert str(e.value).startswith("model family 'toy' fits no multiple-choice items")
-    assert "\n" not in str(e.value) and "linear, ridge, choice-ridge, auto, choice" in str(e.value)
+    assert "\n" not in str(e.value) and "linear, ridge, choice-ridge, choice" in str(e.value)
     data = tmp_path / "items.jsonl"
     rows = [{"c": [f"w{i}", f"v{i % 3}", "u"], "answer": i % 3} for i in range(40)]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -163,7 +163,7 @@ def test_the_documentation_lists_every_family_and_a_new_one_must_be_added(toy_fa
 
 def test_the_documentation_lists_every_built_in_family():
     assert undocumented_families() == []
-    assert {"linear", "ridge", "auto", "choice", "choice-ridge", "sklearn"} <= documented_families()
+    assert {"linear", "ridge", "choice", "choice-ridge", "sklearn"} <= documented_families()
 
 
 def test_a_model_given_as_is_runs_with_the_contracts_defaults():

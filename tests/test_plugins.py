@@ -180,7 +180,7 @@ def test_unknown_model_or_features_fail_before_any_work(toys, jsonl, tmp_path):
     assert r.returncode == 2 and not out.exists()
     assert r.stderr.strip().splitlines() == [
         "aflite: error: --model: unknown model family 'toy-sign-modl' (choose from linear, "
-        "sklearn, ridge, choice-ridge, auto, choice, toy-sign-model; did you mean "
+        "sklearn, ridge, choice-ridge, choice, toy-sign-model; did you mean "
         "'toy-sign-model'?)"
     ]
     r = run_in_process("filter", str(jsonl), "--features", "toy-sine", "--out-dir", str(out))
@@ -381,9 +381,9 @@ def test_a_backend_registered_by_name_runs_the_filter(planted):
     started = []
 
     class Local:
-        def phase_model(self, model):
+        def phase_model(self, model, family):
             started.append(model)
-            return resolve_model("linear" if model is None else model)
+            return resolve_model(family if model is None else model)
 
         def close(self):
             pass
@@ -405,4 +405,4 @@ def test_a_registry_shows_its_built_ins_before_any_lookup():
 
     code = "import aflite; print(repr(aflite.MODELS))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.startswith("Registry('model': linear, sklearn, ridge, choice-ridge, auto")
+    assert out.stdout.startswith("Registry('model': linear, sklearn, ridge, choice-ridge, choice")

@@ -114,7 +114,8 @@ def test_held_out_counts_equal_a_loop_of_scikit_learn_fits(partitions, form):
     mask = ps.train_mask
     xs = standardise(x).astype(np.float64)
     correct = np.zeros(300)
-    for j, (_, _, pred) in enumerate(_reference(xs, y, mask, 1.0, 3)):
+    alpha = RidgeEnsemble().alpha  # the default penalty
+    for j, (_, _, pred) in enumerate(_reference(xs, y, mask, alpha, 3)):
         correct += (pred == y) & ~mask[:, j]  # held-out predictions only
     held = (~mask).sum(axis=1)
     np.testing.assert_array_equal(ps.n_heldout, held)
@@ -223,7 +224,10 @@ def test_multiple_choice_items_take_the_choice_wise_models():
     y = np.arange(60) % 3
     ridge = aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="ridge")
     assert ridge.info["solver"] == "choice-ridge"
+    # "auto" is ridge's other name; logistic regression's variant is "choice"
     ps = aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="auto")
+    assert ps.info["solver"] == "choice-ridge"
+    ps = aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="linear")
     assert ps.info["solver"] == "choice"
     with pytest.raises(ValueError, match="unknown model family 'ridg' .*did you mean 'ridge'"):
         aflite.predictability_scores(x, y, n_partitions=4, train_size=20, model="ridg")

@@ -40,7 +40,6 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "aflite.algorithm.models.linear",
         "aflite.algorithm.models.sklearn",
         "aflite.algorithm.models.ridge",
-        "aflite.algorithm.models.auto",
         "aflite.algorithm.models.choice",
     ),
     "feature kind": ("aflite.features.kinds",),

@@ -58,10 +58,10 @@ class Classifier(Protocol):
 
 class Backend(Protocol):
     """A distributed backend (e.g. :class:`aflite.distributed.RayBackend`): it wraps a model
-    into a phase model that runs the partitions elsewhere, and releases its workers on
-    ``close``."""
+    family's settings (None: the family ``family``'s defaults) into a phase model that runs
+    the partitions elsewhere, and releases its workers on ``close``."""
 
-    def phase_model(self, model: Any) -> Model: ...
+    def phase_model(self, model: Any, family: str) -> Model: ...
 
     def close(self) -> None: ...
 

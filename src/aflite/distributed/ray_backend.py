@@ -50,16 +50,13 @@ class _ShardWorker:
         return True
 
     def score(self, train: np.ndarray, heldout: np.ndarray, current: np.ndarray, model: Any):
-        from aflite.algorithm.models.linear.ensemble import fit_ensemble, heldout_counts
+        from aflite.algorithm.models import family_of
 
         dev = self.device
-        tr = torch.as_tensor(train, device=dev)
-        cur = torch.as_tensor(current, device=dev)
-        ens, _ = fit_ensemble(self.store, self.y, tr, self.n_classes, model, current=cur)
-        correct, held = heldout_counts(
-            self.store, self.y, ens, torch.as_tensor(heldout, device=dev)
-        )
-        return correct.cpu().numpy(), held.cpu().numpy(), ens.report.to_dict()
+        phase = family_of(model).target(model)  # the family's own model, on these columns
+        phase.attach(self.store, None, self.y, self.n_classes)
+        counts = phase.score(*(torch.as_tensor(a, device=dev) for a in (train, heldout, current)))
+        return counts.correct.cpu().numpy(), counts.heldout.cpu().numpy(), counts.info
 
 
 class RayBackend:
@@ -98,10 +95,10 @@ class RayBackend:
         cls = ray.remote(num_cpus=self.num_cpus, num_gpus=self.num_gpus)(_ShardWorker)
         self._actors = [cls.remote(int(self.num_cpus)) for _ in range(self.n_workers)]
 
-    def phase_model(self, model: Any) -> RayModel:
-        """The :class:`~aflite.algorithm.models.Model` that runs the linear ensemble
-        ``model`` (None: the default settings) on this cluster."""
-        return RayModel(self, model)
+    def phase_model(self, model: Any, family: str = "ridge") -> RayModel:
+        """The :class:`~aflite.algorithm.models.Model` that runs ``model`` (a family's
+        settings; None: ``family``'s defaults) on this cluster."""
+        return RayModel(self, model, family)
 
     def close(self) -> None:
         ray = _ray()
@@ -111,16 +108,18 @@ class RayBackend:
 
 
 class RayModel:
-    """The linear ensemble with each phase's partition columns split over the actors.
+    """A family's models with each phase's partition columns split over the actors.
 
     The driver draws every partition exactly as the single-process filter does; correct-
     prediction counts are integers, so summing the actors' results is exact.
     """
 
-    def __init__(self, backend: RayBackend, model: Any) -> None:
-        from aflite.algorithm import LinearEnsemble
+    def __init__(self, backend: RayBackend, model: Any, family: str = "ridge") -> None:
+        from aflite.algorithm import LinearEnsemble, RidgeEnsemble
 
-        self.backend, self.model = backend, model if model is not None else LinearEnsemble()
+        if model is None:
+            model = {"linear": LinearEnsemble, "ridge": RidgeEnsemble}[family]()
+        self.backend, self.model = backend, model
 
     def attach(self, store: Any, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
         """Send the standardised working matrix to every actor (shared-memory object store
@@ -152,8 +151,9 @@ class RayModel:
         parts = ray.get(futures)
         correct = torch.as_tensor(sum(p[0] for p in parts), device=train.device)
         held = torch.as_tensor(sum(p[1] for p in parts), device=train.device)
-        worst = max(parts, key=lambda p: p[2]["residual"])[2]
-        return PhaseCounts(correct, held, worst, tol=self.model.tol)
+        # the least converged actor's report (an exact family's are alike)
+        worst = max(parts, key=lambda p: p[2].get("residual", 0.0))[2]
+        return PhaseCounts(correct, held, worst, tol=getattr(self.model, "tol", None))
 
     def describe(self) -> str:
         return f"{self.model!r} on Ray ({self.backend.n_workers} workers)"

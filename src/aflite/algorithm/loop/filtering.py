@@ -117,12 +117,12 @@ def adversarial_filter(
     model:
         The name of a model family in :data:`aflite.MODELS` (``"linear"``: batched logistic
         regression, see :class:`aflite.LinearEnsemble`; ``"ridge"``: the exact least-squares
-        family, see :class:`aflite.RidgeEnsemble`; ``"auto"``: ridge where t <= d, else
-        linear; or one added with :func:`aflite.register_model`), a ``LinearEnsemble`` or
-        ``RidgeEnsemble`` with other settings, or any scikit-learn classifier instance (cloned
-        per partition, fed the features as given; slower). ``"choice"`` or a
-        ``ChoiceEnsemble``: the choice-wise model, which (N, K, d) features get by default;
-        ``"ridge"`` on (N, K, d) features: the choice-wise least-squares model.
+        family, see :class:`aflite.RidgeEnsemble`, the command line's default, also named
+        ``"auto"``; or one added with :func:`aflite.register_model`), a ``LinearEnsemble``
+        or ``RidgeEnsemble`` with other settings, or any scikit-learn classifier instance
+        (cloned per partition, fed the features as given; slower). On (N, K, d) features a
+        family runs its multiple-choice variant: ``"choice-ridge"`` for ``"ridge"``,
+        ``"choice"`` (or a ``ChoiceEnsemble``) for ``"linear"``.
     groups:
         Optional group id per row; a group never straddles a training/held-out split.
     seed:

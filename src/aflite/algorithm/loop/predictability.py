@@ -143,11 +143,9 @@ def phase_model_for(
     backend: Backend | None = None,
 ) -> tuple[ModelFamily, Model, int]:
     """The family that runs a phase for ``model`` on features of ``shape`` (its items variant
-    on (N, K, d) features; ``"auto"``: the family it chooses from the training-part size and
-    the width), its model, and m for ``n_partitions`` (``"auto"``: the family's)."""
-    family, phase = phase_model(
-        model, items=len(shape) == 3, train_size=train_size, dim=shape[-1], backend=backend
-    )
+    on (N, K, d) features), its model, and m for ``n_partitions`` (``"auto"``: the
+    family's)."""
+    family, phase = phase_model(model, items=len(shape) == 3, backend=backend)
     m = family.n_partitions if n_partitions == "auto" else n_partitions
     return family, phase, int(m)
 

@@ -107,8 +107,6 @@ class BlockModel(Model, Protocol):
 StoreMaker = Callable[..., "FeatureStore"]
 # chance(features, rows, labels) -> the chance level of input rows ``rows`` with ``labels``
 Chance = Callable[["np.ndarray", "np.ndarray", "np.ndarray"], float]
-# size_rule(train_size, dim) -> the name of the family that runs
-SizeRule = Callable[[int, int], str]
 
 
 @dataclass(frozen=True)
@@ -132,8 +130,7 @@ class ModelFamily(Entry):
     ``fits``: what it fits, ``"rows"`` ((N, d) features and class labels) or ``"items"``
     (multiple-choice items, (N, K, d) features and answer positions). ``items``: the name of
     the family that fits multiple-choice items when this one is asked for (its own name for a
-    family of items; None: it has no such variant). ``size_rule(train_size, dim)``: the name
-    of the family that runs, chosen from the run's sizes (the family itself only chooses).
+    family of items; None: it has no such variant).
 
     ``store(x, device, *, chunk_rows, in_place, sparse_rows)``: builds the rows a phase
     reads (None: the standardised rows, :class:`~aflite.algorithm.numerics.store.FeatureStore`).
@@ -150,7 +147,6 @@ class ModelFamily(Entry):
     n_partitions: int = 64
     fits: Literal["rows", "items"] = "rows"
     items: str | None = None
-    size_rule: SizeRule | None = None
     store: StoreMaker | None = None
     chance: Chance | None = None
 
@@ -209,18 +205,15 @@ def phase_model(
     model: Any,
     *,
     items: bool = False,
-    train_size: int | None = None,
-    dim: int | None = None,
     backend: Any = None,
 ) -> tuple[ModelFamily, Model]:
     """The family that runs a phase for ``model=`` and its model: a registered family's name
     (``"linear"``), an object a family accepts (a :class:`~aflite.LinearEnsemble`, a
     scikit-learn classifier), or a :class:`Model` as is (then :data:`UNREGISTERED`).
 
-    On multiple-choice ``items`` the family's items variant runs; a family with a size rule
-    (``"auto"``) gives way to the family it chooses for training parts of ``train_size`` rows
-    of ``dim`` features. With a distributed ``backend`` the family must be one it runs, and
-    the backend's model runs it (on masks: :data:`UNREGISTERED`'s defaults)."""
+    On multiple-choice ``items`` the family's items variant runs. With a distributed
+    ``backend`` the family must be one it runs, and the backend's model runs it (on masks:
+    :data:`UNREGISTERED`'s defaults)."""
     family = family_of(model)
     if items and backend is not None:
         raise ValueError(
@@ -241,17 +234,13 @@ def phase_model(
         if not family.distributed:
             ok = ", ".join(n for n, f in MODELS.items() if f.distributed)
             raise ValueError(f"a distributed backend runs the model families {ok} only")
-        return UNREGISTERED, backend.phase_model(settings)  # the family's settings (None: defaults)
-    if family.size_rule is not None:
-        if train_size is None or dim is None:
-            raise ValueError(f"model '{family.name}' chooses a family from the run's sizes")
-        family, settings = MODELS.lookup(family.size_rule(train_size, dim)), None
+        # the family's settings (None: its defaults)
+        return UNREGISTERED, backend.phase_model(settings, family.name)
     return family, family.target(settings)
 
 
 def resolve_model(model: Any, backend: Any = None) -> Model:
-    """The phase model for ``model=`` on labelled rows (see :func:`phase_model`; a family
-    that chooses from the run's sizes needs :func:`phase_model` itself)."""
+    """The phase model for ``model=`` on labelled rows (see :func:`phase_model`)."""
     return phase_model(model, backend=backend)[1]
 
 
