@@ -40,6 +40,7 @@ EXPECTED = {
         "aflite uniform",
         "useful-work floor",
         "held-out counts equal",
+        "the exact family",
     ],
     "bench_pmi.py": ["counting:", "top unigrams of 'woman'", "targets:"],
     "bench_preconditioner.py": ["exact: mean", "low-rank: mean", "scores r 0.9"],
