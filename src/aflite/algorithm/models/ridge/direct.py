@@ -18,6 +18,7 @@ from aflite.algorithm.numerics.cholesky import cholesky, cholesky_solve
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = [
+    "BLOCK_BYTES",
     "REFINE_STEPS",
     "SOLVE_BYTES",
     "BlockSums",
