@@ -7,7 +7,6 @@ it takes the block design as is, and what a model that learned nothing scores.""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,11 +38,7 @@ class PhaseOutput:
     heldout: np.ndarray
     train_on_device: torch.Tensor
     info: dict[str, Any] = field(default_factory=dict)
-    tol: float | None = None
-    # margins(i): float64 mean margins of the rows at positions i of those the phase ran on
-    margins: Callable[[np.ndarray], np.ndarray] | None = (
-        None  # the tolerance the fits were run to (None: fitted exactly)
-    )
+    tol: float | None = None  # the tolerance the fits were run to (None: fitted exactly)
 
     @property
     def train(self) -> np.ndarray:
@@ -252,14 +247,4 @@ class PhaseRunner:
             train_on_device=train_active,
             info=info,
             tol=counts.tol,
-            margins=None if counts.margins is None else _on_rows(counts.margins, pos),
         )
-
-
-def _on_rows(margins: Callable[[torch.Tensor], torch.Tensor], pos: torch.Tensor):
-    """The model's margins of stored rows, asked by position among a phase's rows."""
-
-    def of(i: np.ndarray) -> np.ndarray:
-        return to_host(margins(pos[to_device(np.asarray(i, dtype=np.int64), pos.device)]))
-
-    return of

@@ -10,7 +10,6 @@ import torch
 from aflite.algorithm.models.contract import PhaseCounts
 from aflite.algorithm.models.ridge.direct import BLOCK_BYTES, BlockSums, parts_of_mask
 from aflite.algorithm.models.ridge.fit import Parts, choose_form, fit_ridge
-from aflite.algorithm.models.ridge.heldout import mean_margins
 from aflite.algorithm.models.ridge.kernel import KernelCache, kernel_fits
 from aflite.algorithm.models.ridge.settings import RidgeEnsemble
 from aflite.algorithm.numerics.blocks import MIN_BLOCKS_PER_PART, BlockDesign
@@ -94,7 +93,7 @@ class RidgeModel:
             kernel=self.kernel,
             held_of=lambda pos: heldout[pos] > 0,
         )
-        return self._counts(fit, counts, lambda pos: heldout[pos] > 0)
+        return self._counts(fit, counts)
 
     def score_blocks(
         self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
@@ -119,15 +118,10 @@ class RidgeModel:
             held_of=held_of,
             sums=self.sums if self.keeps_blocks() else None,
         )
-        return self._counts(fit, counts, held_of)
+        return self._counts(fit, counts)
 
-    def _counts(self, fit, counts, held_of) -> PhaseCounts:
-        def margins(pos: torch.Tensor) -> torch.Tensor:
-            return mean_margins(self.store, self.y, fit.theta, fit.neg, held_of(pos), pos)
-
-        return PhaseCounts(
-            counts.correct.float(), counts.held.float(), fit.report.to_dict(), margins=margins
-        )
+    def _counts(self, fit, counts) -> PhaseCounts:
+        return PhaseCounts(counts.correct.float(), counts.held.float(), fit.report.to_dict())
 
     def describe(self) -> str:
         return repr(self.model)
