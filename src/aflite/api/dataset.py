@@ -142,6 +142,7 @@ def filter_dataset(
     split: str | None = None,
     input_format: str | None = None,
     seed: int = 0,
+    check_seed: int | None = None,
     cache_dir: str | None = None,
     device: str = "auto",
     threads: int | None = None,
@@ -232,6 +233,7 @@ def filter_dataset(
         keep_ids=keep_ids,
         drop_ids=drop_ids,
         seed=seed,
+        check_seed=check_seed,
         device=device,
         # Phi is built on the CPU unless a device is named
         embed_device="cpu" if device == "auto" else None,

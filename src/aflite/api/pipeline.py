@@ -66,6 +66,7 @@ class FilterRun:
     warmup_finetune: bool = False
     by: str | None = None
     seed: int = 0
+    check_seed: int | None = None  # a second seed whose removed set is compared
     device: str = "auto"
     embed_device: str | None = None  # where Phi is built, if not on ``device``
     threads: int | None = None
@@ -302,6 +303,7 @@ def filter_rows(
             protected=plan.protected,
             ids=[data.ids[i] for i in rest],
             score_kept=score_kept,
+            check_seed=run.check_seed,
             **where,
         )
     finally:

@@ -213,6 +213,8 @@ def _result_part(plan: FilterPlan, result: Any) -> dict[str, Any]:
         "stop_reason": result.stop_reason,
         "phases": phase_fingerprints(result, ids),
         "kept_fingerprint": kept_fingerprint(ids[i] for i in np.flatnonzero(kept)),
+        # a second seed's removed set against this one's, where ``check_seed`` measured it
+        **({"seed_check": result.params["seed_check"]} if "seed_check" in result.params else {}),
     }
 
 

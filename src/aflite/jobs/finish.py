@@ -183,7 +183,7 @@ def run_summary(
         "input_fingerprint": table.fingerprint(),
         "options": summary_options(job) | {"device": job.device},
         "fields": fields,
-        "parameters": result.params,
+        "parameters": {k: v for k, v in result.params.items() if k != "seed_check"},
         "seed": job.seed,
         "versions": versions(),
         "counts": counts,
@@ -196,7 +196,8 @@ def run_summary(
         "stop_reason": result.stop_reason,
         "stop_message": result.stop_message,
         "kept_fingerprint": kept_fingerprint(inputs.ids[i] for i in split.kept),
-        "expected_seed_overlap": _finite(result.expected_overlap),
+        # what a second seed removed of the same rows, measured (``check_seed``); absent without
+        "seed_check": result.params.get("seed_check"),
         "history": [asdict(h) for h in result.history],
         "seconds": round(seconds, 3),
         "outputs": dict(names),
@@ -209,7 +210,3 @@ def run_summary(
             "protected_kept": int(decisions.protected[split.kept].sum()),
         }
     return summary
-
-
-def _finite(value: float) -> float | None:
-    return None if value is None or value != value else round(float(value), 4)

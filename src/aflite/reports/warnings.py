@@ -257,6 +257,15 @@ def warning_facts(result: Any, labels: Sequence[Any], *, items: Any = None) -> d
     return facts
 
 
+def seed_check_line(check: dict[str, Any], nouns: str = "rows") -> str:
+    """One line on what a second seed (``check_seed``) removed of the same rows."""
+    return (
+        f"seed check: seed {check['seed']} removed {check['removed']:,} {nouns}, "
+        f"{check['removed_by_both']:,} of them these (removed-set Jaccard "
+        f"{check['jaccard']:.3f})"
+    )
+
+
 def outcome_lines(
     result: Any,
     summary: dict[str, Any],
@@ -280,6 +289,9 @@ def outcome_lines(
     if promise:
         lines.append(promise)
     nouns = "rows" if items is None else "items"
+    check = result.params.get("seed_check")
+    if check:
+        lines.append(seed_check_line(check, nouns))
     return lines + [f"warning: {w}" for w in run_warnings(summary, report, nouns=nouns)]
 
 
