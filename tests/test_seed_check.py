@@ -80,9 +80,10 @@ def test_the_command_line_prints_and_records_the_check(tmp_path, snli_600):
     check = summary["seed_check"]
     assert check["seed"] == 5 and 0 <= check["removed_by_both"] <= check["removed"]
     assert "seed_check" not in summary["parameters"]
-    assert f"| another seed | seed 5 removed {check['removed']:,} rows" in (
-        out / "card.md"
-    ).read_text()
+    assert (
+        f"| another seed | seed 5 removed {check['removed']:,} rows"
+        in (out / "card.md").read_text()
+    )
     assert (
         f"seed check: seed 5 removed {check['removed']:,} rows, {check['removed_by_both']:,} "
         f"of them these (removed-set Jaccard {check['jaccard']:.3f})"
