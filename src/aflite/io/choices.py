@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from aflite.errors import DataError
-from aflite.io.base import Table, missing_field
+from aflite.io.base import Table
 
 __all__ = [
     "ANSWER_FORMATS",
@@ -165,11 +165,10 @@ def _empty(v: Any) -> bool:
 
 
 def _values(table: Table, name: str) -> list[Any]:
-    """A field's raw values (None where a row lacks it); a field no row has is an error."""
+    """A field's raw values (None where a row lacks it); a field no row has is the table's
+    own error for it, as reading it whole gives."""
     if name not in table.fieldnames:
-        raise missing_field(
-            getattr(table, "missing_where", lambda: table.path)(), name, table.fieldnames
-        )
+        table.column(name)  # raises: no row has the field
     return list(getattr(table, "raw_values", table.column)(name))
 
 
