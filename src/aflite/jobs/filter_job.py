@@ -146,7 +146,9 @@ def _held_run(
         except OSError:
             ckpt.clear()  # a full disk: a checkpoint without its manifest is nothing to keep
             raise
-
+    # the checkpoint's copy of Phi, which the outputs read: the filter may standardise phi
+    # in place
+    recorded = ckpt.features()
     phases_done = [0]
 
     def checkpoint(state: FilterState) -> None:
@@ -176,10 +178,10 @@ def _held_run(
         if resume_state is None and phases_done[0] == 0:
             ckpt.clear()
         raise
-    del phi  # standardised in place by now; the outputs read the checkpoint's copy
+    del phi  # standardised in place by now
     try:
         outcome = finish_run(
-            key, run, plan=plan, result=result, phi=ckpt.features(), t_start=t_start, folder=folder
+            key, run, plan=plan, result=result, phi=recorded, t_start=t_start, folder=folder
         )
     except InputChanged:
         ckpt.clear()  # made from another version of the input: no resume can use it
