@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -122,6 +122,23 @@ def text_features(data: LabelledData, features: str, **kw: Any) -> np.ndarray:
     spec = parse_feature_spec(features)
     x, _ = build_features(spec, data.texts or {}, n_rows=len(data), **kw)
     return np.asarray(x)
+
+
+def field_features(
+    data: LabelledData, fields: list[str], features: Any, name: str, **kw: Any
+) -> np.ndarray:
+    """Phi of ``data``'s text ``fields`` (``features``, a feature spec) or a given (N, d)
+    matrix, checked (``name``: the keyword that gave it)."""
+    if isinstance(features, str):
+        if data.from_file:
+            kw["fingerprint"] = data.table.fingerprint()
+        read = data.texts or {}
+        texts = {f: read[f] if f in read else data.table.text_column(f) for f in fields}
+        return text_features(replace(data, texts=texts), features, **kw)
+    x = np.asarray(features)
+    if x.ndim != 2 or x.shape[0] != len(data):
+        raise DataError(f"{name}: expected an ({len(data)}, d) matrix, got shape {x.shape}")
+    return x
 
 
 def _filter_option_names() -> list[str]:
