@@ -272,8 +272,8 @@ def filter_dataset(
 
         kept_rows = plan.rest[result.kept]  # the result's positions index the rows filtered
         audited = audit_filtered(data_, plan.rest, kept_rows, audits=names, seed=seed)
-    if decisions is not None:
-        result = result.with_dropped(plan.rest, plan.dropped)
+    if len(plan.rest) != len(data_):  # rows dropped by review or set aside for a warm-up model
+        result = result.with_dropped(plan.rest, plan.dropped, len(data_))
     ids = data_.ids
     frame = _scores_frame(result, ids, data_.label_values, plan.warm_rows)
     if decisions is not None:

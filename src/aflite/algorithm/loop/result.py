@@ -184,10 +184,13 @@ class FilterResult:
             f"stopped: {self.stop_message}"
         )
 
-    def with_dropped(self, rest: np.ndarray, dropped: np.ndarray) -> FilterResult:
-        """This result (over rows ``rest``) in the positions of a larger input whose rows
-        ``dropped`` were removed before filtering: those come first among the removed rows,
-        with phase -1 and no score."""
+    def with_dropped(
+        self, rest: np.ndarray, dropped: np.ndarray, n_input: int | None = None
+    ) -> FilterResult:
+        """This result (over rows ``rest``) in the positions of a larger input of ``n_input``
+        rows (default: ``rest`` and ``dropped``) whose rows ``dropped`` were removed before
+        filtering: those come first among the removed rows, with phase -1 and no score. Rows
+        in neither (a warm-up model's) are in neither split."""
         import dataclasses
 
         return dataclasses.replace(
@@ -199,7 +202,7 @@ class FilterResult:
             removed_se=None
             if self.removed_se is None
             else np.r_[np.full(len(dropped), np.nan), self.removed_se],
-            n_input=self.n_input + len(dropped),
+            n_input=self.n_input + len(dropped) if n_input is None else n_input,
         )
 
     def __repr__(self) -> str:
