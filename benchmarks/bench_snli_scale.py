@@ -79,8 +79,8 @@ def main() -> None:
     ap.add_argument(
         "--partitions",
         type=lambda v: v if v == "auto" else int(v),
-        help="m (default auto: 512 with the exact family, 64 with logistic regression; 8 with "
-        "--smoke)",
+        help="m (default auto: the exact family's for N rows, 64 at N=550,000; 64 with logistic "
+        "regression; 8 with --smoke)",
     )
     ap.add_argument("--device", default=None, help="auto (cpu with --smoke)")
     ap.add_argument("--tf32", action="store_true", help="allow TF32 matmuls (CUDA)")

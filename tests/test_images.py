@@ -162,8 +162,9 @@ def test_filter_dataset_sets_the_warm_up_rows_apart_as_the_command_line_does(tmp
     """A feature kind learned on warm-up rows (the image CNN): filter_dataset's result is in
     the input's positions, the warm-up rows in neither split, and it keeps the command
     line's set."""
-    import aflite
     from sklearn.datasets import load_digits
+
+    import aflite
 
     d, n = load_digits(), 200
     path = tmp_path / "digits.npz"

@@ -187,3 +187,19 @@ def test_a_model_given_as_is_runs_with_the_contracts_defaults():
     x = np.random.default_rng(0).normal(size=(80, 3))
     res = aflite.filter(x, np.arange(80) % 2, model=model, target_size=60, **SIZES)
     assert res.params["model_family"] is None and res.history[0].representation_bias == 1.0
+
+
+def test_the_exact_familys_auto_partitions_fall_as_the_rows_grow():
+    """512 partitions up to 50,000 rows; then fewer, so a phase's held-out work (N x m) stays
+    near that of 512 partitions of 50,000 rows; never below logistic regression's 64."""
+    from aflite.algorithm.loop.predictability import phase_model_for
+
+    def m(n):
+        return phase_model_for("ridge", "auto", 10, (n, 8))[2]
+
+    assert [m(n) for n in (300, 50_000, 50_001, 100_000, 200_000, 550_000, 10**9)] == [
+        512, 512, 256, 256, 128, 64, 64,
+    ]  # fmt: skip
+    assert phase_model_for("ridge", 1024, 10, (10**6, 8))[2] == 1024  # a given m is kept
+    assert phase_model_for("linear", "auto", 10, (300, 8))[2] == 64
+    assert MODELS["ridge"].partitions_for(100_000) == 256

@@ -75,12 +75,12 @@ __all__ = [
 def _auto_partitions() -> dict[bool, int]:
     from aflite.algorithm.models import MODELS
 
-    return {True: MODELS["ridge"].n_partitions, False: MODELS["linear"].n_partitions}
+    return {True: MODELS["ridge"].partitions_for(0), False: MODELS["linear"].partitions_for(0)}
 
 
 # n_partitions="auto" was read from a dict keyed by whether a family is exact; each family
 # declares its own m now
-_DEPRECATED = {"AUTO_PARTITIONS": (_auto_partitions, "aflite.MODELS[name].n_partitions")}
+_DEPRECATED = {"AUTO_PARTITIONS": (_auto_partitions, "aflite.MODELS[name].partitions_for(n_rows)")}
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, deprecated=_DEPRECATED)
 
 # The modules of the algorithm before it was split into loop/, models/ and numerics/: their

@@ -115,7 +115,8 @@ class FilterOptions(Config):
     n_partitions: int | str = option(
         64,
         "m: random partitions per phase (auto: 512 with the exact family ridge, whose "
-        "partitions are cheap, 64 with logistic regression).",
+        "partitions are cheap, fewer above 50,000 rows, at least 64; 64 with logistic "
+        "regression).",
         metavar="M|auto",
         coerce=c.to_auto_int,
         check=c.positive_int_or_auto,

@@ -121,7 +121,8 @@ class ModelFamily(Entry):
     ``blocks``: its models are of the :class:`BlockModel` kind, which take a block design as is
     (else they get its masks). ``raw_features``: its models read the features as given
     (``attach``'s ``raw``), so the caller's array is never standardised in place.
-    ``n_partitions``: m when ``n_partitions="auto"``.
+    ``n_partitions``: m when ``n_partitions="auto"``, or ``n_partitions(n_rows) -> m``
+    (:meth:`partitions_for`).
 
     ``fits``: what it fits, ``"rows"`` ((N, d) features and class labels) or ``"items"``
     (multiple-choice items, (N, K, d) features and answer positions). ``items``: the name of
@@ -140,11 +141,16 @@ class ModelFamily(Entry):
     exact: bool = False
     blocks: bool = False
     raw_features: bool = False
-    n_partitions: int = 64
+    n_partitions: int | Callable[[int], int] = 64
     fits: Literal["rows", "items"] = "rows"
     items: str | None = None
     store: StoreMaker | None = None
     chance: Chance | None = None
+
+    def partitions_for(self, n_rows: int) -> int:
+        """m for ``n_partitions="auto"`` on an input of ``n_rows`` rows."""
+        m = self.n_partitions
+        return int(m(n_rows) if callable(m) else m)
 
 
 MODELS: Registry[ModelFamily] = Registry("model", what="model family", entry=ModelFamily)
