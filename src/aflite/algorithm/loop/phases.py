@@ -37,7 +37,9 @@ class PhaseOutput:
 
     correct: np.ndarray
     heldout: np.ndarray
-    train_on_device: torch.Tensor
+    # the training mask on the compute device, made when asked: a block design's is rows x P
+    # (at a billion rows, terabytes), and the filter never reads it
+    train_on_device: Callable[[], torch.Tensor]
     info: dict[str, Any] = field(default_factory=dict)
     tol: float | None = None
     # margins(i): float64 mean margins of the rows at positions i of those the phase ran on
@@ -49,7 +51,7 @@ class PhaseOutput:
     def train(self) -> np.ndarray:
         """The training mask (rows x P) on the host. The filter never reads it: a phase
         brings back O(rows) values, not the rows x P mask (150 MB at SNLI scale)."""
-        return to_host(self.train_on_device).astype(bool)
+        return to_host(self.train_on_device()).astype(bool)
 
     def scores(self) -> np.ndarray:
         """Fraction of held-out predictions that were correct; NaN where never held out."""
@@ -217,7 +219,7 @@ class PhaseRunner:
         canon, groups = self._canon(rows)
         if self.partitions == "blocks":
             design = self._design(rows, canon, groups).to(self.device)
-            train_active = design.train_mask()  # made on the device from the design
+            train_active = None
         else:
             train_active = train_masks(
                 n,
@@ -233,6 +235,8 @@ class PhaseRunner:
         if design is not None and self.family.blocks:
             counts = self.model.score_blocks(design, pos, current)
         else:
+            if train_active is None:  # a family that takes masks: the design's
+                train_active = design.train_mask()
             if n == n_store:
                 train, heldout = train_active, 1.0 - train_active
             else:
@@ -249,7 +253,7 @@ class PhaseRunner:
         return PhaseOutput(
             correct=to_host(correct).astype(np.int64),
             heldout=to_host(held).astype(np.int64),
-            train_on_device=train_active,
+            train_on_device=(lambda: train_active) if design is None else design.train_mask,
             info=info,
             tol=counts.tol,
             margins=None if counts.margins is None else _on_rows(counts.margins, pos),
