@@ -156,9 +156,11 @@ def test_a_worker_killed_mid_phase_is_restarted_and_the_set_is_the_same(cluster,
 
 
 @pytest.mark.slow
-def test_cli_filter_with_ray_backend(cluster, tmp_path):
-    """The command line's ``--backend ray`` joins the running cluster; rows in one shard
-    run on one worker, as one process runs them."""
+def test_cli_filter_with_ray_backend_resumes_as_one_process(cluster, tmp_path):
+    """The command line's ``--backend ray`` joins the running cluster (rows in one shard run
+    on one worker, as one process runs them); a run interrupted after a phase resumes, on
+    the cluster, to the kept set of an uninterrupted run in one process."""
+    import dataclasses
     import json
 
     from aflite.data import bundled_snli
@@ -174,15 +176,22 @@ def test_cli_filter_with_ray_backend(cluster, tmp_path):
         train_size=120,
         slice_size=40,
         threshold=0.5,
+        min_bias=None,
         n_partitions=8,
         cache_dir=None,
         report=False,
+        seed=3,
     )
     a = run_filter_job(FilterJob(**common, out_dir=str(tmp_path / "a")), progress=False)
-    b = run_filter_job(
-        FilterJob(**common, out_dir=str(tmp_path / "b"), backend="ray"), progress=False
-    )
+    assert len(a.result.history) >= 3
+    job = FilterJob(**common, out_dir=str(tmp_path / "b"), backend="ray")
+    with pytest.raises(KeyboardInterrupt):
+        run_filter_job(job, progress=False, stop_after_phases=2)
+    b = run_filter_job(dataclasses.replace(job, resume=True), progress=False, log=lambda s: None)
     assert a.result.fingerprint() == b.result.fingerprint()
+    assert (tmp_path / "a" / "kept.jsonl").read_bytes() == (
+        tmp_path / "b" / "kept.jsonl"
+    ).read_bytes()
 
 
 @pytest.mark.slow

@@ -207,3 +207,36 @@ def test_a_resumed_run_over_shards_keeps_the_uninterrupted_set():
                       **KW)  # fmt: skip
     resumed = aflite.filter(parts, y, model="ridge", backend=InProcess(3), resume=states[-1], **KW)
     assert np.array_equal(resumed.kept, whole.kept)
+
+
+@pytest.mark.parametrize(("alpha", "t"), [(0.3, 600), (0.3, 40), (1e-7, 600), (1e-4, 40)])
+def test_the_exact_family_over_shards_counts_what_one_process_counts(alpha, t):
+    """Conjugate gradients over the shards (and, where a part's bound certifies too little,
+    its own gathered sums solved directly) give the counts of one process's direct forms:
+    the primal design (t > d) and the dual one (t < d), two phases (kept blocks)."""
+    from aflite._internal.device import make_generator
+    from aflite.algorithm.loop.phases import PhaseRunner
+    from aflite.algorithm.models import MODELS
+    from aflite.algorithm.models.ridge.model import RidgeModel
+    from aflite.algorithm.models.ridge.settings import RidgeEnsemble
+    from aflite.algorithm.models.ridge.sharded import ShardedRidgeModel
+
+    x, y = _data(n=5000, d=60)
+    parts = ShardedFeatures.split(x, 1700)
+    later = np.sort(np.random.default_rng(5).choice(5000, 4200, replace=False))
+
+    def phases(model):
+        cpu = torch.device("cpu")
+        runner = PhaseRunner(parts, y, 3, model=model, family=MODELS["ridge"], n_partitions=24,
+                             train_size=t, groups=None, device=cpu,
+                             generator=make_generator(0, cpu))  # fmt: skip
+        return runner.run(np.arange(5000)), runner.run(later)
+
+    local = phases(RidgeModel(RidgeEnsemble(alpha)))
+    shards = phases(ShardedRidgeModel(RidgeEnsemble(alpha)))
+    for a, b in zip(local, shards):
+        assert np.array_equal(a.correct, b.correct) and np.array_equal(a.heldout, b.heldout)
+        rows = np.arange(0, len(a.correct), 97)
+        np.testing.assert_allclose(a.margins(rows), b.margins(rows), rtol=0, atol=1e-8)
+    if alpha < 1e-3:
+        assert shards[0].info["direct_parts"] > 0  # the direct path ran

@@ -187,11 +187,13 @@ def plan_blocks(
     task_rows: int | None = None,
     ones: bool = False,
     sparse: bool = False,
+    keep_rows: bool = True,
 ) -> BlockPlan:
     """Batch a design's blocks into tasks. ``positions`` (n,) are the store positions of the
     current rows the design dealt; ``y`` the labels of all stored rows; ``ones`` keeps the
     rows as ``[X~ 1]`` (the logistic family's passes); ``sparse`` keeps each task's raw sparse
-    rows instead (its sparse pass: the store must keep them)."""
+    rows instead (its sparse pass: the store must keep them); ``keep_rows`` False gathers a
+    task's rows when asked, never keeping a copy (a pass that keeps its own)."""
     dev = store.device
     p = design.n_partitions
     inc = design.incidence
@@ -209,7 +211,8 @@ def plan_blocks(
     neg, part_sizes = part_classes(design, y[rows_pos], n_classes)
 
     keep = (
-        not sparse
+        keep_rows
+        and not sparse
         and store.data is not None
         and store.n_stored * store.dim * 4 <= MATERIALISE_BYTES
     )

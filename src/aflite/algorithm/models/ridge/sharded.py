@@ -20,6 +20,7 @@ gathered for that part alone), and every prediction is counted once more.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,10 @@ __all__ = ["MAX_STEPS", "ShardedRidgeModel"]
 MAX_STEPS = 100
 STALL_STEPS = 10
 KEEP64_BYTES = 1 << 30  # a shard's rows kept in float64 for the phase up to this size
+# A shard's rows of a block applied as their d x d Gram matrix (formed once a phase) where
+# it has more than d/2 of them: 2 d^2 a vector, against 4 b d from the rows; at d = 256 and
+# blocks of t/8 rows a step costs a few hundredth of the rows' products. Up to this size.
+GRAM_BYTES = 1 << 30
 # the preconditioner's covariance is of the first rows the phase dealt, this many a feature:
 # random rows, whatever their shards; it steers the iterations, never the answer. Steps of a
 # phase (N=20,000, d=256, t=2,000, m=32): 21 from 2 rows a feature, 16 from 8, 14 from every row
@@ -69,6 +74,14 @@ class ShardedRidgeModel:
     def attach(self, store: Any, raw: Any, y: torch.Tensor, n_classes: int) -> None:
         self.store, self.y, self.n_classes = store, y, n_classes
         self.local.attach(store, raw, y, n_classes)
+        if self.model.form in ("dual", "sparse") and not getattr(self, "_told", False):
+            self._told = True
+            warnings.warn(
+                f"RidgeEnsemble(form={self.model.form!r}) runs in one process: over shards "
+                "every part is solved by conjugate gradients on the primal system (its blocks "
+                f"as the {self.model.form} form deals them; the same held-out counts)",
+                stacklevel=2,
+            )
 
     def block_rows(self, train_size: int, n_partitions: int) -> int:
         return self.local.block_rows(train_size, n_partitions)
@@ -103,7 +116,7 @@ class ShardedRidgeModel:
             per = max(1, SOLVE_BYTES // (8 * 4 * (d + c) ** 2))
             for s in range(0, len(direct), per):
                 j = direct[s : s + per]
-                z = _to(shards.reduce(_part_sums, j.cpu(), c), dev)
+                z = shards.reduce(_part_sums, j.cpu(), c).to(dev)
                 coef, intercept, _ = primal_solve(_sums(z, d), alpha * sizes[j], REFINE_STEPS)
                 theta[:, j] = torch.cat([coef.permute(1, 0, 2), intercept[None]], dim=0)
             # counted again whole: a count patched part by part could round another way
@@ -148,7 +161,7 @@ class ShardedRidgeModel:
         return out
 
     def describe(self) -> str:
-        return repr(self.model)
+        return f"{self.model!r}, every part by conjugate gradients over shards"
 
 
 def _to(values: tuple, device: torch.device) -> tuple:
@@ -243,32 +256,42 @@ class _PrimalCG:
 
 
 def _setup(shard: Shard, incidence, n_classes, rows, block, slot):
-    """Plan the shard's rows of the phase's blocks; per part its sums of x, of y x^T and of
-    y."""
+    """Plan the shard's rows of the phase's blocks (each task's rows kept for the phase as
+    their Gram matrices, or in float64, or read again each step); per part its sums of x, of
+    y x^T and of y."""
     store = shard.store
     d, dev = store.dim, store.device
     design, positions = shard_design(shard, rows, block, slot, incidence)
-    plan = plan_blocks(store, shard.y, design, positions, n_classes)
-    n = sum(int(t.w.sum()) for t in plan.tasks)
-    kept = n * d * 8 <= KEEP64_BYTES
-    xs = [plan.rows(t).double() for t in plan.tasks] if kept else None
-    shard.state.update(plan=plan, x64=xs, rows=np.asarray(rows), positions=positions,
-                       incidence=on(shard, incidence))  # fmt: skip
-    shard.state["block"] = torch.full((store.n_stored,), -1, dtype=torch.int64, device=dev)
-    shard.state["block"][positions] = on(shard, np.asarray(block, dtype=np.int64))
+    plan = plan_blocks(store, shard.y, design, positions, n_classes, keep_rows=False)
     targets = one_hot_pm(shard.y, n_classes)
     p, c = plan.n_partitions, n_classes
     out = torch.zeros((p + 1, d + c * d + c), dtype=torch.float64, device=dev)
-    for i, task in enumerate(plan.tasks):
-        g, s = task.members.shape
-        if not s:  # blocks no part trains on
-            continue
-        x = xs[i] if xs is not None else plan.rows(task).double()
-        w = task.w.double()
-        yw = targets[task.pos] * w[:, :, None]  # (g, b, C)
-        u = torch.cat([(x * w[:, :, None]).sum(dim=1), torch.bmm(yw.transpose(1, 2), x).flatten(1),
-                       yw.sum(dim=1)], dim=1)  # fmt: skip
-        add_rows(out, task.members.reshape(-1), u[:, None, :].expand(g, s, -1).reshape(g * s, -1))
+    grams, rows64, room, keep = [], [], GRAM_BYTES, KEEP64_BYTES
+    for task in plan.tasks:
+        (g, b), s = task.pos.shape, task.members.shape[1]
+        gram, x = None, None
+        if s:  # blocks no part trains on take no products
+            x = plan.rows(task).double()
+            w = task.w.double()
+            yw = targets[task.pos] * w[:, :, None]  # (g, b, C)
+            u = torch.cat([(x * w[:, :, None]).sum(dim=1),
+                           torch.bmm(yw.transpose(1, 2), x).flatten(1), yw.sum(dim=1)], dim=1)  # fmt: skip
+            members = task.members.reshape(-1)
+            add_rows(out, members, u[:, None, :].expand(g, s, -1).reshape(g * s, -1))
+            if d <= 2 * b and g * d * d * 8 <= room:
+                gram = torch.bmm(x.transpose(1, 2), x * w[:, :, None])
+                room -= g * d * d * 8
+                x = None
+            elif g * b * d * 8 <= keep:
+                keep -= g * b * d * 8
+            else:
+                x = None
+        grams.append(gram)
+        rows64.append(x)
+    shard.state.update(plan=plan, gram=grams, x64=rows64, rows=np.asarray(rows),
+                       positions=positions, incidence=on(shard, incidence))  # fmt: skip
+    shard.state["block"] = torch.full((store.n_stored,), -1, dtype=torch.int64, device=dev)
+    shard.state["block"][positions] = on(shard, np.asarray(block, dtype=np.int64))
     out = out[:p]
     return out[:, :d], out[:, d : d + c * d].view(p, c, d), out[:, d + c * d :]
 
@@ -285,21 +308,25 @@ def _sample(shard: Shard, sample: int, rows, block, slot):
 
 def _apply(shard: Shard, v: torch.Tensor) -> torch.Tensor | None:
     """(P, C, d): ``X_j^T X_j`` of the shard's rows times each part's C columns."""
-    plan, xs = shard.state["plan"], shard.state["x64"]
+    plan, grams, xs = shard.state["plan"], shard.state["gram"], shard.state["x64"]
     if not plan.tasks:
         return None
     v = on(shard, v)
     p, c, d = v.shape
     ext = torch.cat([v.reshape(p, c * d), v.new_zeros(1, c * d)])
     out = torch.zeros((p + 1, c * d), dtype=torch.float64, device=v.device)
-    for i, task in enumerate(plan.tasks):
+    for task, gram, x in zip(plan.tasks, grams, xs):
         g, s = task.members.shape
         if not s:
             continue
-        x = xs[i] if xs is not None else plan.rows(task).double()
-        z = torch.bmm(ext[task.members].view(g, s * c, d), x.transpose(1, 2))
-        z.mul_(task.w.double()[:, None, :])
-        add_rows(out, task.members.reshape(-1), torch.bmm(z, x).view(g * s, c * d))
+        vs = ext[task.members].view(g, s * c, d)
+        if gram is not None:
+            z = torch.bmm(vs, gram)
+        else:
+            x = x if x is not None else plan.rows(task).double()
+            z = torch.bmm(vs, x.transpose(1, 2)).mul_(task.w.double()[:, None, :])
+            z = torch.bmm(z, x)
+        add_rows(out, task.members.reshape(-1), z.view(g * s, c * d))
     return out[:p].view(p, c, d)
 
 
