@@ -10,7 +10,7 @@ so the point is memory and traffic, not speed.
 
     python benchmarks/bench_ray.py                        # N=2,000,000, d=256, 4 nodes
     python benchmarks/bench_ray.py --n 400000 --families ridge
-    python benchmarks/bench_ray.py --smoke                # N=40,000, d=64, 3 nodes, 6 parts
+    python benchmarks/bench_ray.py --smoke                # N=20,000, d=32, 2 nodes, 4 parts
     python benchmarks/bench_ray.py --paper                # the arithmetic for 10^8 and 10^9 rows
 
 ``--paper`` prints, without running anything, the work and traffic of a phase at d=1,024 for
@@ -161,7 +161,7 @@ def main() -> None:
         paper()
         return
     if args.smoke:
-        args.n, args.d, args.nodes, args.parts, args.store_mb = 40_000, 64, 3, 6, 80
+        args.n, args.d, args.nodes, args.parts, args.store_mb = 20_000, 32, 2, 4, 80
     import ray
     from ray.cluster_utils import Cluster
 
@@ -185,20 +185,20 @@ def main() -> None:
         nodes.add_node(num_cpus=1, object_store_memory=store)
     ray.init(address=nodes.address, log_to_driver=False, runtime_env=ENV)
     results = {}
+    backend = RayBackend(n_workers=args.nodes, runtime_env=ENV)
     try:
+        # a small run first: what a run imports, and the workers started
+        small = ShardedFeatures.split(np.ones((60 * args.nodes, 4), np.float32), 60)
+        aflite.filter(small, np.arange(60 * args.nodes) % 2, backend=backend,
+                      target_size=0.9, train_size=0.3, slice_size=0.05)  # fmt: skip
         for family in args.families.split(","):
-            backend = RayBackend(n_workers=args.nodes, runtime_env=ENV)
-            small = ShardedFeatures.split(np.ones((60 * args.nodes, 4), np.float32), 60)
-            aflite.filter(small, np.arange(60 * args.nodes) % 2, model=family, backend=backend,
-                          target_size=0.9, train_size=0.3, slice_size=0.05)  # fmt: skip
             with peak_growth() as driver:
                 start = time.perf_counter()
                 res = aflite.filter(parts, y, model=family, backend=backend, **kw)
                 seconds = time.perf_counter() - start
-            held = backend.memory()
-            backend.close()
-            results[family] = (res, seconds, driver[0], held)
+            results[family] = (res, seconds, driver[0], backend.memory())
     finally:
+        backend.close()
         ray.shutdown()
         nodes.shutdown()
     for family, (res, seconds, driver, held) in results.items():

@@ -149,6 +149,17 @@ def test_one_part_is_the_array(model):
     assert np.array_equal(a.kept, b.kept) and len(a.history) >= 2
 
 
+def test_shards_in_one_process_keep_one_set_at_any_thread_count():
+    x, y = _data()
+    parts = ShardedFeatures.split(x, 700)
+    one = aflite.filter(parts, y, model="linear", threads=1, **KW)
+    two = aflite.filter(parts, y, model="linear", threads=2, **KW)
+    assert np.array_equal(one.kept, two.kept)
+    assert [h.solver["iterations"] for h in one.history] == [
+        h.solver["iterations"] for h in two.history
+    ]
+
+
 @pytest.mark.parametrize("model", ["linear", "ridge"])
 def test_any_number_of_workers_keeps_one_process_set(model):
     x, y = _data()

@@ -4,6 +4,13 @@ hold the rows in shards (:class:`~aflite.ShardedFeatures` for an input in parts)
 
 from aflite._internal.backends import BACKENDS, register_backend
 from aflite.algorithm.numerics.shards import ShardedFeatures
-from aflite.distributed.ray_backend import RayBackend, embed_with_ray
+from aflite.distributed.ray_backend import RayBackend, embed_to_parts, embed_with_ray
 
-__all__ = ["BACKENDS", "RayBackend", "ShardedFeatures", "embed_with_ray", "register_backend"]
+__all__ = [
+    "BACKENDS",
+    "RayBackend",
+    "ShardedFeatures",
+    "embed_to_parts",
+    "embed_with_ray",
+    "register_backend",
+]

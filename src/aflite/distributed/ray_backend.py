@@ -14,8 +14,10 @@ Point it at a cluster with ``RayBackend(address="auto")`` on a cluster node, or
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,8 +25,9 @@ import torch
 
 from aflite._internal.backends import register_backend
 from aflite._internal.transfer import count_messages, payload_bytes
+from aflite.algorithm.numerics.shards import SHARD_ROWS, ShardedFeatures
 
-__all__ = ["RayBackend", "embed_with_ray"]
+__all__ = ["RayBackend", "embed_to_parts", "embed_with_ray"]
 
 START_SECONDS = 120  # a worker that is not up by then will not be: the cluster lacks room
 REVIVE_TRIES = 240  # half-second waits for a restarting worker
@@ -221,9 +224,10 @@ class RayBackend:
     def _ping(self, w: int) -> str | None:
         """Worker ``w``'s token; DEAD if it is gone for good, None while it restarts."""
         ray = self._init()
+        died = getattr(ray.exceptions, "ActorDiedError", ())
         try:
             return ray.get(self.workers[w].ping.remote(), timeout=30)[0]
-        except ray.exceptions.ActorDiedError:
+        except died:
             return DEAD
         except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
             return None
@@ -307,6 +311,58 @@ def embed_with_ray(
         embs.append(batch["emb"])
     order = np.argsort(np.concatenate(idx))
     return np.concatenate(embs)[order]
+
+
+class _PartEncoder(_Encoder):
+    def encode(self, texts: list[str], path: str, batch_size: int) -> int:
+        emb = self.st.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                             convert_to_numpy=True, show_progress_bar=False)  # fmt: skip
+        tmp = f"{path}.part"
+        with open(tmp, "wb") as f:  # whole or absent: a reader never sees half a part
+            np.save(f, emb.astype(np.float32))
+        os.replace(tmp, path)
+        return len(emb)
+
+
+def embed_to_parts(
+    texts: Sequence[str],
+    model: str,
+    folder: str | os.PathLike,
+    *,
+    rows: int = SHARD_ROWS,
+    batch_size: int = 256,
+    concurrency: int | None = None,
+    num_gpus: float | None = None,
+    address: str | None = None,
+) -> ShardedFeatures:
+    """Embed ``texts`` on Ray workers, each writing the embeddings of its parts (``rows`` texts
+    a part) as ``part-00000.npy``, ... into ``folder``, storage every node reaches at that
+    path: the embeddings never come to this process. The parts, as
+    :class:`~aflite.ShardedFeatures`, are what ``aflite.filter(..., backend=RayBackend(...))``
+    then reads where its workers are."""
+    from ray.util import ActorPool
+
+    ray = _ray()
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    resources = ray.cluster_resources()
+    gpus = num_gpus if num_gpus is not None else (1 if resources.get("GPU", 0) >= 1 else 0)
+    workers = concurrency or max(
+        1, int(resources.get("GPU", 0)) if gpus else int(resources.get("CPU", 1))
+    )
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = [(list(texts[s : s + rows]), str(out / f"part-{k:05d}.npy"))
+            for k, s in enumerate(range(0, len(texts), rows))]  # fmt: skip
+    encoder = ray.remote(num_gpus=gpus)(_PartEncoder)
+    actors = [encoder.remote(model) for _ in range(min(workers, len(jobs)))]
+    try:
+        pool = ActorPool(actors)
+        list(pool.map(lambda a, job: a.encode.remote(job[0], job[1], batch_size), jobs))
+    finally:
+        for a in actors:
+            ray.kill(a)
+    return ShardedFeatures([path for _, path in jobs])
 
 
 @register_backend("ray", description="rows in shards held by Ray workers; embeddings on Ray")

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from aflite._internal.transfer import count_messages, payload_bytes
 from aflite.algorithm.numerics.shards import ShardedFeatures, shard_bounds, tree_height, tree_value
 from aflite.algorithm.numerics.store import FeatureStore, feature_scale, merge_moments
 from aflite.distributed.ray_worker import LostState, pack, unpack
@@ -173,6 +172,8 @@ class RayShards:
     def __init__(self, store: RayStore) -> None:
         self.store = store
         self.n_shards = store.n_shards
+        self.workers = sorted(set(store.owner))
+        self.mine = {w: [i for i, o in enumerate(store.owner) if o == w] for w in self.workers}
 
     def map(self, fn: Any, *args: Any, each: Any = None) -> list[Any]:
         replies = self._run(fn, args, each, reduce=False)
@@ -195,17 +196,15 @@ class RayShards:
         return tree_value(tree_height(n), 0, n, leaf, add_partials, known)
 
     def _run(self, fn: Any, args: tuple, each: Any, reduce: bool) -> list[dict]:
-        backend, owner = self.store.backend, self.store.owner
-        packed = pack(tuple(args))
-        workers = sorted(set(owner))
-        mine = {w: [i for i in range(self.n_shards) if owner[i] == w] for w in workers}
+        backend, owner, workers = self.store.backend, self.store.owner, self.workers
         per: dict[int, dict[int, tuple]] = {w: {} for w in workers}
         if each is not None:
             for i, extra in enumerate(each):
                 per[owner[i]][i] = pack(tuple(extra))
-        shared = backend.put(packed, copies=len(workers))
+        # the arguments every shard shares go into the object store once
+        shared = backend.put(pack(tuple(args)), copies=len(workers))
         calls = [
-            (w, "run", (fn, shared, mine[w], per[w] or None, reduce, self.n_shards))
+            (w, "run", (fn, shared, self.mine[w], per[w] or None, reduce, self.n_shards))
             for w in workers
         ]
         return backend.call_each(calls)
@@ -231,12 +230,13 @@ def lost(error: BaseException) -> bool:
     """Whether a Ray error means a worker died or lost its state (else: the caller's)."""
     import ray.exceptions as rex
 
-    if isinstance(error, (rex.RayActorError, rex.ActorUnavailableError, rex.WorkerCrashedError)):
+    gone = tuple(
+        getattr(rex, name)
+        for name in ("RayActorError", "ActorUnavailableError", "WorkerCrashedError")
+        if hasattr(rex, name)
+    )
+    if isinstance(error, gone):
         return True
     if isinstance(error, rex.RayTaskError):
         return isinstance(error.cause, LostState) or lost(error.cause)
     return isinstance(error, (LostState, WorkerLost))
-
-
-def count(sent: Any, received: Any, calls: int) -> None:
-    count_messages(payload_bytes(sent), payload_bytes(received), calls)

@@ -66,7 +66,7 @@ class ShardedFeatures:
         shapes, dtypes = [], []
         for i, p in enumerate(self.parts):
             a = p if isinstance(p, np.ndarray) else _open(p)
-            if a.ndim != 2:
+            if a.ndim != 2 or a.shape[0] == 0:
                 raise ValueError(f"ShardedFeatures: part {i} has shape {a.shape}, not (n, d)")
             if not np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.complexfloating):
                 raise ValueError(f"ShardedFeatures: part {i} holds {a.dtype}, not real numbers")
