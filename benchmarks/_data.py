@@ -11,13 +11,17 @@ from pathlib import Path
 import numpy as np
 
 
-def embedding_like(n: int, d: int = 1024, n_classes: int = 3, *, rank: int = 256, seed: int = 0):
+def embedding_like(
+    n: int, d: int = 1024, n_classes: int = 3, *, rank: int = 256, seed: int = 0, out=None
+):
+    """(x, y): n rows of d features, written into ``out`` (an (n, d) float32 array, e.g. a
+    memory map) when given."""
     rng = np.random.default_rng(seed)
     y = rng.integers(0, n_classes, n)
     spectrum = 1.0 / np.arange(1, rank + 1) ** 0.7
     mix = (rng.normal(size=(rank, d)) * spectrum[:, None]).astype(np.float32)
     means = (rng.normal(size=(n_classes, rank)) * 0.15).astype(np.float32)
-    x = np.empty((n, d), dtype=np.float32)
+    x = np.empty((n, d), dtype=np.float32) if out is None else out
     step = 65_536
     for s in range(0, n, step):
         z = rng.standard_normal((min(step, n - s), rank), dtype=np.float32) + means[y[s : s + step]]

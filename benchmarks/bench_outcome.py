@@ -6,7 +6,7 @@ Every case is filtered with each family (``model="ridge"``: exact least squares;
 (``aflite.PRESETS["practical"]``). One line per (case, family):
 
 - m and t: the partitions and train size (rows, or items) the run used, from ``res.params``;
-  d the feature width (t <= d is where ``model="auto"`` takes ridge);
+  d the feature width (the exact family solves a t x t system per part where t <= d, a d x d one where t > d);
 - kept/N and chance: the majority-class share of the kept rows (for items, the best guess
   from answer positions, max(1/K, the most frequent position's share));
 - three probes, 5-fold cross-validated, on seed 0's kept rows / on a random subset of the

@@ -18,6 +18,7 @@ it the block run reached.
     python benchmarks/bench_phase.py --quick --tol 1e-3     # another solver tolerance
     python benchmarks/bench_phase.py --cases phase-20k,phase-20k-c20 --ridge  # + the exact family
     python benchmarks/bench_phase.py --cases phase-20k,phase-20k-c20 --ridge-only
+    python benchmarks/bench_phase.py --scale            # whole runs at N=200,000, d=256, m=64
     python benchmarks/bench_phase.py --smoke                # one tiny case, m=4: checks it runs
 
 With ``--ridge`` every case also times the exact family (``model="ridge"``, its default form
@@ -26,6 +27,12 @@ on the same partitions (whose held-out counts it must equal), against the conver
 logistic loop of the same case, at m = ``--ridge-partitions`` (1,024) against the logistic
 phase at m, and against its useful-work floor: the Gram or kernel products, the
 factorisations and the held-out predictions at the sgemm peak.
+
+``--scale`` times whole runs instead (``aflite.filter`` with the command line's defaults,
+``PRESETS["practical"]``, m = 64 for both families): N = 200,000 rows of d = 256 embedding-like
+features, 3 classes, the exact family against logistic regression, alternating A B A B, and
+prints the ratio of the medians (``--threads``, default 1 here too; ``--scale-threads 2`` for
+both cores).
 
 Runs on ``--threads`` worker threads (default 1: pin the process with ``taskset -c N`` to
 time one core).
@@ -282,7 +289,13 @@ def main() -> None:
     ap.add_argument(
         "--smoke", action="store_true", help="N=400, d=32, m=4, with --ridge: checks it runs"
     )
+    ap.add_argument("--scale", action="store_true", help="whole runs, N=200,000, d=256, m=64")
+    ap.add_argument("--scale-threads", type=int, default=None, help="threads of --scale runs")
+    ap.add_argument("--reps", type=int, default=2, help="alternating runs of --scale")
     args = ap.parse_args()
+    if args.scale:
+        run_scale(200_000, 256, 64, args.scale_threads or args.threads, args.reps)
+        return
     torch.set_num_threads(args.threads)  # the scikit-learn loop and the peak on as many cores
     m, top = (16, 100) if args.quick else (args.partitions, 500)
     cases = {name: CASES[name] for name in args.cases.split(",")}
@@ -314,6 +327,29 @@ def main() -> None:
             skip_loose=args.skip_loose,
             ridge_only=args.ridge_only,
         )
+    if args.smoke:  # and the whole runs of --scale, small
+        run_scale(4000, 32, 8, args.threads, 1)
+
+
+def run_scale(n: int, d: int, m: int, threads: int, reps: int) -> None:
+    """Whole filter runs of both families on the same rows, alternating, and their ratio."""
+    x, y = embedding_like(n, d)
+    print(f"scale: N={n:,} d={d} classes=3 m={m}, PRESETS['practical'], threads={threads}")
+    opts = aflite.PRESETS["practical"]
+    times: dict[str, list[float]] = {"ridge": [], "linear": []}
+    kept = {}
+    for _ in range(reps):
+        for family in times:
+            start = time.perf_counter()
+            res = aflite.filter(x, y, options=opts, model=family, n_partitions=m, seed=0,
+                                progress=False, threads=threads)  # fmt: skip
+            times[family].append(time.perf_counter() - start)
+            kept[family] = (len(res.kept), len(res.history))
+    med = {f: float(np.median(t)) for f, t in times.items()}
+    for family, t in times.items():
+        print(f"  {family:6s}: median {med[family]:.2f} s of {', '.join(f'{v:.2f}' for v in t)}; "
+              f"kept {kept[family][0]:,} in {kept[family][1]} phases", flush=True)  # fmt: skip
+    print(f"  the exact family {med['linear'] / med['ridge']:.2f}x logistic regression", flush=True)
 
 
 def _shrink(make):

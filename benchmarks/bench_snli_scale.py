@@ -10,7 +10,9 @@ down to n=92,000: about 916 phases).
     python benchmarks/bench_snli_scale.py                       # CUDA when available
     python benchmarks/bench_snli_scale.py --device cpu          # the CLI's sizes on the CPU
     python benchmarks/bench_snli_scale.py --tf32                # TF32 matmuls on Ampere/Hopper
-    python benchmarks/bench_snli_scale.py --model ridge         # the exact family
+    python benchmarks/bench_snli_scale.py --model linear        # logistic regression
+    python benchmarks/bench_snli_scale.py --device cpu --n 2000000 --memmap /tmp/x.npy
+        # the features written to an .npy first and filtered from its memory map
     python benchmarks/bench_snli_scale.py --device cpu --n 20000 --schedule paper --target 12000 --train 2000
     python benchmarks/bench_snli_scale.py --smoke               # N=4,000, d=64, m=8, CPU
 
@@ -84,9 +86,10 @@ def main() -> None:
     ap.add_argument("--tf32", action="store_true", help="allow TF32 matmuls (CUDA)")
     ap.add_argument(
         "--model",
-        default="auto",
-        help="the model family (auto: logistic regression here, where t > d; ridge: exact)",
+        default="ridge",
+        help="the model family: ridge (exact, the default) or linear (logistic regression)",
     )
+    ap.add_argument("--memmap", default=None, help="write the features here (.npy) and map it")
     ap.add_argument("--smoke", action="store_true", help="N=4,000, d=64, m=8, CPU: checks it runs")
     args = ap.parse_args()
     args.n = args.n or (4000 if args.smoke else 550_000)
@@ -120,7 +123,16 @@ def main() -> None:
     )
     name = torch.cuda.get_device_name() if device.type == "cuda" else "CPU"
     base_rss = _status_bytes("VmRSS")  # the interpreter and torch, before any feature
-    x, y = embedding_like(args.n, args.d)
+    if args.memmap:
+        # written a chunk at a time, then mapped read-only: the filter reads the file's pages
+        out = np.lib.format.open_memmap(args.memmap, "w+", np.float32, (args.n, args.d))
+        _, y = embedding_like(args.n, args.d, out=out)
+        out.flush()
+        del out
+        x = np.load(args.memmap, mmap_mode="r")
+        base_rss = _status_bytes("VmRSS")
+    else:
+        x, y = embedding_like(args.n, args.d)
     print(
         f"{name}: N={args.n:,} d={args.d} m={args.partitions} t={args.train:,} k={args.slice} "
         f"-> n={args.target:,}; model={args.model}; tf32={args.tf32}"

@@ -40,6 +40,7 @@ EXPECTED = {
         "aflite uniform",
         "useful-work floor",
         "held-out counts equal",
+        "the exact family",
     ],
     "bench_pmi.py": ["counting:", "top unigrams of 'woman'", "targets:"],
     # both families keep one process's set on the local cluster; the arithmetic for 10^9 rows

@@ -75,9 +75,9 @@ def test_the_error_names_where_it_looked(offline, tmp_path):
 
 _RUN = """
 import sys, time
-t0 = time.perf_counter()
+t0 = time.process_time()
 {call}
-print(round(time.perf_counter() - t0, 2), [m for m in {heavy!r} if m in sys.modules])
+print(round(time.process_time() - t0, 2), [m for m in {heavy!r} if m in sys.modules])
 """
 _CLI = """from aflite.cli.main import main
 sys.argv = ['aflite', *{args!r}]
@@ -105,7 +105,9 @@ def test_the_command_line_refuses_it_before_torch_is_imported(model, tmp_path):
     r = _fresh_python(_RUN.format(call=call, heavy=HEAVY), HF_HUB_OFFLINE="1")
     lines = r.stdout.splitlines()
     assert lines[0] == "exit 2" and lines[1].endswith(" []"), r.stdout + r.stderr
-    assert float(lines[1].split()[0]) < 2.0, r.stdout  # the option errors' budget, generously
+    # CPU seconds, not wall: a busy machine stretches the wall clock, not the work (torch's
+    # import alone is about 3 s of CPU)
+    assert float(lines[1].split()[0]) < 1.5, r.stdout
     assert r.stderr.startswith("aflite: error: --features: ") and r.stderr.count("\n") == 1
 
 

@@ -155,3 +155,30 @@ def test_image_folder_input_and_errors(tmp_path):
         str(tmp_path / "o3"),
     )
     assert r.returncode == 2
+
+
+@pytest.mark.slow
+def test_filter_dataset_sets_the_warm_up_rows_apart_as_the_command_line_does(tmp_path):
+    """A feature kind learned on warm-up rows (the image CNN): filter_dataset's result is in
+    the input's positions, the warm-up rows in neither split, and it keeps the command
+    line's set."""
+    from sklearn.datasets import load_digits
+
+    import aflite
+
+    d, n = load_digits(), 200
+    path = tmp_path / "digits.npz"
+    images = np.round(d.images[:n] * 255 / 16).astype(np.uint8)
+    np.savez(path, images=images, labels=d.target[:n], ids=np.array([f"d{i}" for i in range(n)]))
+    kw = dict(n_partitions=8, seed=0, progress=False)
+    out = aflite.filter_dataset(str(path), label="label", features="warmup-cnn", **kw)
+    split = out.scores["split"].value_counts()
+    assert split["warmup"] == pytest.approx(0.2 * n, abs=2)
+    assert split["kept"] + split["removed"] + split["warmup"] == n
+    assert out.scores.loc[out.scores["split"] == "warmup", "score"].isna().all()
+    assert out.result.n_input == n and len(out.kept) == split["kept"]
+    r = _run("filter", str(path), "--features", "warmup-cnn", "--n-partitions", "8",
+             "--seed", "0", "--out-dir", str(tmp_path / "out"), "--no-report", "--quiet")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["kept_fingerprint"] == out.fingerprint

@@ -16,8 +16,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import aflite
 from aflite.algorithm.loop.result import kept_fingerprint
+from aflite.algorithm.models.ridge import direct, kernel
 from aflite.algorithm.models.ridge import heldout as ridge_heldout
-from aflite.algorithm.models.ridge import kernel
 from aflite.algorithm.numerics import reduce
 
 # Operators whose CUDA kernels add in an order that changes from run to run (their floating
@@ -183,10 +183,28 @@ def test_the_recorder_catches_what_it_is_for():
     assert seen.found == ["index_add_", "index_put_ with repeated targets", "scatter_add_"]
 
 
-@pytest.mark.parametrize("make", [_dense, _sparse])
+def _tall(n=3000, d=16, seed=0):
+    return _dense(n, d, seed)  # t = 450 >> d: the primal form, blocks kept from phase to phase
+
+
+def _items(n=240, k=4, d=8, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, k, d)).astype(np.float32)
+    y = rng.integers(0, k, n)
+    x[np.arange(n // 3), y[: n // 3], 0] += 1.5  # a give-away on a third of the items
+    return x, y
+
+
+@pytest.mark.parametrize(
+    "make, form",
+    [(_dense, "dual"), (_tall, "primal"), (_sparse, "sparse"), (_items, "primal")],
+)  # fmt: skip
 def test_the_same_seed_keeps_the_same_rows_in_any_storage_order_chunking_and_thread_count(
-    make, monkeypatch
+    make, form, monkeypatch
 ):
+    """For the exact family at every shape (t > d, t <= d dense or sparse, items): rows
+    stored in another order, one or two threads, and the products cut into other chunks
+    (what another BLAS does: another order of the same sums) keep the same rows."""
     x, y = make()
     n = len(y)
     ids = [f"row-{i:04d}" for i in range(n)]
@@ -203,15 +221,55 @@ def test_the_same_seed_keeps_the_same_rows_in_any_storage_order_chunking_and_thr
     base = aflite.filter(x, y, ids=ids, threads=1, **kw)
     kept = base.fingerprint(ids)
     assert 0 < len(base.removed)
+    assert base.history[0].solver["form"] == form
     for seed in (0, 1):
         perm = np.random.default_rng(seed).permutation(n)
         moved = aflite.filter(x[perm], y[perm], ids=[ids[i] for i in perm], threads=2, **kw)
         assert moved.fingerprint([ids[i] for i in perm]) == kept
-    # other reduction orders: the products cut into other chunks
+    # other reduction orders: the products cut into other chunks, the blocks' sums in halves
     monkeypatch.setattr(ridge_heldout, "heldout_stats", _chunked(ridge_heldout.heldout_stats))
+    monkeypatch.setattr(direct, "gram64", _halves(direct.gram64))
     with monkeypatch.context() as m:
         m.setattr(kernel, "_kernel", _chunked_kernel(kernel._kernel))
         assert aflite.filter(x, y, ids=ids, threads=2, **kw).fingerprint(ids) == kept
+
+
+def _halves(fn):
+    """``z^T z`` as the sum of its two halves' products: the same sums in another order."""
+
+    def run(z, out):
+        h = len(z) // 2
+        fn(z[:h], out)
+        rest = torch.empty_like(out)
+        fn(z[h:], rest)
+        out.add_(rest)
+
+    return run
+
+
+@pytest.mark.parametrize("make", [_dense, _sparse])
+def test_logistic_regression_keeps_the_same_rows_at_any_thread_count_and_says_what_it_cannot(
+    make, tmp_path
+):
+    """Logistic regression's passes are cut into the same tasks whatever the thread count,
+    so one and two threads keep the same rows; its fits stop at a tolerance, so the row
+    order or another machine can move a prediction near zero margin: a run says so."""
+    x, y = make()
+    n = len(y)
+    kw = dict(target_size=int(0.6 * n), train_size=int(0.15 * n), slice_size=int(0.05 * n),
+              n_partitions=16, threshold=0.5, model="linear", seed=7, progress=False)  # fmt: skip
+    one = aflite.filter(x, y, threads=1, **kw)
+    assert aflite.filter(x, y, threads=2, **kw).fingerprint() == one.fingerprint()
+    assert not aflite.MODELS["linear"].exact and aflite.MODELS["ridge"].exact
+    from aflite.data import bundled_snli
+
+    rows = bundled_snli().read_text().splitlines()[:300]
+    (tmp_path / "in.jsonl").write_text("\n".join(rows) + "\n")
+    r = run_in_process("filter", str(tmp_path / "in.jsonl"), "--text-fields", "hypothesis",
+                       "--model", "linear", "--n-partitions", "8", "--out-dir",
+                       str(tmp_path / "o"), "--no-report")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "logistic regression's kept set can move with the row order" in r.stderr + r.stdout
 
 
 def _chunked(fn):

@@ -38,6 +38,7 @@ def card_body(data: dict[str, Any]) -> str:
         f"| options | {_options(p['resolved'], unit)} |",
         f"| stopped | {_cell(STOP_REASONS.get(res['stop_reason'], res['stop_reason']))} |",
         f"| representation bias | {_bias(res['representation_bias'])} |",
+        *_seed_check(res.get("seed_check"), unit),
         "",
         f"## {unit.capitalize()} by class"
         + (" (the answer's position)" if unit == "items" else ""),
@@ -102,6 +103,16 @@ def _options(r: dict[str, Any], unit: str) -> str:
         f"seed {r.get('seed')}",
     ]
     return _cell(", ".join(shown))
+
+
+def _seed_check(check: dict[str, Any] | None, unit: str) -> list[str]:
+    if not check:
+        return []
+    return [
+        f"| another seed | seed {check['seed']} removed {check['removed']:,} {unit}, "
+        f"{check['removed_by_both']:,} of them these (removed-set Jaccard "
+        f"{check['jaccard']:.3f}); its kept set `{check['kept_fingerprint']}` |"
+    ]
 
 
 def _bias(b: dict[str, Any]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -124,6 +124,23 @@ def text_features(data: LabelledData, features: str, **kw: Any) -> np.ndarray:
     return np.asarray(x)
 
 
+def field_features(
+    data: LabelledData, fields: list[str], features: Any, name: str, **kw: Any
+) -> np.ndarray:
+    """Phi of ``data``'s text ``fields`` (``features``, a feature spec) or a given (N, d)
+    matrix, checked (``name``: the keyword that gave it)."""
+    if isinstance(features, str):
+        if data.from_file:
+            kw["fingerprint"] = data.table.fingerprint()
+        read = data.texts or {}
+        texts = {f: read[f] if f in read else data.table.text_column(f) for f in fields}
+        return text_features(replace(data, texts=texts), features, **kw)
+    x = np.asarray(features)
+    if x.ndim != 2 or x.shape[0] != len(data):
+        raise DataError(f"{name}: expected an ({len(data)}, d) matrix, got shape {x.shape}")
+    return x
+
+
 def _filter_option_names() -> list[str]:
     from aflite.algorithm import FilterOptions
 
@@ -142,6 +159,7 @@ def filter_dataset(
     split: str | None = None,
     input_format: str | None = None,
     seed: int = 0,
+    check_seed: int | None = None,
     cache_dir: str | None = None,
     device: str = "auto",
     threads: int | None = None,
@@ -232,6 +250,7 @@ def filter_dataset(
         keep_ids=keep_ids,
         drop_ids=drop_ids,
         seed=seed,
+        check_seed=check_seed,
         device=device,
         # Phi is built on the CPU unless a device is named
         embed_device="cpu" if device == "auto" else None,
@@ -253,8 +272,8 @@ def filter_dataset(
 
         kept_rows = plan.rest[result.kept]  # the result's positions index the rows filtered
         audited = audit_filtered(data_, plan.rest, kept_rows, audits=names, seed=seed)
-    if decisions is not None:
-        result = result.with_dropped(plan.rest, plan.dropped)
+    if len(plan.rest) != len(data_):  # rows dropped by review or set aside for a warm-up model
+        result = result.with_dropped(plan.rest, plan.dropped, len(data_))
     ids = data_.ids
     frame = _scores_frame(result, ids, data_.label_values, plan.warm_rows)
     if decisions is not None:

@@ -24,7 +24,7 @@ from aflite.algorithm import FilterOptions
 from aflite.config.fields import DataFields
 from aflite.errors import DataError
 from aflite.features.build import FeatureSpec, parse_feature_spec
-from aflite.io.decisions import Decisions, resolve_decisions
+from aflite.io.decisions import Decisions, resolve_decisions, split_warmup
 from aflite.io.label_check import check_dropped_labels
 from aflite.io.labelled import LabelledData, read_labelled
 
@@ -66,6 +66,7 @@ class FilterRun:
     warmup_finetune: bool = False
     by: str | None = None
     seed: int = 0
+    check_seed: int | None = None  # a second seed whose removed set is compared
     device: str = "auto"
     embed_device: str | None = None  # where Phi is built, if not on ``device``
     threads: int | None = None
@@ -114,6 +115,19 @@ class FilterRun:
         """The feature spec, or None for a given matrix."""
         return parse_feature_spec(self.features) if isinstance(self.features, str) else None
 
+    @cached_property
+    def features_device(self) -> str | None:
+        """Where Phi is built from the feature spec, decided once for the run (its card says
+        where it was): ``embed_device``, else ``device`` resolved (``auto``: CUDA where
+        there is one); None for a given matrix."""
+        if self.spec is None:
+            return None
+        if self.embed_device:
+            return self.embed_device
+        from aflite._internal.device import resolve_device
+
+        return str(resolve_device(self.device))
+
 
 @dataclass
 class FilterPlan:
@@ -150,14 +164,12 @@ def prepare(
     left (a one-line error naming the option); nothing is computed yet. ``note`` gets the line
     naming classes of a few rows beside large ones, if any."""
     from aflite.config.sizes import target_rows
-    from aflite.features.warmup import split_warmup
 
     if data is None:
         how = run.read_arguments()
         data = read_labelled(run.data, **how)
-    tiny = data.tiny_classes_note()
-    if tiny is not None:
-        note(tiny)
+    if data.note is not None:
+        note(data.note)
     check_dropped_labels(data, run.drop_labels, option=run.name("drop_labels"))
     where = run.data if isinstance(run.data, (str, os.PathLike)) else data.where
     labels, n_all = data.labels, len(data)
@@ -218,7 +230,6 @@ def represent(run: FilterRun, plan: FilterPlan, *, progress: bool = False) -> An
     through a warm-up model trained on the warm-up rows) and checked, or the given matrix."""
     data, rest, spec = plan.data, plan.rest, run.spec
     if spec is not None:
-        from aflite._internal.device import resolve_device
         from aflite.features.build import represent_rows
 
         # kinds that embed text call encode; the others ignore it
@@ -232,7 +243,7 @@ def represent(run: FilterRun, plan: FilterPlan, *, progress: bool = False) -> An
             context=run.choice_context,
             finetune=run.warmup_finetune,
             seed=run.seed,
-            device=run.embed_device or str(resolve_device(run.device)),
+            device=run.features_device,
             cache_dir=run.cache_dir,
             progress=progress,
             encode=encode,
@@ -302,6 +313,7 @@ def filter_rows(
             protected=plan.protected,
             ids=[data.ids[i] for i in rest],
             score_kept=score_kept,
+            check_seed=run.check_seed,
             **where,
         )
     finally:

@@ -38,34 +38,41 @@ def make_card(run: FilterRun, plan: FilterPlan, result: Any) -> DatasetCard:
     data = plan.data
     recipe = run_recipe(run, plan)
     here = versions()
+    features = features_description(run)
+    fingerprint = recipe_fingerprint(recipe)
+    resolved, made = resolved_options(result), _result_part(plan, result)
+    device = _features_device(run)
+    own = dict(run.card_fields)
+    tags = ["aflite", "adversarial-filtering"]
+    meta = own | {"tags": tags, "size_categories": [_size_category(len(result.kept))]}
+    parts = input_parts(run, data)
+    content = content_fingerprint(parts)
+    # the run's way back: its Python call, its command line
+    python, command = python_call(recipe, run.data), shell_command(recipe, run.data)
     input_part = {
         "name": _input_name(run.data, data),
         "format": data.table.format or "memory",
         "rows": len(data),
-        "fingerprint": "",
-        "parts": input_parts(run, data),
+        "fingerprint": content,
+        "parts": parts,
     }
-    input_part["fingerprint"] = content_fingerprint(input_part["parts"])
     provenance = {
         "version": here.pop("aflite"),
         "input": input_part,
         "made_by": recipe["made_by"],
         "fields": recipe["fields"],
-        "features": features_description(run),
+        "features": features,
         "options": recipe["options"],
-        "recipe_fingerprint": recipe_fingerprint(recipe),
-        "resolved": resolved_options(result),
-        "result": _result_part(plan, result),
-        "environment": here | {"features_device": _features_device(run)},
+        "recipe_fingerprint": fingerprint,
+        "resolved": resolved,
+        "result": made,
+        "environment": here | {"features_device": device},
         "reproduce": {
-            "command": shell_command(recipe, run.data),
-            "python": python_call(recipe, run.data),
+            "command": command,
+            "python": python,
             "verify": f"aflite verify {CARD_NAME} {_shown_input(run.data)}",
         },
     }
-    own = dict(run.card_fields)
-    tags = ["aflite", "adversarial-filtering"]
-    meta = own | {"tags": tags, "size_categories": [_size_category(len(result.kept))]}
     return DatasetCard(meta | {"aflite": _plain(provenance)})
 
 
@@ -213,18 +220,18 @@ def _result_part(plan: FilterPlan, result: Any) -> dict[str, Any]:
         "stop_reason": result.stop_reason,
         "phases": phase_fingerprints(result, ids),
         "kept_fingerprint": kept_fingerprint(ids[i] for i in np.flatnonzero(kept)),
+        # a second seed's removed set against this one's, where ``check_seed`` measured it
+        **({"seed_check": result.params["seed_check"]} if "seed_check" in result.params else {}),
     }
 
 
 def _features_device(run: FilterRun) -> str | None:
     """Where Phi was built (an encoder's numbers move in their last bits between devices)."""
-    if run.spec is None:
+    if run.spec is None or run.features_device is None:
         return None
     if run.embed_device is not None:
         return run.embed_device
-    from aflite._internal.device import resolve_device
-
-    return resolve_device(run.device).type
+    return run.features_device.split(":")[0]  # the device's type: cuda, not cuda:1
 
 
 def _features_spec(features: Any) -> str:

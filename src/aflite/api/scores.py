@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from aflite._internal.calls import checked_keywords, named_arguments
-from aflite.api.dataset import needs_text, text_features
+from aflite.api.dataset import field_features, needs_text
 from aflite.errors import DataError
 from aflite.io.labelled import LabelledData, read_labelled
 
@@ -40,22 +40,6 @@ class DatasetScores:
     def __repr__(self) -> str:
         cols = [c for c in self.scores.columns if c not in ("id", "label", "answer")]
         return f"DatasetScores(rows={len(self.scores)}, scores={cols})"
-
-
-def _matrix(
-    data: LabelledData, fields: list[str], features: Any, name: str, **kw: Any
-) -> np.ndarray:
-    """Phi of ``fields`` (a feature spec) or a given (N, d) matrix."""
-    if isinstance(features, str):
-        if data.from_file:
-            kw["fingerprint"] = data.table.fingerprint()
-        read = data.texts or {}
-        texts = {f: read[f] if f in read else data.table.text_column(f) for f in fields}
-        return text_features(replace(data, texts=texts), features, **kw)
-    x = np.asarray(features)
-    if x.ndim != 2 or x.shape[0] != len(data):
-        raise DataError(f"{name}: expected an ({len(data)}, d) matrix, got shape {x.shape}")
-    return x
 
 
 def _scorer_option_names() -> list[str]:
@@ -185,16 +169,16 @@ def score_dataset(
     p_x = probabilities_for(probs, ids, np.unique(codes), "--probs")
     p_partial = probabilities_for(partial_probs, ids, np.unique(codes), "--partial-probs")
     kw = {"cache_dir": cache_dir, "device": "cpu" if device == "auto" else device, "seed": seed}
-    x = _matrix(data_, fields["text"], features, "features", ids=ids, **kw)
+    x = field_features(data_, fields["text"], features, "features", ids=ids, **kw)
     partial = partial_features
     if partial_text is not None:
         if partial_features is not None:
             raise DataError("give partial_text or partial_features, not both")
         fields["partial"] = [partial_text] if isinstance(partial_text, str) else list(partial_text)
         spec = features if isinstance(features, str) else "ngrams"
-        partial = _matrix(data_, fields["partial"], spec, "partial_text", ids=ids, **kw)
+        partial = field_features(data_, fields["partial"], spec, "partial_text", ids=ids, **kw)
     elif partial is not None:
-        partial = _matrix(data_, [], partial, "partial_features")
+        partial = field_features(data_, [], partial, "partial_features")
     groups = None if data_.groups is None else data_.groups.tolist()
     result = score_examples(
         x,

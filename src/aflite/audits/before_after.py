@@ -4,7 +4,8 @@ distances and out-of-sample estimates move with the number of rows alone.
 
 :func:`audit_before_after` runs registered audits on the two sets (``aflite filter --audits``,
 ``aflite audit --compare``); :func:`bias_with_control` measures the filter's own
-representation bias on a control of the kept size (the report, ``aflite experiment compare``).
+representation bias on a control of the kept size (the report, ``aflite experiment compare``);
+:func:`measure_filter` is what a filter run's report measures, both in one call.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ __all__ = [
     "audit_filtered",
     "random_control",
     "bias_with_control",
+    "FilterMeasures",
+    "measure_filter",
 ]
 
 
@@ -109,6 +112,14 @@ def audit_before_after(
     first_opts = AuditOptions.of(opts, bias_train_size=t)
     rest_opts = AuditOptions.of(first_opts, save_counts=None)
 
+    # which sets are audited, decided before any audit runs: with a second, smaller set, a
+    # control of its size for the sized audits among them
+    sized = sized_audits(audits) if control and after is not None else []
+    rows = None
+    if sized and after is not None and len(after) < len(before):
+        rows = random_control(len(before), len(after), seed=opts.seed)
+    drawn = None if rows is None else before.subset(rows)
+
     def run(data: AuditSet, tag: str, chosen: list[str], o: AuditOptions) -> list[AuditResult]:
         return run_audits(
             data.texts,
@@ -125,12 +136,10 @@ def audit_before_after(
         return BeforeAfter(run(before, before_tag, audits, first_opts), bias_train_size=t)
     first = run(before, before_tag, audits, first_opts)
     second = run(after, after_tag, audits, rest_opts)
-    sized = sized_audits(audits)
-    if not (control and sized and len(after) < len(before)):
+    if rows is None or drawn is None:
         return BeforeAfter(first, second, bias_train_size=t)
-    rows = random_control(len(before), len(after), seed=opts.seed)
     tag = f"random subset of {before_tag}, {len(rows)} rows"
-    return BeforeAfter(first, second, run(before.subset(rows), tag, sized, rest_opts), rows, t)
+    return BeforeAfter(first, second, run(drawn, tag, sized, rest_opts), rows, t)
 
 
 def audit_filtered(
@@ -213,3 +222,41 @@ def bias_with_control(
     )
     out["random"] = ps.representation_bias
     return out
+
+
+@dataclass(frozen=True)
+class FilterMeasures:
+    """What :func:`measure_filter` measured on a filter run: the rows of a random subset of
+    the kept size among those filtered (``control``) with the representation bias of the kept
+    rows beside it (``bias``, :func:`bias_with_control`), both None when no row was removed;
+    and the registered audits on the rows filtered and on the kept ones (``audits``, None
+    when none ran)."""
+
+    control: np.ndarray | None = None
+    bias: dict[str, Any] | None = None
+    audits: BeforeAfter | None = None
+
+
+def measure_filter(
+    x: np.ndarray,
+    labels: np.ndarray,
+    result: FilterResult,
+    *,
+    groups: np.ndarray | None = None,
+    audited: AuditSet | None = None,
+    audits: Sequence[str] = (),
+    seed: int = 0,
+) -> FilterMeasures:
+    """A filter run's measures beside its own figures (the report's): the kept rows' bias
+    beside a random control of their size (``x``, ``labels`` and ``groups``: the rows
+    filtered, as the filter saw them), and ``audits`` on ``audited`` (the rows filtered, as
+    the audits read them) and on its kept rows, at one t, without a control of their own."""
+    control = bias = None
+    if len(result.removed):
+        control = random_control(len(labels), len(result.kept), seed=seed)
+        bias = bias_with_control(x, labels, result, control, groups=groups, seed=seed)
+    measured = None
+    if audits and audited is not None:
+        kept = audited.subset(np.asarray(result.kept, dtype=np.int64))
+        measured = audit_before_after(audited, kept, audits=audits, control=False, seed=seed)
+    return FilterMeasures(control, bias, measured)

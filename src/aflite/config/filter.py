@@ -57,6 +57,11 @@ NOT_FOR_ITEMS = ("warmup_fraction", "by", "balance", "backend")
 NOT_FOR_BY = ("threshold", "strategy", "model", "partitions")
 
 
+def _check_seed(value: Any, name: str) -> None:
+    if value is not None:
+        c.seed(value, name)
+
+
 @dataclass(frozen=True)
 class FilterInput(DataFields):
     """What a filtering run reads and how (the first options of :class:`FilterConfig`)."""
@@ -112,6 +117,13 @@ class FilterConfig(FilterOptions, FilterInput):
     )
     out_dir: str = out_dir_option("aflite-out")
     seed: int = seed_option()
+    check_seed: int | None = option(
+        None,
+        "Run again with this seed and report how many of the removed rows it removes too "
+        "(the removed sets' Jaccard index): how settled the set is, measured; one more run.",
+        metavar="N",
+        check=_check_seed,
+    )
     device: str = device_option()
     threads: int | None = option(
         None,
@@ -203,6 +215,10 @@ class FilterConfig(FilterOptions, FilterInput):
             )
         if self.ray_address and self.backend is None:
             raise ConfigError("ray_address", "needs {backend} ray")
+        if self.check_seed is not None and self.check_seed == self.seed:
+            raise ConfigError("check_seed", f"is the run's own {{seed}} {self.seed}: name another")
+        if self.check_seed is not None and self.by is not None:
+            raise ConfigError("check_seed", "compares two AFLITE runs: leave out {by}")
         if asks_for_items(self.model) and not self.choices:
             raise ConfigError(
                 "model",

@@ -67,22 +67,7 @@ class RayModel:
             received_bytes=moves.received_bytes,
             messages=moves.messages,
         )
-        margins = counts.margins
-        if margins is not None:
-            # a worker lost since: the phase again (the same design), then its margins
-            def redone(pos: torch.Tensor) -> torch.Tensor:
-                state = {"counts": counts}
-
-                def ask() -> torch.Tensor:
-                    return state["counts"].margins(pos)
-
-                def redo() -> None:
-                    state["counts"] = self._score(design, positions, current)
-
-                return again(ask, store, redo)
-
-            margins = redone
-        return PhaseCounts(counts.correct, counts.heldout, info, counts.tol, margins)
+        return PhaseCounts(counts.correct, counts.heldout, info, counts.tol)
 
     def _score(self, design, positions, current) -> PhaseCounts:
         store = self.rows_store
@@ -100,13 +85,7 @@ class RayModel:
         out_c[pos] = to_device(correct, dev).double()
         out_h[pos] = to_device(held, dev).double()
 
-        def margins(p: torch.Tensor) -> torch.Tensor:
-            ask = [store.rows[to_host(p)]]
-            (m,) = shards.map(_whole_margins, each=[tuple(ask)])
-            return to_device(m, dev)
-
-        has_margins = info.pop("margins", False)
-        return PhaseCounts(out_c, out_h, info, tol, margins if has_margins else None)
+        return PhaseCounts(out_c, out_h, info, tol)
 
     def describe(self) -> str:
         return f"{self.local.describe()} on Ray ({self.backend.n_workers} workers)"
@@ -127,13 +106,5 @@ def _whole(shard: Shard, family, settings, incidence, n_classes, t, m, rows, blo
     current = torch.zeros(shard.store.n_stored, dtype=torch.float32, device=positions.device)
     current[positions] = 1.0
     counts = model.score_blocks(design, positions, current)
-    shard.state["counts"] = counts
-    info = dict(counts.info, margins=counts.margins is not None)
     correct, held = to_host(counts.correct[positions]), to_host(counts.heldout[positions])
-    return np.asarray(rows), correct, held, info, counts.tol
-
-
-def _whole_margins(shard: Shard, rows):
-    counts = shard.state["counts"]
-    pos = torch.as_tensor(shard.store.positions(np.asarray(rows)), device=shard.store.device)
-    return to_host(counts.margins(pos))
+    return np.asarray(rows), correct, held, counts.info, counts.tol

@@ -210,9 +210,9 @@ class RayShards:
         return backend.call_each(calls)
 
 
-def again(call: Any, store: RayStore, redo: Any = None) -> Any:
-    """``call()``, again after the workers that were lost are given their shards back (and
-    ``redo()``), at most the backend's ``max_restarts`` times."""
+def again(call: Any, store: RayStore) -> Any:
+    """``call()``, again after the workers that were lost are given their shards back, at
+    most the backend's ``max_restarts`` times."""
     limit = store.backend.max_restarts
     for attempt in range(limit + 1):
         try:
@@ -221,8 +221,6 @@ def again(call: Any, store: RayStore, redo: Any = None) -> Any:
             if attempt == limit:
                 raise
             store.recover()
-            if redo is not None:
-                redo()
     raise AssertionError("unreachable")
 
 

@@ -53,7 +53,7 @@ def shared_representation(
     fine-tuned encoder, represents every set, and the warm-up rows are not filtered.
     """
     from aflite.features.registry import FEATURE_KINDS
-    from aflite.features.warmup import split_warmup
+    from aflite.io.decisions import split_warmup
 
     spec = parse_feature_spec(features)
     kind = spec.entry

@@ -53,7 +53,10 @@ def cached(
         with atomic_path(path, stale_after=3600) as tmp:
             with open(tmp, "wb") as fh:
                 np.save(fh, arr, allow_pickle=False)
-        doc = {"shape": list(arr.shape), "dtype": str(arr.dtype), "sha256": _digest(path)}
+            # the digest of the bytes this process wrote: another process renaming its own
+            # entry into place meanwhile must not lend this record its digest
+            digest = _digest(tmp)
+        doc = {"shape": list(arr.shape), "dtype": str(arr.dtype), "sha256": digest}
         with atomic_path(meta, stale_after=3600) as tmp:
             tmp.write_text(json.dumps(doc))
     except OSError as e:

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+# the split lives with the other rows a run sets aside before filtering; still named here
+from aflite.io.decisions import split_warmup
+
 if TYPE_CHECKING:  # imported where used: a run splits off its warm-up rows before torch loads
     import torch
 
@@ -18,24 +21,6 @@ __all__ = [
     "fit_warmup_head",
     "WarmupHead",
 ]
-
-
-def split_warmup(
-    n_rows: int, fraction: float, *, seed: int = 0, groups: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted (warm-up rows, remaining rows). With ``groups``, whole groups go to warm-up."""
-    if not 0.0 < fraction < 1.0:
-        raise ValueError(f"warm-up fraction must be in (0, 1), got {fraction}")
-    rng = np.random.default_rng(seed)
-    if groups is None:
-        warm = rng.permutation(n_rows)[: max(1, int(round(fraction * n_rows)))]
-    else:
-        uniq = np.unique(groups)
-        chosen = rng.permutation(uniq)[: max(1, int(round(fraction * len(uniq))))]
-        warm = np.flatnonzero(np.isin(groups, chosen))
-    mask = np.zeros(n_rows, dtype=bool)
-    mask[warm] = True
-    return np.flatnonzero(mask), np.flatnonzero(~mask)
 
 
 def train_warm_rows(

@@ -44,6 +44,16 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _save(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as fh:
+        np.save(fh, array, allow_pickle=False)
+
+
+def _savez(path: Path, arrays: dict[str, Any]) -> None:
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
 def _remove(path: Path) -> None:
     """Delete one checkpoint file (a separate function so tests can inject kills here)."""
     path.unlink(missing_ok=True)
@@ -75,54 +85,41 @@ class Checkpoint:
         """A fresh run: remove any earlier checkpoint, then record the representation."""
         self.clear()
         self.directory.mkdir(parents=True, exist_ok=True)
-        path = self.directory / FEATURES
-        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-            np.save(fh, np.ascontiguousarray(phi, dtype=np.float32), allow_pickle=False)
-        self._files = {FEATURES: _sha256(path)}
+        array = np.ascontiguousarray(phi, dtype=np.float32)
+        self._files = {FEATURES: self._write(FEATURES, lambda tmp: _save(tmp, array))}
         self._write_manifest(phase=None)
 
     def save(self, state: FilterState) -> None:
         """Record the state after a phase; older state files go once the manifest moved on."""
         phase = len(state.history)
-        arrays = self.directory / f"state-{phase}.npz"
-        with atomic_path(arrays) as tmp, open(tmp, "wb") as fh:
-            np.savez(
-                fh,
-                rows=state.rows,
-                removed=np.asarray(state.removed, dtype=np.int64),
-                removed_phase=np.asarray(state.removed_phase, dtype=np.int64),
-                removed_score=np.asarray(state.removed_score, dtype=np.float64),
-                removed_se=np.asarray(state.removed_se, dtype=np.float64),
-                generator_state=state.generator_state,
-                **({} if state.last_scores is None else {"last_scores": state.last_scores}),
-                **({} if state.blocks_state is None else {"blocks_state": state.blocks_state}),
-                **(
-                    {}
-                    if state.survived_score is None
-                    else {
-                        "survived_score": state.survived_score,
-                        "survived_se": state.survived_se,
-                    }
-                ),
-            )
-        doc = self.directory / f"state-{phase}.json"
-        with atomic_path(doc) as tmp:
-            tmp.write_text(
-                json.dumps(
-                    {
-                        "history": [asdict(h) for h in state.history],
-                        "storage_phase": state.storage_phase,
-                        "blocks_phase": state.blocks_phase,
-                        "stop_reason": state.stop_reason,
-                        "stop_message": state.stop_message,
-                    }
-                )
-            )
-        if FEATURES not in self._files:
-            self._files = {FEATURES: _sha256(self.directory / FEATURES)}
-        files = {FEATURES: self._files[FEATURES]}
-        files[arrays.name] = _sha256(arrays)
-        files[doc.name] = _sha256(doc)
+        arrays = {
+            "rows": state.rows,
+            "removed": np.asarray(state.removed, dtype=np.int64),
+            "removed_phase": np.asarray(state.removed_phase, dtype=np.int64),
+            "removed_score": np.asarray(state.removed_score, dtype=np.float64),
+            "removed_se": np.asarray(state.removed_se, dtype=np.float64),
+            "generator_state": state.generator_state,
+            **({} if state.last_scores is None else {"last_scores": state.last_scores}),
+            **({} if state.blocks_state is None else {"blocks_state": state.blocks_state}),
+            **(
+                {}
+                if state.survived_score is None
+                else {"survived_score": state.survived_score, "survived_se": state.survived_se}
+            ),
+        }
+        doc = json.dumps(
+            {
+                "history": [asdict(h) for h in state.history],
+                "storage_phase": state.storage_phase,
+                "blocks_phase": state.blocks_phase,
+                "stop_reason": state.stop_reason,
+                "stop_message": state.stop_message,
+            }
+        )
+        npz, meta = f"state-{phase}.npz", f"state-{phase}.json"
+        files = {FEATURES: self._files.get(FEATURES) or _sha256(self.directory / FEATURES)}
+        files[npz] = self._write(npz, lambda tmp: _savez(tmp, arrays))
+        files[meta] = self._write(meta, lambda tmp: tmp.write_text(doc))
         self._files = files
         self._write_manifest(phase=phase)
         for old in self.directory.glob("state-*"):
@@ -141,8 +138,15 @@ class Checkpoint:
 
     def _write_manifest(self, *, phase: int | None) -> None:
         doc = {"identity": self.identity, "phase": phase, "files": self._files, "format": FORMAT}
-        with atomic_path(self.directory / MANIFEST) as tmp:
-            tmp.write_text(json.dumps(doc, indent=1))
+        self._write(MANIFEST, lambda tmp: tmp.write_text(json.dumps(doc, indent=1)), digest=False)
+
+    def _write(self, name: str, write: Callable[[Path], Any], *, digest: bool = True) -> str:
+        """One file of the checkpoint, written beside its target and renamed into place
+        (``write(tmp)``), and its SHA-256 as written ("" with ``digest`` off)."""
+        path = self.directory / name
+        with atomic_path(path) as tmp:
+            write(tmp)
+        return _sha256(path) if digest else ""
 
     # -- reading ---------------------------------------------------------------------------
     def stored_identity(self) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from aflite.errors import DataError
-from aflite.io.base import Table, missing_field
+from aflite.io.base import Table
 
 __all__ = [
     "ANSWER_FORMATS",
@@ -30,6 +30,7 @@ __all__ = [
     "check_choice_context",
     "check_item_fields",
     "read_choices",
+    "read_items",
 ]
 
 ANSWER_FORMATS = ("index0", "index1", "letter", "text")
@@ -164,11 +165,10 @@ def _empty(v: Any) -> bool:
 
 
 def _values(table: Table, name: str) -> list[Any]:
-    """A field's raw values (None where a row lacks it); a field no row has is an error."""
+    """A field's raw values (None where a row lacks it); a field no row has is the table's
+    own error for it, as reading it whole gives."""
     if name not in table.fieldnames:
-        raise missing_field(
-            getattr(table, "missing_where", lambda: table.path)(), name, table.fieldnames
-        )
+        table.column(name)  # raises: no row has the field
     return list(getattr(table, "raw_values", table.column)(name))
 
 
@@ -294,6 +294,36 @@ def read_choices(table: Table, fields: ChoiceFields, label: str) -> Choices:
         dtype=np.int64,
     )
     return Choices(fields, options, contexts, answers, fmt, fields.answer_format is None)
+
+
+def read_items(
+    table: Table,
+    label: str | None,
+    choices: str | Sequence[str],
+    context: str | Sequence[str] | None,
+    blank: str | None,
+    answer_format: str | None,
+    text: str | Sequence[str] | None,
+) -> tuple[ChoiceFields, dict[str, list[str]], Choices]:
+    """The multiple-choice items of ``table``: where they are, their text fields (the
+    context and choice fields) and the items, whose answer positions are the labels."""
+    if text:
+        raise DataError("text fields and choices: name the choices (and context) only")
+    if label is None:
+        raise DataError("choices: name the field holding the answer (--label-field / label=)")
+    fields = ChoiceFields(_names(choices), _names(context), blank, answer_format)
+    items = read_choices(table, fields, label)
+    texts = {f: table.text_column(f) for f in fields.context}
+    if fields.list_field:
+        texts[fields.choices[0]] = [CHOICE_SEPARATOR.join(o) for o in items.options]
+    else:
+        for j, f in enumerate(fields.choices):
+            texts[f] = [o[j] if j < len(o) else "" for o in items.options]
+    return fields, texts, items
+
+
+def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value or ())
 
 
 def check_answer_format(value: Any, name: str) -> None:

@@ -1,4 +1,6 @@
-"""A reviewer's decisions: files of row ids to keep (never removed) or to drop (always removed).
+"""The rows set aside before a run filters: the warm-up rows a warm-up model trains on
+(:func:`split_warmup`), and a reviewer's decisions, files of row ids to keep (never removed) or
+to drop (always removed).
 
 A decisions file holds one id per line; blank lines and lines starting with ``#`` are skipped,
 so an export's id column, pasted into a file, can be read back. Every problem is a one-line
@@ -17,7 +19,25 @@ import numpy as np
 
 from aflite.errors import DataError
 
-__all__ = ["Decisions", "read_id_file", "resolve_decisions"]
+__all__ = ["Decisions", "read_id_file", "resolve_decisions", "split_warmup"]
+
+
+def split_warmup(
+    n_rows: int, fraction: float, *, seed: int = 0, groups: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted (warm-up rows, remaining rows). With ``groups``, whole groups go to warm-up."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"warm-up fraction must be in (0, 1), got {fraction}")
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        warm = rng.permutation(n_rows)[: max(1, int(round(fraction * n_rows)))]
+    else:
+        uniq = np.unique(groups)
+        chosen = rng.permutation(uniq)[: max(1, int(round(fraction * len(uniq))))]
+        warm = np.flatnonzero(np.isin(groups, chosen))
+    mask = np.zeros(n_rows, dtype=bool)
+    mask[warm] = True
+    return np.flatnonzero(mask), np.flatnonzero(~mask)
 
 
 @dataclass

@@ -29,6 +29,7 @@ __all__ = [
     "drop_names",
     "drop_value",
     "read_labels",
+    "tiny_note",
     "tiny_warning",
 ]
 
@@ -218,6 +219,13 @@ def tiny_warning(text: np.ndarray, field: str, source: str, keywords: bool = Fal
         f"{source}: field '{field}' has classes of a few rows beside large ones: {named}; "
         f"if they are mistakes, drop them with {value}"
     )
+
+
+def tiny_note(
+    text: np.ndarray, dropped: np.ndarray | None, field: str, source: str, keywords: bool = False
+) -> str | None:
+    """:func:`tiny_warning` of the labels ``text`` but the ``dropped`` rows (a mask, or None)."""
+    return tiny_warning(text if dropped is None else text[~dropped], field, source, keywords)
 
 
 def read_labels(

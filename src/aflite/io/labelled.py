@@ -22,9 +22,9 @@ import numpy as np
 from aflite._internal.text import is_number
 from aflite.errors import DataError
 from aflite.io.base import ImageTable, Table
-from aflite.io.choices import CHOICE_SEPARATOR, ChoiceFields, Choices, read_choices
+from aflite.io.choices import ChoiceFields, Choices, read_items
 from aflite.io.ids import ID_COLUMN, NO_ID, read_groups_and_ids
-from aflite.io.label_check import drop_names, read_labels, tiny_warning
+from aflite.io.label_check import drop_names, read_labels, tiny_note
 
 __all__ = [
     "ID_COLUMN",
@@ -104,6 +104,8 @@ class LabelledData:
     choices: Choices | None = None
     dropped: np.ndarray | None = None  # rows whose label was named to drop (drop_labels)
     keywords: bool = False  # read for Python: notes name options as keywords, not flags
+    # what the label checks found that is no error: classes of a few rows beside large ones
+    note: str | None = None
 
     def __len__(self) -> int:
         return len(self.table)
@@ -141,8 +143,8 @@ class LabelledData:
         real classes), leaving out rows already dropped; None when there are none."""
         if self.labels is None or self.choices is not None:
             return None
-        text = self.labels if self.dropped is None else self.labels[~self.dropped]
-        return tiny_warning(text, str(self.fields.label), self.where, self.keywords)
+        return tiny_note(self.labels, self.dropped, str(self.fields.label), self.where,
+                         self.keywords)  # fmt: skip
 
     def context(self) -> dict[str, list[str | None]]:
         """The input's other text columns (a premise beside the hypothesis filtered on, a
@@ -266,7 +268,7 @@ def read_labelled(
         if drop_names(drop_labels):
             option = "drop_labels" if keywords else "--drop-labels"
             raise DataError(f"{option}: applies to class labels, not to multiple-choice answers")
-        fields, texts, items = _read_items(
+        fields, texts, items = read_items(
             table, label, choices, context, blank, answer_format, text
         )
         lf = LabelledFields(label, tuple(texts), fields_id(id_field), group or None,
@@ -275,6 +277,7 @@ def read_labelled(
         values = np.asarray(table.column(label), dtype=object)
         return LabelledData(data, table, lf, labels, values, ids, texts, groups, items)
     labels, values, dropped = read_labels(table, label, drop_labels, keywords)
+    tiny = None if labels is None else tiny_note(labels, dropped, str(label), table.path, keywords)
     names = [text] if isinstance(text, str) else list(text or [])
     if need_text and not names:
         if not pick:
@@ -286,7 +289,7 @@ def read_labelled(
     texts = {f: table.text_column(f) for f in names} if names else None
     lf = LabelledFields(label, tuple(names), fields_id(id_field), group or None, tuple(picked))
     return LabelledData(
-        data, table, lf, labels, values, ids, texts, groups, None, dropped, keywords
+        data, table, lf, labels, values, ids, texts, groups, None, dropped, keywords, tiny
     )
 
 
@@ -303,33 +306,3 @@ def __getattr__(name: str) -> Any:
 
         return as_table
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:
-    return (value,) if isinstance(value, str) else tuple(value or ())
-
-
-def _read_items(
-    table: Table,
-    label: str | None,
-    choices: str | Sequence[str],
-    context: str | Sequence[str] | None,
-    blank: str | None,
-    answer_format: str | None,
-    text: str | Sequence[str] | None,
-) -> tuple[ChoiceFields, dict[str, list[str]], Choices]:
-    """The multiple-choice items of ``table``: where they are, their text fields (the
-    context and choice fields) and the items, whose answer positions are the labels."""
-    if text:
-        raise DataError("text fields and choices: name the choices (and context) only")
-    if label is None:
-        raise DataError("choices: name the field holding the answer (--label-field / label=)")
-    fields = ChoiceFields(_names(choices), _names(context), blank, answer_format)
-    items = read_choices(table, fields, label)
-    texts = {f: table.text_column(f) for f in fields.context}
-    if fields.list_field:
-        texts[fields.choices[0]] = [CHOICE_SEPARATOR.join(o) for o in items.options]
-    else:
-        for j, f in enumerate(fields.choices):
-            texts[f] = [o[j] if j < len(o) else "" for o in items.options]
-    return fields, texts, items

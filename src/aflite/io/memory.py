@@ -152,10 +152,10 @@ def as_table(data: Any, *, split: str | None = None, input_format: str | None = 
     """``data`` as a :class:`~aflite.io.base.Table`: a path through the format registry
     (:func:`aflite.io.registry.read_table`), a Table as it is, data in memory through
     :func:`memory_table`."""
-    if isinstance(data, (str, os.PathLike)):
-        from aflite.io.registry import read_table
+    if not isinstance(data, (str, os.PathLike)):
+        if isinstance(data, Table) and not isinstance(data, (list, tuple)):
+            return data
+        return memory_table(data, split=split)
+    from aflite.io.registry import read_table
 
-        return read_table(data, input_format, split=split)
-    if isinstance(data, Table) and not isinstance(data, (list, tuple)):
-        return data
-    return memory_table(data, split=split)
+    return read_table(data, input_format, split=split)

@@ -13,16 +13,14 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from aflite._internal.options import flag
 from aflite.algorithm import FilterState
 from aflite.api.pipeline import FilterPlan, FilterRun, filter_rows, prepare, represent
 from aflite.config import FilterConfig
-from aflite.config.files import current_names, first_difference, job_key, with_fields
+from aflite.config.files import RunKey
 from aflite.errors import DataError, LabelWarning, MissingExtraError, OptionWarning
 from aflite.io.checkpoint import Checkpoint
-from aflite.jobs.finish import JobOutcome, finish_job, stop_hint
+from aflite.jobs.finish import JobOutcome, finish_run, stop_hint
 from aflite.jobs.guards import InputChanged
 from aflite.jobs.run_folder import RunFolder
 
@@ -75,20 +73,16 @@ def run_filter_job(
             raise DataError(
                 "--audits: the audits read text; name the text fields with --text-fields"
             )
-        job = with_fields(job, plan.data)  # the picked fields, for the checkpoint and summary
-        done = folder.finished if job.resume else None
-        if done is not None:
-            return _finished_outcome(job, plan, done)
-        key = {"fingerprint": plan.data.table.fingerprint(), "job": _run_key(job)}
-        ckpt = folder.checkpoint(key, _upgrade)
-        if job.resume:
-            _check_checkpoint(job, ckpt)
+        key = RunKey.of(job, plan.data)  # the picked fields, the checkpoint's and summary's key
+        start = folder.start(key, resume=job.resume)
+        if start.finished is not None:
+            return _finished_outcome(key.job, start.finished)
         return _held_run(
-            job,
+            key,
             run,
             plan,
             folder,
-            ckpt,
+            start.checkpoint,
             t_start,
             progress=progress,
             log=log,
@@ -96,20 +90,12 @@ def run_filter_job(
         )
 
 
-def _finished_outcome(job: FilterJob, plan: FilterPlan, summary: dict) -> JobOutcome:
-    """``--resume`` on a folder whose run has finished: nothing is computed or written. The
-    run must be this job's (same options, same input), or resuming it means nothing."""
+def _finished_outcome(job: FilterJob, summary: dict) -> JobOutcome:
+    """``--resume`` on a folder whose run has finished (this job's run: the folder checked
+    that): nothing is computed or written."""
     from aflite.algorithm import FilterResult
 
     out = Path(job.out_dir)
-    options = {k: v for k, v in (summary.get("options") or {}).items() if k != "device"}
-    stored = current_names(options)
-    found = _differs(job, stored, summary.get("input_fingerprint"), plan.data.table.fingerprint())
-    if found is not None:
-        raise DataError(
-            f"{job.out_dir}: holds a finished run {found[0]}, nothing to resume; pass "
-            "--overwrite instead of --resume to replace it"
-        )
     try:
         result = FilterResult.load(out / "result")
     except (OSError, ValueError, KeyError):
@@ -127,80 +113,8 @@ def _finished_outcome(job: FilterJob, plan: FilterPlan, summary: dict) -> JobOut
     )
 
 
-def _run_key(job: FilterJob) -> dict[str, Any]:
-    """The options a resumed run must share with the run it continues: the input is not
-    among them by its path (``../wf/pairs.jsonl`` and its absolute path are one file) but by
-    its content, the fingerprint beside them."""
-    return {k: v for k, v in job_key(job).items() if k != "input"}
-
-
-def _upgrade(stored: dict[str, Any]) -> dict[str, Any]:
-    """A checkpoint's key as an earlier version wrote it (the input's path among the options),
-    with the options named as now."""
-    return stored | {"job": _without_input(current_names(stored.get("job") or {}))}
-
-
-def _without_input(options: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in options.items() if k != "input"}
-
-
-def _differs(
-    job: FilterJob, stored: dict[str, Any], was: Any, now: str
-) -> tuple[str, str | None] | None:
-    """What makes a stored run (its options ``stored``, its input's fingerprint ``was``)
-    another run than ``job`` (its input's fingerprint ``now``), and the option that would
-    make them one: the first option that differs, with both values, or the input, by its
-    content; None when it is this run."""
-    differs = first_difference(_run_key(job), _without_input(stored))
-    if differs is not None:
-        name, here, there = differs
-        return f"with {flag(name)} {_shown(there)}, not {_shown(here)}", (
-            f"{flag(name)} {_shown(there)}"
-        )
-    if was == now:
-        return None
-    given = stored.get("input")
-    if given == job.input:
-        return f"of another input ({job.input} has changed since)", None
-    if given is None:
-        return f"of another input (not the rows {job.input} holds)", None
-    return f"of another input ({given}; {job.input} holds other rows)", None
-
-
-def _check_checkpoint(job: FilterJob, ckpt: Checkpoint) -> None:
-    """``--resume`` on another run's checkpoint: one line naming what differs, and how to
-    resume it or start over instead, before the checkpoint is read."""
-    identity = ckpt.stored_identity()
-    if not isinstance(identity, dict) or identity == ckpt.identity:
-        return  # none, a damaged one or this run's: Checkpoint.load says which
-    stored = identity.get("job")
-    found = _differs(
-        job,
-        stored if isinstance(stored, dict) else {},
-        identity.get("fingerprint"),
-        ckpt.identity["fingerprint"],
-    )
-    why, same = found or ("of other options", None)
-    resume = f"run with {same} to resume it, or " if same else ""
-    raise DataError(
-        f"{job.out_dir}: holds the checkpoint of a run {why}; {resume}pass --overwrite instead "
-        "of --resume to start over"
-    )
-
-
-def _shown(value: Any) -> str:
-    """A job key's value as the command line takes it."""
-    if value is None:
-        return "none"
-    if isinstance(value, list):
-        return ",".join(str(v) for v in value) or "none"
-    from aflite._internal.options import show
-
-    return show(value).strip("'")
-
-
 def _held_run(
-    job: FilterJob,
+    key: RunKey,
     run: FilterRun,
     plan: FilterPlan,
     folder: RunFolder,
@@ -212,6 +126,7 @@ def _held_run(
     stop_after_phases: int | None,
 ) -> JobOutcome:
     """The run proper, while this process holds the output folder and its checkpoint."""
+    job = key.job
     resume_state: FilterState | None = None
     phi = None
     loaded = ckpt.load() if job.resume else None  # another run's or a damaged one: DataError
@@ -231,7 +146,9 @@ def _held_run(
         except OSError:
             ckpt.clear()  # a full disk: a checkpoint without its manifest is nothing to keep
             raise
-
+    # the checkpoint's copy of Phi, which the outputs read: the filter may standardise phi
+    # in place
+    recorded = ckpt.features()
     phases_done = [0]
 
     def checkpoint(state: FilterState) -> None:
@@ -261,10 +178,10 @@ def _held_run(
         if resume_state is None and phases_done[0] == 0:
             ckpt.clear()
         raise
-    del phi  # standardised in place by now; the outputs read the checkpoint's copy
+    del phi  # standardised in place by now
     try:
-        outcome = finish_job(
-            job, plan=plan, result=result, phi=ckpt.features(), t_start=t_start, folder=folder
+        outcome = finish_run(
+            key, run, plan=plan, result=result, phi=recorded, t_start=t_start, folder=folder
         )
     except InputChanged:
         ckpt.clear()  # made from another version of the input: no resume can use it

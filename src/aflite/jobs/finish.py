@@ -18,7 +18,7 @@ from aflite.algorithm.loop.result import kept_fingerprint
 from aflite.api.pipeline import FilterPlan, FilterRun
 from aflite.api.provenance import make_card
 from aflite.config import FilterConfig
-from aflite.config.files import summary_options
+from aflite.config.files import RunKey
 from aflite.io.decisions import Decisions
 from aflite.io.labelled import LabelledData
 from aflite.jobs.outputs import RowSplit, output_names, write_outputs
@@ -26,7 +26,7 @@ from aflite.jobs.run_folder import RunFolder
 from aflite.reports.content import report_data
 from aflite.reports.warnings import outcome_text, stop_hint
 
-__all__ = ["JobOutcome", "finish_job", "stop_hint", "versions"]
+__all__ = ["JobOutcome", "finish_job", "finish_run", "stop_hint", "versions"]
 
 
 @dataclass
@@ -52,18 +52,48 @@ def finish_job(
     t_start: float,
     folder: RunFolder | None = None,
 ) -> JobOutcome:
-    """Compute and write every output of a finished run into ``job.out_dir``.
+    """Compute and write every output of a finished run into ``job.out_dir``: what
+    :func:`finish_run` does for the run ``job`` describes."""
+    run, key = FilterRun.of_config(job), RunKey.of(job, plan.data)
+    return finish_run(key, run, plan=plan, result=result, phi=phi, t_start=t_start, folder=folder)
+
+
+def finish_run(
+    key: RunKey,
+    run: FilterRun,
+    *,
+    plan: FilterPlan,
+    result: FilterResult,
+    phi: np.ndarray,
+    t_start: float,
+    folder: RunFolder | None = None,
+) -> JobOutcome:
+    """Compute and write every output of a finished run (``key``: its job and what its
+    summary records; ``run``: as the pipeline ran it) into the job's ``out_dir``.
 
     ``plan`` is what the run filtered (``result``'s positions index its ``rest`` rows), ``phi``
     the representation of those rows. Rows a reviewer dropped (``plan.decisions``) are among
     the removed rows, with phase -1 and no score. ``folder``: the run's output folder, as the
     job checked it (default: ``job.out_dir``).
     """
+    job = key.job
     inputs, rest, warm_rows, decisions = plan.data, plan.rest, plan.warm_rows, plan.decisions
     split = RowSplit.of_run(
         result, rest=rest, warm_rows=warm_rows, n_rows=len(inputs.table), decisions=decisions
     )
     names = output_names(inputs.table, warmup=len(warm_rows) > 0)
+    summary = run_summary(
+        job,
+        options=key.summary,
+        inputs=inputs,
+        result=result,
+        split=split,
+        names=names,
+        decisions=decisions,
+        seconds=0.0,  # the run's time, taken once the report's data is computed too
+    )
+    # the text counts the rows a reviewer dropped apart from those the filter removed
+    shown = result.with_dropped(rest, split.dropped) if len(split.dropped) else result
     report = report_data(
         result,
         phi,
@@ -76,18 +106,10 @@ def finish_job(
         choices=inputs.choices,
         seed=job.seed,
         row_files=names,
+        audits=job.audits,
     )
-    if job.audits and inputs.texts:
-        report.audits = audits_before_after(job, inputs=inputs, rest=rest, kept=split.kept)
-    summary = run_summary(
-        job,
-        inputs=inputs,
-        result=result,
-        split=split,
-        names=names,
-        decisions=decisions,
-        seconds=time.perf_counter() - t_start,
-    )
+    summary["seconds"] = round(time.perf_counter() - t_start, 3)
+    card = make_card(run, plan, result)
     out = Path(job.out_dir)
     # an item's answer as the input gives it (a letter, "1"/"2", the choice's text), as
     # filter_dataset and `aflite score` show it, not its 0-based position
@@ -109,10 +131,8 @@ def finish_job(
         report=report,
         summary=summary,
         html=job.report,
-        card=make_card(FilterRun.of_config(job), plan, result),
+        card=card,
     )
-    # the text counts the rows a reviewer dropped apart from those the filter removed
-    shown = result.with_dropped(rest, split.dropped) if len(split.dropped) else result
     given = (("--drop-ids", job.drop_ids is not None), ("--drop-labels", bool(job.drop_labels)))
     by = [f for f, on in given if on]
     text, notices = outcome_text(
@@ -130,22 +150,10 @@ def finish_job(
     return JobOutcome(out, result, len(warm_rows), outputs, text, notices)
 
 
-def audits_before_after(
-    job: FilterConfig, *, inputs: LabelledData, rest: np.ndarray, kept: np.ndarray
-) -> list[dict[str, Any]]:
-    """``job.audits`` on the rows filtered and on the kept rows at one t, as the report
-    stores them (each result's dict with its tag, "before" or "kept")."""
-    from aflite.audits.before_after import audit_filtered
-
-    measured = audit_filtered(inputs, rest, kept, audits=job.audits, seed=job.seed)
-    return [r.to_dict() | {"tag": "before"} for r in measured.before] + [
-        r.to_dict() | {"tag": "kept"} for r in measured.after
-    ]
-
-
 def run_summary(
     job: FilterConfig,
     *,
+    options: dict[str, Any],
     inputs: LabelledData,
     result: FilterResult,
     split: RowSplit,
@@ -153,7 +161,7 @@ def run_summary(
     decisions: Decisions | None,
     seconds: float,
 ) -> dict[str, Any]:
-    """The document of ``summary.json``."""
+    """The document of ``summary.json`` (``options``: the run key's, as it records them)."""
     table, labels, read = inputs.table, inputs.labels, inputs.fields
     # the fields the run read, and which of them it picked itself ("text", "id")
     fields: dict[str, Any] = {
@@ -181,9 +189,9 @@ def run_summary(
         "input": str(job.input),
         "input_format": table.format,
         "input_fingerprint": table.fingerprint(),
-        "options": summary_options(job) | {"device": job.device},
+        "options": options | {"device": job.device},
         "fields": fields,
-        "parameters": result.params,
+        "parameters": {k: v for k, v in result.params.items() if k != "seed_check"},
         "seed": job.seed,
         "versions": versions(),
         "counts": counts,
@@ -196,7 +204,8 @@ def run_summary(
         "stop_reason": result.stop_reason,
         "stop_message": result.stop_message,
         "kept_fingerprint": kept_fingerprint(inputs.ids[i] for i in split.kept),
-        "expected_seed_overlap": _finite(result.expected_overlap),
+        # what a second seed removed of the same rows, measured (``check_seed``); absent without
+        "seed_check": result.params.get("seed_check"),
         "history": [asdict(h) for h in result.history],
         "seconds": round(seconds, 3),
         "outputs": dict(names),
@@ -209,7 +218,3 @@ def run_summary(
             "protected_kept": int(decisions.protected[split.kept].sum()),
         }
     return summary
-
-
-def _finite(value: float) -> float | None:
-    return None if value is None or value != value else round(float(value), 4)

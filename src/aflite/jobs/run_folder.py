@@ -2,9 +2,9 @@
 
 Its life, in order: held by one run from before any work to the last output, and checked
 (:meth:`RunFolder.open`: not another run's, an earlier run refused unless replaced with
-``--overwrite`` or continued with ``--resume``, the input's stamp taken); for ``--resume``,
-the finished run it holds (:attr:`~RunFolder.finished`) or the run's checkpoint
-(:meth:`~RunFolder.checkpoint`); the outputs written into a staging folder and moved in as a
+``--overwrite`` or continued with ``--resume``, the input's stamp taken); once the run's key
+is known, where it starts (:meth:`~RunFolder.start`: for ``--resume``, the finished run the
+folder holds, else the run's checkpoint, either refused when it is another run's); the outputs written into a staging folder and moved in as a
 set, ``summary.json`` last, once the input is checked unchanged, the earlier run's other
 outputs going with them (:meth:`~RunFolder.publish`). The pieces live in :mod:`~aflite.jobs.out_dir`
 (what counts as a run's outputs, publishing) and :mod:`~aflite.jobs.guards` (the lock, the
@@ -16,18 +16,30 @@ from __future__ import annotations
 import contextlib
 import shutil
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from aflite._internal.atomic import clean_stale_parts
+from aflite.config.files import RunKey
 from aflite.io.checkpoint import Checkpoint
 from aflite.jobs import guards, out_dir
 
-__all__ = ["RunFolder"]
+__all__ = ["RunFolder", "Start"]
 
 T = TypeVar("T")
 
 CHECKPOINT = ".checkpoint"
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where a run starts in its folder: the ``summary.json`` of the finished run that
+    ``--resume`` found there (``finished``: nothing is left to compute), or else the run's
+    ``checkpoint``, to continue with ``--resume`` or to start afresh."""
+
+    finished: dict | None = None
+    checkpoint: Checkpoint | None = None
 
 
 class RunFolder:
@@ -80,6 +92,17 @@ class RunFolder:
         it outlives the earlier run's outputs the new ones replace."""
         self._checkpointing = True
         return Checkpoint(self.path / CHECKPOINT, key, upgrade)
+
+    def start(self, key: RunKey, *, resume: bool) -> Start:
+        """Where the run of ``key`` starts: with ``resume``, the finished run here, else its
+        checkpoint (resumable only by a run with the same key); a finished run or a checkpoint
+        of another run is a one-line DataError, before the checkpoint is read."""
+        finished = self.finished if resume else None
+        ckpt = None if finished is not None else self.checkpoint(key.identity, key.upgrade)
+        if resume:
+            stored = None if ckpt is None else ckpt.stored_identity()
+            key.refuse_other(finished, stored, None if ckpt is None else ckpt.identity)
+        return Start(finished, ckpt)
 
     def check_input(self) -> None:
         """An :class:`~aflite.jobs.guards.InputChanged` error if the input changed since

@@ -142,9 +142,9 @@ def _summary(job: ScoreJob, ds: Any, seconds: float) -> dict[str, Any]:
 _JOB_ONLY = ("input", "out_dir", "overwrite", "report", "options")
 
 
-def _score(job: ScoreJob) -> Any:
-    """:func:`aflite.score_dataset` with the job's options, which it takes by the same names."""
-    from aflite.api.scores import score_dataset
+def _arguments(job: ScoreJob) -> dict[str, Any]:
+    """:func:`aflite.score_dataset`'s keywords for the job's options, which it takes by the
+    same names."""
     from aflite.features.cache import default_cache_dir
 
     run = {name: getattr(job, name) for name in job.names() if name not in _JOB_ONLY}
@@ -153,21 +153,24 @@ def _score(job: ScoreJob) -> Any:
         "scorers": None if job.scorers is None else list(job.scorers),
         "cache_dir": job.cache_dir or str(default_cache_dir()),
     }
-    return score_dataset(job.input, **run, **job.options)
+    return run
 
 
 def run_score_job(job: ScoreJob) -> ScoreOutcome:
     """Run a scoring job end to end. An ``out_dir`` holding an earlier run is refused unless
     ``job.overwrite`` (its outputs are replaced when the new ones are published, as a set)."""
+    from aflite.api.scores import score_dataset
+
     t0 = time.perf_counter()
     # every file the job reads is protected from --overwrite (none is watched for changes:
     # the scores are written straight from what was read)
     others = [p for p in (job.input, job.dynamics, job.probs, job.partial_probs) if p]
+    arguments = _arguments(job)
     with RunFolder.open(
         job.out_dir, overwrite=job.overwrite, resume=False, others=others
     ) as folder:
         try:
-            ds = _score(job)
+            ds = score_dataset(job.input, **arguments, **job.options)
         except ConfigError as e:
             from aflite.config.score import scorer_options
 
@@ -179,6 +182,7 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
         if job.report:
             names["report"] = "report.html"
         summary = _json_safe(_summary(job, ds, time.perf_counter() - t0) | {"outputs": names})
+        items = _items_line(ds, summary) if "items" in summary else None
         folder.publish(
             lambda stage: write_score_set(stage, ds.scores, ds.texts, summary, report=job.report)
         )
@@ -187,8 +191,8 @@ def run_score_job(job: ScoreJob) -> ScoreOutcome:
     secs = ", ".join(f"{k} {v:.1f}s" for k, v in summary["seconds"]["scorers"].items())
     what = "items" if "items" in summary else "rows"
     text = f"scored {len(ds.scores)} {what}: {', '.join(summary['columns'])} ({secs})"
-    if "items" in summary:
-        text += "\n" + _items_line(ds, summary)
+    if items is not None:
+        text += "\n" + items
     if "regions" in summary:
         text += "\nregions: " + ", ".join(f"{k} {v}" for k, v in summary["regions"].items())
     text += f"\noutputs in {out}/: " + ", ".join(Path(v).name for v in outputs.values())

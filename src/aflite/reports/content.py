@@ -12,7 +12,7 @@ import numpy as np
 
 from aflite._internal.text import plot_text
 from aflite.algorithm import FilterResult
-from aflite.audits.before_after import bias_with_control, random_control
+from aflite.audits.before_after import AuditSet, measure_filter
 from aflite.reports.data import (
     BiasControl,
     Heatmap,
@@ -21,10 +21,9 @@ from aflite.reports.data import (
     ItemExamples,
     KnnTable,
     ReportData,
-    WhyRemoved,
 )
 from aflite.reports.shorten import shorten
-from aflite.reports.why import nearest_removed, ngram_log_odds, right_choice_words, unit_rows
+from aflite.reports.why import unit_rows, why_removed
 
 __all__ = ["report_data", "row_examples", "item_examples", "image_grid", "knn_with_control"]
 
@@ -48,6 +47,7 @@ def report_data(
     heatmap_rows: int = 40,
     heatmap_classes: int = 10,
     row_files: dict[str, str] | None = None,
+    audits: Sequence[str] = (),
 ) -> ReportData:
     """What the report shows beyond the summary: examples, similarity heatmaps (for the first
     ``heatmap_classes`` classes), why rows were removed, KNN table, bias control.
@@ -56,8 +56,10 @@ def report_data(
     (by field), ``groups``, ``images`` and multiple-choice items (``choices``, a
     :class:`~aflite.io.choices.Choices`) with every input row. For items the examples are
     whole items (:func:`item_examples`) and the removal is explained by the words that mark
-    their right choices (:func:`~aflite.reports.why.right_choice_words`). ``row_files``: the
+    their right choices (:func:`~aflite.reports.why.why_removed`). ``row_files``: the
     names of the kept and removed row files, where a shortened text says its whole text is.
+    ``audits``: the registered audits run on the filtered rows' texts and on the kept ones'
+    (each result's dict with its tag, "before" or "kept").
     """
     rng = np.random.default_rng(seed)
     data = ReportData()
@@ -66,6 +68,20 @@ def report_data(
     unit = "rows" if items is None else "items"
 
     kept_scores = np.nan_to_num(result.kept_scores, nan=0.0)
+    if images is not None:
+        order = np.argsort(kept_scores, kind="stable")
+        data.images = {
+            "removed": image_grid(
+                images, rest, result.removed, labels[result.removed], "most predictable removed"
+            ),
+            "kept": image_grid(
+                images,
+                rest,
+                result.kept[order],
+                labels[result.kept][order],
+                "least predictable kept",
+            ),
+        }
     if items is not None:
         # an item is kept or removed whole: shown whole, not per answer position
         rest_ids = None if ids is None else [ids[i] for i in rest]
@@ -119,52 +135,37 @@ def report_data(
         sim = np.round((v @ v.T).astype(np.float64), 3).tolist()
         data.heatmaps[str(c)] = Heatmap(sim, len(a))
     if len(result.removed):
-        if items is not None:
-            why = right_choice_words(items, result.kept, result.removed, seed=seed)
-        elif fields:
-            rest_texts = {f: [texts[f][i] for i in rest] for f in fields}
-            why = ngram_log_odds(rest_texts, labels, result.kept, result.removed, seed=seed)
-        else:
-            rest_ids = [ids[i] for i in rest] if ids is not None else list(range(len(rest)))
-            why = nearest_removed(
-                x,
-                labels,
-                rest_ids,
-                result.kept,
-                result.removed,
-                result.removed_score,
-                centre,
-                seed=seed,
-            )
-        data.why_removed = WhyRemoved.from_json(why)
-    if images is not None:
-        order = np.argsort(kept_scores, kind="stable")
-        data.images = {
-            "removed": image_grid(
-                images, rest, result.removed, labels[result.removed], "most predictable removed"
-            ),
-            "kept": image_grid(
-                images,
-                rest,
-                result.kept[order],
-                labels[result.kept][order],
-                "least predictable kept",
-            ),
-        }
-    if len(result.removed):
-        rest_groups = None if groups is None else np.asarray(groups)[rest]
-        control = random_control(len(labels), len(result.kept), seed=seed)
-        data.knn = knn_with_control(x, groups_of, result.kept, control, seed=seed, unit=unit)
-        data.bias_control = BiasControl.from_json(
-            bias_with_control(
-                x if per_choice is None else per_choice,
-                labels if per_choice is None else labels.astype(int),
-                result,
-                control,
-                groups=rest_groups,
-                seed=seed,
-            )
+        data.why_removed = why_removed(
+            x,
+            labels,
+            result,
+            centre,
+            texts={f: [texts[f][i] for i in rest] for f in fields} if fields else None,
+            ids=[ids[i] for i in rest] if ids is not None else list(range(len(rest))),
+            items=items,
+            seed=seed,
         )
+    audited = None
+    if audits and texts:
+        audited = AuditSet({f: [texts[f][i] for i in rest] for f in fields}, labels, choices=items)
+    measured = measure_filter(
+        x if per_choice is None else per_choice,
+        labels if per_choice is None else labels.astype(int),
+        result,
+        groups=None if groups is None else np.asarray(groups)[rest],
+        audited=audited,
+        audits=audits,
+        seed=seed,
+    )
+    if measured.control is not None:
+        data.knn = knn_with_control(
+            x, groups_of, result.kept, measured.control, seed=seed, unit=unit
+        )
+        data.bias_control = BiasControl.from_json(measured.bias)
+    if measured.audits is not None:
+        data.audits = [r.to_dict() | {"tag": "before"} for r in measured.audits.before] + [
+            r.to_dict() | {"tag": "kept"} for r in measured.audits.after
+        ]
     return data
 
 

@@ -263,14 +263,14 @@ def render_report(out_dir: str | Path) -> str:
     parts.append("</div>")
     parts.append(f"<p><b>Stopped:</b> {esc(summary.get('stop_message', ''))}</p>")
     if summary.get("kept_fingerprint"):
-        overlap = summary.get("expected_seed_overlap")
+        check = summary.get("seed_check")
         settled = (
             ""
-            if overlap is None
-            else f" Another seed is expected to remove {esc(_fmt(overlap))} of the same {nouns} "
-            "(Jaccard index), as far as the scores' own uncertainty decides it; how one "
-            f"phase's removals move the next phase's scores lowers it further. Each {noun}'s "
-            "standard error and distance to its phase's cut are in scores.parquet."
+            if not check
+            else f" A run with seed {esc(str(check['seed']))} removed {check['removed']:,} "
+            f"{nouns}, {check['removed_by_both']:,} of them these: removed-set Jaccard "
+            f"{esc(_fmt(check['jaccard']))}. Each {noun}'s standard error and distance to its "
+            "phase's cut are in scores.parquet."
         )
         parts.append(
             f"<p><b>Kept set fingerprint:</b> <code>{esc(summary['kept_fingerprint'])}</code> "

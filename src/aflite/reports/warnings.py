@@ -215,6 +215,27 @@ def stop_hint(result: Any, threshold: float) -> str | None:
     )
 
 
+def one_set_note(family: str | None) -> str | None:
+    """One line when the family that ran cannot promise one filtered set: its fits stop at a
+    tolerance, so where a prediction sits near zero margin another row order or machine can
+    flip it (the same seed and thread count still keep the same rows here)."""
+    if family is None:
+        return None
+    from aflite.algorithm.models import MODELS
+
+    name = MODELS.canonical(family)
+    if name is None or MODELS.lookup(name).exact:
+        return None
+    return (
+        f"note: {_FAMILY_NAMES.get(family, family)}'s kept set can move with the row order of "
+        "the input or another machine, where a prediction sits near zero margin (its fits stop "
+        "at a tolerance); the exact family, --model ridge (the default), keeps one set"
+    )
+
+
+_FAMILY_NAMES = {"linear": "logistic regression", "choice": "choice-wise logistic regression"}
+
+
 def warning_facts(result: Any, labels: Sequence[Any], *, items: Any = None) -> dict[str, Any]:
     """What :func:`run_warnings` reads of a ``summary.json``, for a filter ``result`` over
     ``labels`` (the rows it filtered) when no summary is written (``experiment compare``);
@@ -236,6 +257,15 @@ def warning_facts(result: Any, labels: Sequence[Any], *, items: Any = None) -> d
     return facts
 
 
+def seed_check_line(check: dict[str, Any], nouns: str = "rows") -> str:
+    """One line on what a second seed (``check_seed``) removed of the same rows."""
+    return (
+        f"seed check: seed {check['seed']} removed {check['removed']:,} {nouns}, "
+        f"{check['removed_by_both']:,} of them these (removed-set Jaccard "
+        f"{check['jaccard']:.3f})"
+    )
+
+
 def outcome_lines(
     result: Any,
     summary: dict[str, Any],
@@ -255,7 +285,13 @@ def outcome_lines(
     hint = None if threshold is None else stop_hint(result, float(threshold))
     if hint:
         lines.append(hint)
+    promise = one_set_note(result.params.get("model_family"))
+    if promise:
+        lines.append(promise)
     nouns = "rows" if items is None else "items"
+    check = result.params.get("seed_check")
+    if check:
+        lines.append(seed_check_line(check, nouns))
     return lines + [f"warning: {w}" for w in run_warnings(summary, report, nouns=nouns)]
 
 

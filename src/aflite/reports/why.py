@@ -1,6 +1,7 @@
 """Why rows were removed, per class: the word n-grams over-represented among the removed rows
 (for text), or the removed rows' nearest removed neighbours (for features without text); for
 multiple-choice items, the words that mark the right choice among the removed items.
+:func:`why_removed` chooses among them for the report.
 
 Each reads only the filtered rows: ``labels``, the items and the positions in ``kept`` /
 ``removed`` are aligned with them.
@@ -13,10 +14,40 @@ from typing import Any
 import numpy as np
 
 from aflite.audits.text import get_tokenizer
+from aflite.reports.data import WhyRemoved
 
-__all__ = ["ngram_log_odds", "nearest_removed", "right_choice_words", "unit_rows"]
+__all__ = ["ngram_log_odds", "nearest_removed", "right_choice_words", "unit_rows", "why_removed"]
 
 RIGHT_CHOICES = "right choices"  # the one table of a multiple-choice run's explanation
+
+
+def why_removed(
+    x: Any,
+    labels: np.ndarray,
+    result: Any,
+    centre: np.ndarray,
+    *,
+    texts: dict[str, list[str]] | None = None,
+    ids: list[Any],
+    items: Any = None,
+    seed: int = 0,
+) -> WhyRemoved | None:
+    """Why a filter run (``result``) removed its rows, as the report shows it: for
+    multiple-choice ``items``, the words that mark their right choices
+    (:func:`right_choice_words`); for rows with ``texts``, the n-grams over-represented among
+    the removed rows (:func:`ngram_log_odds`); else each removed row's nearest removed
+    neighbours in ``x`` (centred on ``centre``; :func:`nearest_removed`). ``labels``, ``ids``
+    and the rest are aligned with the rows filtered."""
+    kept, removed = result.kept, result.removed
+    if items is None and texts:
+        why = ngram_log_odds(texts, labels, kept, removed, seed=seed)
+    elif items is None:
+        why = nearest_removed(
+            x, labels, ids, kept, removed, result.removed_score, centre, seed=seed
+        )
+    else:
+        why = right_choice_words(items, kept, removed, seed=seed)
+    return WhyRemoved.from_json(why)
 
 
 def ngram_log_odds(

@@ -36,6 +36,7 @@ from aflite.algorithm.loop.rankers import EnsembleRanker
 from aflite.algorithm.loop.result import FilterResult, PhaseRecord
 from aflite.algorithm.loop.run import run_phases
 from aflite.algorithm.loop.selection import STRATEGIES
+from aflite.algorithm.loop.settle import seed_check
 from aflite.algorithm.loop.state import FilterState
 from aflite.types import ArrayLike, Backend, DeviceLike, SeedLike
 
@@ -60,6 +61,7 @@ def adversarial_filter(
     threads: int | None = None,
     protected: ArrayLike | None = None,
     ids: ArrayLike | None = None,
+    check_seed: int | None = None,
     **kwargs: Any,
 ) -> FilterResult:
     """Remove the most predictable instances until the set is ``target_size`` or clean.
@@ -158,6 +160,11 @@ def adversarial_filter(
     ids:
         Optional (N,) unique row ids. Partitions are drawn, and equal scores ordered, by id,
         so the same rows in any order give the same result (without ids: by position).
+    check_seed:
+        Run the filter again with this seed (another than ``seed``) and record in the
+        result's ``params["seed_check"]`` how many of the removed rows it removed too, and
+        the Jaccard index of the two removed sets: how settled the set is, measured (it
+        costs one more run).
     ranker:
         None (AFLITE: each phase's rows ranked by the ensemble's predictability), an
         :class:`aflite.ByScores` to remove rows by a given per-example score instead, in the
@@ -196,6 +203,7 @@ def adversarial_filter(
             "protected": protected,
             "ids": ids,
         }
+        unused["check_seed"] = check_seed
         given = [name for name, value in unused.items() if value is not None]
         if given:
             kind = type(ranker).__name__
@@ -222,27 +230,33 @@ def adversarial_filter(
         return result
     if opts.slice_size is None:
         raise ValueError("slice_size=None (one slice to the target) applies to ranker= only")
+    if check_seed is not None and (
+        isinstance(check_seed, bool) or not isinstance(check_seed, int) or check_seed == seed
+    ):
+        raise ValueError(f"check_seed must be a whole number other than seed, got {check_seed!r}")
     own_backend = isinstance(backend, str)
     if own_backend:
         backend = make_backend(backend)
+    run = dict(groups=groups, device=device, progress=progress, backend=backend,
+               threads=threads, protected=protected, ids=ids)  # fmt: skip
     try:
-        return _filter(
+        result = _filter(
             features,
             labels,
             opts,
-            groups=groups,
             seed=seed,
-            device=device,
-            progress=progress,
             score_kept=score_kept,
             checkpoint=checkpoint,
             resume=resume,
-            backend=backend,
-            copy=copy,
-            threads=threads,
-            protected=protected,
-            ids=ids,
+            # the check runs on the features as given: they must not be standardised in place
+            copy=copy or check_seed is not None,
+            **run,
         )
+        if check_seed is not None:
+            other = _filter(features, labels, opts, seed=check_seed, score_kept=False,
+                            checkpoint=None, resume=None, copy=True, **run)  # fmt: skip
+            result.params["seed_check"] = seed_check(result, other, check_seed, ids)
+        return result
     finally:
         if own_backend:
             backend.close()
@@ -252,7 +266,7 @@ _FILTER_DEFAULTS = """AFLITE on arrays, with the defaults of Algorithm 1 as publ
     rows, m 64, model ``linear``, no chance stop (``aflite.PRESETS["paper"]``, on block
     partitions). They are NOT the command line's: ``aflite filter`` and
     :func:`aflite.filter_dataset` start from ``aflite.PRESETS["practical"]`` (tau 0.6, k 5% of
-    the rows, a stop within 0.02 of chance, model ``auto``); ``options=aflite.PRESETS[
+    the rows, a stop within 0.02 of chance, model ``ridge``); ``options=aflite.PRESETS[
     "practical"]`` runs those here. The printed result names the options it ran with.
 
     """

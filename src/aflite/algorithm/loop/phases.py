@@ -41,11 +41,7 @@ class PhaseOutput:
     # (at a billion rows, terabytes), and the filter never reads it
     train_on_device: Callable[[], torch.Tensor]
     info: dict[str, Any] = field(default_factory=dict)
-    tol: float | None = None
-    # margins(i): float64 mean margins of the rows at positions i of those the phase ran on
-    margins: Callable[[np.ndarray], np.ndarray] | None = (
-        None  # the tolerance the fits were run to (None: fitted exactly)
-    )
+    tol: float | None = None  # the tolerance the fits were run to (None: fitted exactly)
 
     @property
     def train(self) -> np.ndarray:
@@ -256,14 +252,4 @@ class PhaseRunner:
             train_on_device=(lambda: train_active) if design is None else design.train_mask,
             info=info,
             tol=counts.tol,
-            margins=None if counts.margins is None else _on_rows(counts.margins, pos),
         )
-
-
-def _on_rows(margins: Callable[[torch.Tensor], torch.Tensor], pos: torch.Tensor):
-    """The model's margins of stored rows, asked by position among a phase's rows."""
-
-    def of(i: np.ndarray) -> np.ndarray:
-        return to_host(margins(pos[to_device(np.asarray(i, dtype=np.int64), pos.device)]))
-
-    return of

@@ -138,7 +138,6 @@ class EnsembleRanker:
                 device=runner.generator.device,
                 protected=protected,
                 rank=runner.keys[state.rows],
-                margins=out.margins,
             )
 
         return RankedPhase(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,23 +145,17 @@ class FilterResult:
 
     @property
     def expected_overlap(self) -> float:
-        """The Jaccard index of the removed rows of two runs with other seeds, as far as the
-        scores' own uncertainty decides it (:func:`aflite.algorithm.loop.settle.expected_overlap`):
-        every row's decision score and standard error against the run's last cut, the
-        boundary the run ended on (a row removed in an earlier phase, far above it, is
-        removed by any seed sooner or later). It leaves out how one phase's removals move
-        the next phase's scores, so it reads high: 0.92-0.93 on the bundled SNLI slice, where
-        three seeds measured 0.83-0.86. NaN when not recorded."""
-        from aflite.algorithm.loop.settle import expected_overlap
-
-        score, se, _ = self.decisions()
-        last = next((h.cut for h in reversed(self.history) if h.cut is not None), None)
-        if last is None or np.isnan(se).all():
-            return float("nan")
-        removed = np.zeros(self.n_input, dtype=bool)
-        removed[self.removed[np.asarray(self.removed_phase) >= 0]] = True
-        known = ~np.isnan(se)
-        return expected_overlap(removed[known], score[known] - last, se[known])
+        """Deprecated: the Jaccard index of this run's removed set and a second seed's, as
+        measured by ``check_seed`` (``params["seed_check"]["jaccard"]``), NaN without one.
+        It was once modelled from the scores' standard errors, which missed by up to 0.09."""
+        warnings.warn(
+            "FilterResult.expected_overlap is deprecated: run with check_seed= and read "
+            "params['seed_check']['jaccard']",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        check = self.params.get("seed_check")
+        return float(check["jaccard"]) if check else float("nan")
 
     def fingerprint(self, ids: Any = None) -> str:
         """The kept set's fingerprint: the first 12 hex digits of the SHA-256 of the kept rows'
@@ -189,10 +184,13 @@ class FilterResult:
             f"stopped: {self.stop_message}"
         )
 
-    def with_dropped(self, rest: np.ndarray, dropped: np.ndarray) -> FilterResult:
-        """This result (over rows ``rest``) in the positions of a larger input whose rows
-        ``dropped`` were removed before filtering: those come first among the removed rows,
-        with phase -1 and no score."""
+    def with_dropped(
+        self, rest: np.ndarray, dropped: np.ndarray, n_input: int | None = None
+    ) -> FilterResult:
+        """This result (over rows ``rest``) in the positions of a larger input of ``n_input``
+        rows (default: ``rest`` and ``dropped``) whose rows ``dropped`` were removed before
+        filtering: those come first among the removed rows, with phase -1 and no score. Rows
+        in neither (a warm-up model's) are in neither split."""
         import dataclasses
 
         return dataclasses.replace(
@@ -204,7 +202,7 @@ class FilterResult:
             removed_se=None
             if self.removed_se is None
             else np.r_[np.full(len(dropped), np.nan), self.removed_se],
-            n_input=self.n_input + len(dropped),
+            n_input=self.n_input + len(dropped) if n_input is None else n_input,
         )
 
     def __repr__(self) -> str:

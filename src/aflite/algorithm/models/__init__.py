@@ -1,11 +1,11 @@
 """Model families for a phase: the contract every family declares itself by and the registry
 of families (:mod:`.contract`: :class:`Model`, :class:`ModelFamily`, :data:`MODELS`), what the
 families of multiple-choice items share (:mod:`.items`), and one sub-package per built-in
-family, its model and solvers together: ``linear`` (batched logistic regression, the
-default), ``ridge`` (exact least squares, and ``choice-ridge`` for items), ``choice`` (the
-choice-wise model of items), ``sklearn`` (any scikit-learn classifier) and ``auto`` (ridge or
-linear by the run's sizes). The Ray backend (:mod:`aflite.distributed`) runs the logistic
-family over a cluster.
+family, its model and solvers together: ``ridge`` (exact least squares, the default of the
+command line, also named ``auto``; ``choice-ridge`` for items), ``linear`` (batched logistic
+regression, Algorithm 1's), ``choice`` (the choice-wise logistic model of items) and
+``sklearn`` (any scikit-learn classifier). The Ray backend (:mod:`aflite.distributed`) runs
+the families that declare ``distributed`` over a cluster.
 
 Importing this package loads no torch: the families register light factories.
 """

@@ -51,18 +51,14 @@ __all__ = [
 @dataclass
 class PhaseCounts:
     """Per stored row: correct held-out predictions and times held out; how the fits ended
-    (a :class:`~aflite.algorithm.numerics.report.SolveReport` as a dict); the tolerance the
-    fits were run to (None: fitted exactly), which the warning for classifiers that did not
-    converge names; and, where the family gives them, ``margins(positions)``: the mean over a
-    stored row's held-out predictions of its class's lead over the best other class, in
-    float64, for the rows asked (a finer view of the same predictions that orders rows of
-    equal scores; asked only for the rows tied at a phase's cut)."""
+    (a :class:`~aflite.algorithm.numerics.report.SolveReport` as a dict); and the tolerance
+    the fits were run to (None: fitted exactly), which the warning for classifiers that did
+    not converge names."""
 
     correct: torch.Tensor
     heldout: torch.Tensor
     info: dict[str, Any] = field(default_factory=dict)
     tol: float | None = None
-    margins: Callable[[torch.Tensor], torch.Tensor] | None = None
 
 
 @runtime_checkable

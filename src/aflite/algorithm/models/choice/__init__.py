@@ -1,5 +1,5 @@
-"""The choice-wise family (``model="choice"``, what the logistic family and ``"auto"`` run on
-multiple-choice items): per partition one weight vector shared by an item's choices, a
+"""The choice-wise family (``model="choice"``, what the logistic family runs on multiple-choice
+items): per partition one weight vector shared by an item's choices, a
 softmax over the item's real choices, every partition fitted at once.
 
 Its settings are :class:`~.settings.ChoiceEnsemble`; its model (:mod:`.model`) fits through

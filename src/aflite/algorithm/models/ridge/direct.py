@@ -18,6 +18,7 @@ from aflite.algorithm.numerics.cholesky import cholesky, cholesky_solve
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = [
+    "BLOCK_BYTES",
     "REFINE_STEPS",
     "SOLVE_BYTES",
     "BlockSums",
@@ -48,9 +49,10 @@ def xt_times(store: FeatureStore, right: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def dual_solve(k_all, targets, order, w, alpha, steps: int = REFINE_STEPS):
+def dual_solve(k_all, targets, order, w, penalty, steps: int = REFINE_STEPS):
     """(g, t_max, C) dual coefficients and (g, C) target means of a group of parts: the
-    solution of ``(Kc + alpha t I) A = Yc`` on each part's centred kernel (refined at most
+    solution of ``(Kc + penalty I) A = Yc`` (``penalty`` (g,): each part's alpha * t) on each
+    part's centred kernel (refined at most
     ``steps`` times), and in ``info["bound"]`` (g,) how far any class's weights
     ``W = Xc^T A`` can be from the exact ones: ``||r|| / sqrt(alpha t)``, since
     ``||Xc^T e||^2 <= e^T (Kc + alpha t I) e = r^T (Kc + alpha t I)^-1 r``."""
@@ -63,12 +65,12 @@ def dual_solve(k_all, targets, order, w, alpha, steps: int = REFINE_STEPS):
     if bool((w == 0).any()):
         # a padding row is its own unknown with matrix 1 and target 0: its coefficient is 0
         kc.mul_(w[:, :, None] * w[:, None, :])
-    kc.diagonal(dim1=1, dim2=2).add_(torch.where(w > 0, alpha[:, None], 1.0))
+    kc.diagonal(dim1=1, dim2=2).add_(torch.where(w > 0, penalty[:, None], 1.0))
     yt = targets[order] * w[:, :, None]
     ymean = yt.sum(dim=1) / t[:, None]
     yc = (yt - ymean[:, None, :]) * w[:, :, None]
     a, info = solve_spd(kc, yc, steps)
-    info["bound"] = info["resid"].amax(dim=1) / alpha.sqrt()
+    info["bound"] = info["resid"].amax(dim=1) / penalty.sqrt()
     return a, ymean, info
 
 
@@ -301,12 +303,13 @@ class PrimalSums:
 
 
 def primal_solve(
-    sums: PartSums, alpha: torch.Tensor, steps: int = REFINE_STEPS, centre: bool = True
+    sums: PartSums, penalty: torch.Tensor, steps: int = REFINE_STEPS, centre: bool = True
 ):
     """(g, d, C) weights and (g, C) intercepts of the parts ``j``, by the primal form on
     centred sums (``Xc^T Xc = sum x x^T - n xbar xbar^T``), refined at most ``steps`` times;
-    ``info["bound"]`` (g,): ``||r|| / (alpha t)`` bounds how far the weights can be from the
-    exact ones (the matrix is at least ``alpha t I``), ``info["means"]`` the parts' mean rows."""
+    ``penalty`` (g,): each part's alpha * t; ``info["bound"]`` (g,): ``||r|| / penalty``
+    bounds how far the weights can be from the exact ones (the matrix is at least
+    ``penalty I``), ``info["means"]`` the parts' mean rows."""
     n = sums.n
     xbar = sums.x / n[:, None]
     ybar = sums.y / n[:, None]
@@ -315,9 +318,9 @@ def primal_solve(
     # in place, on the parts' own copy: each pass over g d x d float64 matrices is memory-bound
     gram = sums.xx.baddbmm_((n[:, None] * xbar)[:, :, None], xbar[:, None, :], alpha=-1.0)
     rhs = torch.baddbmm(sums.xy, (n[:, None] * xbar)[:, :, None], ybar[:, None, :], alpha=-1.0)
-    gram.diagonal(dim1=1, dim2=2).add_(alpha[:, None])
+    gram.diagonal(dim1=1, dim2=2).add_(penalty[:, None])
     coef, info = solve_spd(gram, rhs, steps)
-    info["bound"] = info["resid"].amax(dim=1) / alpha
+    info["bound"] = info["resid"].amax(dim=1) / penalty
     info["means"] = xbar
     intercept = ybar - (xbar[:, None, :] @ coef).squeeze(1)
     return coef, intercept, info

@@ -15,12 +15,12 @@ It has one solution, in three forms:
   a t x t system per part. The kernel of the stored rows is computed once per run (the
   standardised rows do not change between phases).
 * **sparse**: the dual systems by conjugate gradients on the raw rows of mostly-zero features
-  (:mod:`~.ridge_sparse`).
+  (:mod:`~.sparse`).
 
 :func:`choose_form` takes the cheapest. :func:`fit_ridge` is the one driver of every form:
 solve every part to a first precision (a float32 factor refined once against the float64
 matrix, or the iterations to ``CERTIFY_TOL``), count the held-out predictions with their
-certificates (:mod:`~.ridge_heldout`), solve the parts with a prediction too close to call to
+certificates (:mod:`~.heldout`), solve the parts with a prediction too close to call to
 the float64 floor, and count again. The problem is the float32 standardised rows, every sum
 of their products is float64 (a product of two float32 numbers is exact in float64), so two
 machines, or a CPU and a GPU, agree to the last digits of float64 and a held-out prediction

@@ -27,9 +27,7 @@ import torch
 from aflite._internal.threads import workers
 from aflite.algorithm.numerics.store import FeatureStore
 
-__all__ = ["MARGIN_CLIP", "HeldOut", "Rows", "heldout_stats", "mean_margins", "rounding_bound"]
-
-MARGIN_CLIP = 4.0  # a margin counts at most this much either way in a row's mean
+__all__ = ["HeldOut", "Rows", "heldout_stats", "rounding_bound"]
 
 # products of a chunk of rows with every part (entries): the (rows, P) passes after the
 # product stay in cache (N=200,000, d=256, m=64 on one core: 2^19 took 5.6 s, 2^21 6.3 s)
@@ -224,22 +222,3 @@ def _lead(logits: torch.Tensor, ends: list[int] | None, y: torch.Tensor | None =
             torch.sub(block[:, k], best, out=lead[start:end])
         start = end
     return lead
-
-
-def mean_margins(
-    store: FeatureStore,
-    y: torch.Tensor,
-    theta: torch.Tensor,
-    neg: torch.Tensor,
-    held: torch.Tensor,
-    positions: torch.Tensor,
-) -> torch.Tensor:
-    """(k,) float64: for the stored rows ``positions``, the mean over their held-out parts
-    (``held`` (k, P) bool) of their class's decision less the best other class's, clipped
-    to +-``MARGIN_CLIP`` (a part without the row's class gives it -MARGIN_CLIP, not -1e30)."""
-    d1, p, c = theta.shape
-    x = store.gather(positions).double()
-    logits = (x @ theta[: d1 - 1].reshape(d1 - 1, p * c)).view(-1, p, c) + theta[d1 - 1] + neg
-    lead = _lead(logits.transpose(1, 2), None, y[positions]).clamp(-MARGIN_CLIP, MARGIN_CLIP)
-    h = held.to(torch.float64)
-    return (lead * h).sum(dim=1) / h.sum(dim=1).clamp_min(1.0)

@@ -77,7 +77,7 @@ class ChoiceRidgeModel(ItemModel):
         """(d, P) float64 weights of every part."""
         p = parts.n_partitions
         w = parts.weight.to(torch.float64)
-        alpha = self.model.alpha * (self.n_real[parts.order] * w).sum(dim=1)
+        penalty = self.model.alpha * (self.n_real[parts.order] * w).sum(dim=1)
         k, d = self.k, self.store.dim // self.k
         by_choice = _choice_parts(parts, k)
         sums = PrimalSums(self.choices, self.targets, by_choice)
@@ -85,7 +85,7 @@ class ChoiceRidgeModel(ItemModel):
         dev = self.store.device
         groups = [torch.arange(s, min(p, s + per), device=dev) for s in range(0, p, per)]
         out = torch.empty((d, p), dtype=torch.float64, device=dev)
-        solve = lambda j: primal_solve(sums.of(j), alpha[j], centre=False)  # noqa: E731
+        solve = lambda j: primal_solve(sums.of(j), penalty[j], centre=False)  # noqa: E731
         for j, (coef, _, _) in zip(groups, workers().map(solve, groups)):
             out[:, j] = coef[:, :, 0].T
         return out

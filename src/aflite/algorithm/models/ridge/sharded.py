@@ -30,7 +30,7 @@ from aflite._internal.transfer import to_device, to_host
 from aflite.algorithm.models.contract import PhaseCounts
 from aflite.algorithm.models.ridge.direct import REFINE_STEPS, SOLVE_BYTES, PartSums, primal_solve
 from aflite.algorithm.models.ridge.fit import one_hot_pm
-from aflite.algorithm.models.ridge.heldout import Rows, heldout_stats, mean_margins
+from aflite.algorithm.models.ridge.heldout import Rows, heldout_stats
 from aflite.algorithm.models.ridge.model import RidgeModel
 from aflite.algorithm.models.ridge.settings import RidgeEnsemble
 from aflite.algorithm.models.ridge.sparse import TOL
@@ -122,16 +122,10 @@ class ShardedRidgeModel:
             # counted again whole: a count patched part by part could round another way
             counts, _ = self._count(shards, theta, neg, None, None)
         correct, held = counts
-        block = torch.full((store.n_stored,), -1, dtype=torch.int64, device=dev)
-        block[positions] = design.block_of_rows()
         report = SolveReport(
             "ridge-cg", form="cg", alpha=alpha, cg_steps=cg.steps, direct_parts=len(direct)
         )
-
-        def margins(pos: torch.Tensor) -> torch.Tensor:
-            return self._margins(shards, theta, neg, incidence, to_host(pos), to_host(block[pos]))
-
-        return PhaseCounts(correct, held, report.to_dict(), margins=margins)
+        return PhaseCounts(correct, held, report.to_dict())
 
     def _count(self, shards, theta, neg, bounds, means):
         """Per stored row: correct held-out predictions and times held out; (P,) the parts
@@ -147,18 +141,6 @@ class ShardedRidgeModel:
             if u is not None:
                 unsure |= to_device(u, dev)
         return (correct, held), unsure
-
-    def _margins(self, shards, theta, neg, incidence, pos, block) -> torch.Tensor:
-        """The float64 mean margins of the stored rows ``pos`` (their blocks ``block``), each
-        computed by the shard that holds it."""
-        rows = self.store.rows[pos]
-        which = np.searchsorted(self.store.shard_bounds, rows, side="right") - 1
-        each = [(rows[which == i], block[which == i]) for i in range(shards.n_shards)]
-        out = torch.empty(len(pos), dtype=torch.float64, device=theta.device)
-        for i, m in enumerate(shards.map(_margins, theta, neg, incidence, each=each)):
-            if m is not None:
-                out[to_device(np.nonzero(which == i)[0], theta.device)] = to_device(m, out.device)
-        return out
 
     def describe(self) -> str:
         return f"{self.model!r}, every part by conjugate gradients over shards"
@@ -372,13 +354,3 @@ def _part_sums(shard: Shard, parts: torch.Tensor, n_classes: int) -> torch.Tenso
         z[:, d + 1 :] = targets[mine]
         out[k] = z.T @ z
     return out
-
-
-def _margins(shard: Shard, theta, neg, incidence, rows, block):
-    if len(rows) == 0:
-        return None
-    dev = shard.store.device
-    pos = to_device(shard.store.positions(rows), dev)
-    held = ~on(shard, incidence)[on(shard, np.asarray(block, dtype=np.int64))]
-    theta, neg = on(shard, theta), on(shard, neg)
-    return to_host(mean_margins(shard.store, shard.y, theta, neg, held, pos))

@@ -61,7 +61,7 @@ class SparseDual:
         targets: torch.Tensor,
         order: torch.Tensor,
         w: torch.Tensor,
-        alpha: torch.Tensor,
+        penalty: torch.Tensor,
         e_val: torch.Tensor,
         zero: torch.Tensor,
     ):
@@ -69,7 +69,7 @@ class SparseDual:
         dev = targets.device
         p, tm = order.shape
         d, c = store.dim, targets.shape[1]
-        self.p, self.tm, self.d, self.c, self.alpha, self.zero = p, tm, d, c, alpha, zero
+        self.p, self.tm, self.d, self.c, self.penalty, self.zero = p, tm, d, c, penalty, zero
         self.w = w
         t = w.sum(dim=1)
         # stacked rows: part j's row r is row j*tm + r; its entries sit in columns j*d + feature
@@ -114,7 +114,7 @@ class SparseDual:
         z = _mm(self.rows, u.reshape(self.p * self.d, self.c)).view(self.p, self.tm, self.c)
         z -= torch.einsum("pd,pdc->pc", self.ebar, u)[:, None, :]
         z *= self.w[:, :, None]
-        return z.addcmul_(self.alpha[:, None, None], v)
+        return z.addcmul_(self.penalty[:, None, None], v)
 
     def solve(self, tol: float) -> torch.Tensor:
         """Iterate until every residual is at most ``tol`` of its right-hand side (or
@@ -143,7 +143,7 @@ class SparseDual:
         """(P,) a bound on how far any class's weight vector is from the exact solution:
         ``||W_c - W*_c|| <= ||r_c|| / sqrt(alpha t)``, since ``Kc + alpha t I >= alpha t I``
         and ``||Ec^T e||^2 <= e^T (Kc + alpha t I) e = r^T (Kc + alpha t I)^-1 r``."""
-        return self.rr.sqrt().amax(dim=1) / self.alpha.sqrt()
+        return self.rr.sqrt().amax(dim=1) / self.penalty.sqrt()
 
     def means(self) -> torch.Tensor:
         """(P, d) every part's mean standardised row."""
