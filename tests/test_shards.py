@@ -100,6 +100,19 @@ def test_sharded_features_read_their_parts(tmp_path):
         ShardedFeatures([x[:, 0]])
     with pytest.raises(ValueError, match="a list"):
         ShardedFeatures(x)
+    with pytest.raises(ValueError, match="items run in one process"):
+        ShardedFeatures([np.zeros((4, 3, 2))])
+
+
+@pytest.mark.parametrize("model", [None, "choice", "ridge", "choice-ridge"])
+def test_a_backend_refuses_multiple_choice_items_in_one_line(model):
+    """The families of items run in one process: a backend refuses them before it starts."""
+    x = np.random.default_rng(0).normal(size=(60, 4, 5)).astype(np.float32)
+    kw = {} if model is None else {"model": model}
+    backend = InProcess(2)
+    with pytest.raises(ValueError, match=r"^multiple-choice items .* run in one process"):
+        aflite.filter(x, np.arange(60) % 4, backend=backend, target_size=0.9, **kw)
+    assert not backend.workers
 
 
 def test_moments_merge_shard_by_shard():

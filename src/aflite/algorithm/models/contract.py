@@ -219,7 +219,8 @@ def phase_model(
     family = family_of(model)
     if items and backend is not None:
         raise ValueError(
-            "multiple-choice features run on the local choice-wise model only (no backend)"
+            "multiple-choice items (features (N, K, d)) run in one process: a distributed "
+            "backend runs the families of labelled rows (N, d) only"
         )
     if family is None:
         if backend is not None:

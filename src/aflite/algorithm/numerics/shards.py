@@ -67,7 +67,10 @@ class ShardedFeatures:
         for i, p in enumerate(self.parts):
             a = p if isinstance(p, np.ndarray) else _open(p)
             if a.ndim != 2 or a.shape[0] == 0:
-                raise ValueError(f"ShardedFeatures: part {i} has shape {a.shape}, not (n, d)")
+                items = " (multiple-choice items run in one process)" if a.ndim == 3 else ""
+                raise ValueError(
+                    f"ShardedFeatures: part {i} has shape {a.shape}, not (n, d){items}"
+                )
             if not np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.complexfloating):
                 raise ValueError(f"ShardedFeatures: part {i} holds {a.dtype}, not real numbers")
             shapes.append(a.shape)
