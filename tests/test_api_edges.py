@@ -47,6 +47,11 @@ def test_filter_dataset_runs_the_audits_as_filter_does(rows):
     with pytest.raises(DataError, match=r"^audits: unknown audit 'pmx' .*did you mean 'pmi'"):
         aflite.filter_dataset(rows, label="label", text="hypothesis", audits="pmx")
     assert aflite.filter_dataset(rows[:300], label="label", text="hypothesis").audits is None
+    # a matrix and no text: refused before anything is computed, naming the keyword
+    x = np.zeros((len(rows), 4), np.float32)
+    with pytest.raises(DataError, match=r"^audits: the audits read text; name the text fields "
+                       r"with text$"):  # fmt: skip
+        aflite.filter_dataset(rows, label="label", features=x, audits="pmi")
 
 
 @pytest.mark.parametrize(

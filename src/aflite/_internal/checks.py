@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from numbers import Integral, Real
 from typing import Any
 
-from aflite._internal.options import ConfigError, show
+from aflite._internal.options import ConfigError, option, show
 
 # scikit-learn's random_state (the audits' folds, the n-gram SVD) takes at most 2**32 - 1; a
 # larger seed would pass here and fail after the filter, with the outputs half written
@@ -245,3 +245,8 @@ def refuse_for_items(values: Any, names: Sequence[str]) -> None:
     for name in names:
         if values.get(name) not in (None, False, (), {}, []):
             raise ConfigError(name, "is not available for multiple-choice items")
+
+
+def seed_option(help: str = "Random seed.") -> Any:  # noqa: A002 -- the command line's word
+    """The random seed, as every command takes it (``help`` says what it seeds)."""
+    return option(0, help, metavar="N", check=seed)

@@ -257,10 +257,9 @@ def filter_dataset(
         threads=threads,
         cache_dir=cache_dir,
         card_fields=card,
+        audits=names,
     )
     plan = prepare(run, note=lambda line: warnings.warn(line, LabelWarning, stacklevel=3))
-    if names and not plan.data.texts:
-        raise DataError("audits: the audits read text; name the text fields with text=")
     result = filter_rows(run, plan, represent(run, plan), progress=progress, score_kept=score_kept)
     from aflite.api.provenance import make_card
 

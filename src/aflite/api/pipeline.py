@@ -74,6 +74,7 @@ class FilterRun:
     backend: str | None = None
     ray_address: str | None = None
     card_fields: tuple[tuple[str, str], ...] = ()  # the data set card's fields given
+    audits: tuple[str, ...] = ()  # before-and-after audits, which read the text fields
     cli: bool = False
 
     @classmethod
@@ -171,6 +172,8 @@ def prepare(
     if data.note is not None:
         note(data.note)
     check_dropped_labels(data, run.drop_labels, option=run.name("drop_labels"))
+    if run.audits and not data.texts:
+        raise run.error("audits", "the audits read text; name the text fields with {text}")
     where = run.data if isinstance(run.data, (str, os.PathLike)) else data.where
     labels, n_all = data.labels, len(data)
     warmup = run.warmup_fraction

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aflite._internal import checks as c
+from aflite._internal.checks import seed_option
 from aflite._internal.options import Config, ConfigError, option
 
 __all__ = ["AuditOptions", "bias_train_rows", "parse_min_counts"]
@@ -133,4 +134,4 @@ class AuditOptions(Config):
         check=_optional_size,
         cli_type=str,
     )
-    seed: int = option(0, "Random seed.", check=c.seed)
+    seed: int = seed_option()

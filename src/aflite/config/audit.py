@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, option
 from aflite.audits.options import AuditOptions
-from aflite.config.fields import DataFields, cache_dir_option, input_option
+from aflite.config.fields import (
+    DataFields,
+    cache_dir_option,
+    drop_labels_option,
+    input_option,
+    json_out_option,
+)
 from aflite.config.names import audit_registry
 
 __all__ = ["AuditConfig", "AuditInput"]
@@ -20,13 +26,8 @@ class AuditInput(DataFields):
     """What an audit run reads (the first options of :class:`AuditConfig`)."""
 
     input: str = input_option(required=True)
-    drop_labels: tuple[str, ...] = option(
-        (),
-        "Comma-separated class labels whose rows are left out, e.g. '-' for no gold label.",
-        metavar="LABELS",
-        coerce=c.to_names,
-        cli_type=str,
-        cli_default=None,
+    drop_labels: tuple[str, ...] = drop_labels_option(
+        "Comma-separated class labels whose rows are left out, e.g. '-' for no gold label."
     )
     compare: str | None = option(
         None,
@@ -56,9 +57,7 @@ class AuditConfig(AuditOptions, AuditInput):
         check=c.optional_text,
     )
     cache_dir: str | None = cache_dir_option()
-    json_out: str | None = option(
-        None, "Write all results as JSON here.", flag="--json", check=c.optional_text
-    )
+    json_out: str | None = json_out_option("Write all results as JSON here.")
 
     def check_together(self) -> None:
         if self.input is None:

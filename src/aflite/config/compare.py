@@ -12,7 +12,7 @@ from typing import Any
 from aflite._internal import checks as c
 from aflite._internal.options import ConfigError, option
 from aflite.algorithm import FilterOptions
-from aflite.config.fields import DataFields, choice_context_option
+from aflite.config.fields import DataFields, choice_context_option, json_out_option
 from aflite.experiments.options import CompareOptions, check_item_options
 
 __all__ = ["CompareConfig", "CompareSets", "COMPARE_FILTER_OPTIONS", "check_item_options"]
@@ -108,9 +108,7 @@ class CompareConfig(CompareOptions, CompareSets):
     markdown: str | None = option(
         None, "Write the table as Markdown here.", check=c.optional_text, result=False
     )
-    json_out: str | None = option(
-        None, "Write the results as JSON here.", flag="--json", check=c.optional_text, result=False
-    )
+    json_out: str | None = json_out_option("Write the results as JSON here.", result=False)
 
     def check_together(self) -> None:
         super().check_together()

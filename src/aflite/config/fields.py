@@ -5,6 +5,7 @@ the other fields of an input, each declared once here and taken by the configs t
 (:func:`input_option`, :func:`split_option`, :func:`id_option`, :func:`group_option`,
 :func:`features_option`, :func:`choice_context_option`), and the options of a run that the
 commands share (:func:`out_dir_option`, :func:`seed_option`, :func:`device_option`,
+:func:`drop_labels_option`, :func:`json_out_option`,
 :func:`cache_dir_option`, :func:`overwrite_option`, :func:`report_option`,
 :func:`card_fields_option`). ``result=False``
 marks those that cannot change a filtering run's result (a checkpoint resumes across them)."""
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aflite._internal import checks as c
+from aflite._internal.checks import seed_option
 from aflite._internal.options import Config, ConfigError, option
 from aflite.config.names import LazyHelp
 from aflite.io.choices import check_answer_format, check_choice_context, check_item_fields
@@ -32,6 +34,8 @@ __all__ = [
     "split_option",
     "out_dir_option",
     "seed_option",
+    "drop_labels_option",
+    "json_out_option",
     "device_option",
     "cache_dir_option",
     "overwrite_option",
@@ -101,8 +105,13 @@ def out_dir_option(default: str) -> Any:
     return option(default, "Output folder.", metavar="DIR", check=c.text, result=False)
 
 
-def seed_option() -> Any:
-    return option(0, "Random seed.", metavar="N", check=c.seed)
+def drop_labels_option(help: str) -> Any:  # noqa: A002 -- the command line's word
+    """Class labels whose rows are left out (``help`` says how, for the command)."""
+    return option((), help, metavar="LABELS", coerce=c.to_names, cli_type=str, cli_default=None)
+
+
+def json_out_option(help: str, *, result: bool = True) -> Any:  # noqa: A002
+    return option(None, help, flag="--json", check=c.optional_text, result=result)
 
 
 def device_option() -> Any:

@@ -21,6 +21,7 @@ from aflite.config.fields import (
     card_fields_option,
     choice_context_option,
     device_option,
+    drop_labels_option,
     features_option,
     group_option,
     id_option,
@@ -182,14 +183,9 @@ class FilterConfig(FilterOptions, FilterInput):
         metavar="FILE",
         check=c.optional_text,
     )
-    drop_labels: tuple[str, ...] = option(
-        (),
+    drop_labels: tuple[str, ...] = drop_labels_option(
         "Comma-separated class labels whose rows are removed before filtering (marked "
-        "dropped), e.g. '-' for no gold label.",
-        metavar="LABELS",
-        coerce=c.to_names,
-        cli_type=str,
-        cli_default=None,
+        "dropped), e.g. '-' for no gold label."
     )
 
     def check_together(self) -> None:

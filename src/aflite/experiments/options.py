@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aflite._internal import checks as c
+from aflite._internal.checks import seed_option
 from aflite._internal.options import Config, ConfigError, option
 
 __all__ = ["CompareOptions", "NOT_FOR_ITEMS", "check_item_options"]
@@ -93,9 +94,7 @@ class CompareOptions(Config):
         check=_evaluators,
         cli_type=str,
     )
-    seed: int = option(
-        0, "Random seed (of the representation, filter and random subset).", check=c.seed
-    )
+    seed: int = seed_option("Random seed (of the representation, filter and random subset).")
     seeds: int = option(
         1,
         "Repeat the filter and the random subset with this many seeds (--seed, --seed + 1, "

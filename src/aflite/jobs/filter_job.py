@@ -69,10 +69,6 @@ def run_filter_job(
     ) as folder:
         run = FilterRun.of_config(job)
         plan = prepare(run, note or _warn_labels)
-        if job.audits and not plan.data.texts:
-            raise DataError(
-                "--audits: the audits read text; name the text fields with --text-fields"
-            )
         key = RunKey.of(job, plan.data)  # the picked fields, the checkpoint's and summary's key
         start = folder.start(key, resume=job.resume)
         if start.finished is not None:

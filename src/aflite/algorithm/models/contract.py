@@ -179,10 +179,10 @@ def family_of(model: Any) -> ModelFamily | None:
     is."""
     if isinstance(model, str):
         return check_model_name(model)
-    if isinstance(model, Model) and not hasattr(model, "fit"):
-        return None
     # later registrations first, so a plug-in can claim objects a built-in would take
     claims = [f for f in reversed(list(MODELS.values())) if f.accepts and f.accepts(model)]
+    if not claims and isinstance(model, Model):
+        return None  # a model no family claims runs as it is
     if not claims:
         raise ValueError(
             f"model must be a registered model family ({', '.join(MODELS)}), an object "

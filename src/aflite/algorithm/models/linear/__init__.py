@@ -27,7 +27,8 @@ def _is_ensemble(model: object) -> bool:
 
 @register_model(
     "linear",
-    description="batched L2 logistic regression, all partitions at once (default)",
+    description="batched L2 logistic regression, all partitions at once (aflite.filter's "
+    "and the paper preset's)",
     accepts=_is_ensemble,
     distributed=True,
     blocks=True,
