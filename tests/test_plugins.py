@@ -371,19 +371,20 @@ def test_entry_point_plugins_are_imported_when_a_registry_is_first_read(monkeypa
 
 def test_a_backend_registered_by_name_runs_the_filter(planted):
     """A distributed backend is a plug-in too: ``backend="name"`` starts the registered
-    factory; here a backend that hands back the local linear model. A backend's model is
-    given its partitions as masks (no family declares what it takes), so the reference draws
-    independent uniform parts, as masks too."""
+    factory; here a backend that hands back the local model of the family it is given (a
+    ModelFamily). A backend's model runs under the family's own declaration, so it is given
+    the block design one process draws: the kept set is one process's."""
     import aflite
     from aflite._internal.backends import BACKENDS, register_backend
-    from aflite.algorithm.models import resolve_model
+    from aflite.algorithm.models import ModelFamily, resolve_model
 
     started = []
 
     class Local:
         def phase_model(self, model, family):
-            started.append(model)
-            return resolve_model(family if model is None else model)
+            assert isinstance(family, ModelFamily)
+            started.append(family.name)
+            return resolve_model(family.name if model is None else model)
 
         def close(self):
             pass
@@ -391,12 +392,12 @@ def test_a_backend_registered_by_name_runs_the_filter(planted):
     register_backend("toy-local")(Local)
     try:
         x, y, _ = planted
-        kw = dict(target_size=900, seed=0, partitions="uniform")
+        kw = dict(target_size=900, seed=0)
         out = aflite.filter(x, y, backend="toy-local", **kw)
         ref = aflite.filter(x, y, **kw)
     finally:
         BACKENDS.unregister("toy-local")
-    assert started and np.array_equal(np.sort(out.kept), np.sort(ref.kept))
+    assert started == ["linear"] and np.array_equal(np.sort(out.kept), np.sort(ref.kept))
 
 
 def test_a_registry_shows_its_built_ins_before_any_lookup():

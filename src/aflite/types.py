@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     import torch
 
     from aflite.algorithm.models.choice.settings import ChoiceEnsemble
-    from aflite.algorithm.models.contract import Model
+    from aflite.algorithm.models.contract import Model, ModelFamily
     from aflite.algorithm.models.linear.settings import LinearEnsemble
 
 __all__ = [
@@ -58,10 +58,13 @@ class Classifier(Protocol):
 
 class Backend(Protocol):
     """A distributed backend (e.g. :class:`aflite.distributed.RayBackend`): it wraps a model
-    family's settings (None: the family ``family``'s defaults) into a phase model that runs
-    the partitions elsewhere, and releases its workers on ``close``."""
+    family's settings (None: the defaults of ``family``, the registered
+    :class:`~aflite.algorithm.models.ModelFamily`) into a phase model that runs the phases
+    elsewhere, under the family's declaration, and releases its workers on ``close``. A
+    model with a ``store`` (the family's ``store`` signature) has the phase runner keep its
+    rows there: a backend whose workers hold the features."""
 
-    def phase_model(self, model: Any, family: str) -> Model: ...
+    def phase_model(self, model: Any, family: ModelFamily) -> Model: ...
 
     def close(self) -> None: ...
 

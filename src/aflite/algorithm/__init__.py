@@ -36,6 +36,7 @@ _MODULES = {
     "aflite.algorithm.models.linear.settings": ("LinearEnsemble",),
     "aflite.algorithm.models.ridge.settings": ("RidgeEnsemble",),
     "aflite.algorithm.numerics.report": ("SolveReport",),
+    "aflite.algorithm.numerics.shards": ("ShardedFeatures",),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "LinearEnsemble",
     "RidgeEnsemble",
     "SolveReport",
+    "ShardedFeatures",
 ]
 
 
@@ -193,3 +195,4 @@ if TYPE_CHECKING:
     from aflite.algorithm.models.linear.settings import LinearEnsemble
     from aflite.algorithm.models.ridge.settings import RidgeEnsemble
     from aflite.algorithm.numerics.report import SolveReport
+    from aflite.algorithm.numerics.shards import ShardedFeatures

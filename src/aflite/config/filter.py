@@ -155,8 +155,8 @@ class FilterConfig(FilterOptions, FilterInput):
     )
     backend: str | None = option(
         None,
-        "local | ray (partitions and embeddings on Ray), or a backend added with "
-        "aflite.register_backend.",
+        "local | ray (rows held in shards by Ray workers, embeddings on Ray), or a backend "
+        "added with aflite.register_backend.",
         metavar="local|NAME",
         coerce=c.to_none("local"),
         cli_type=str,

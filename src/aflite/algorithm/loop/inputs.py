@@ -7,13 +7,21 @@ from typing import Any
 
 import numpy as np
 
+from aflite.algorithm.numerics.shards import ShardedFeatures
+
 __all__ = ["canonical_ranks", "check_features", "encode_groups", "encode_labels"]
 
 
-def check_features(features: Any) -> np.ndarray:
+def check_features(features: Any) -> Any:
     """``features`` as a non-empty 2-D array of finite real numbers (else a ValueError). A
     scipy.sparse matrix (scikit-learn's TF-IDF output) is taken as its dense rows when they
-    fit in a quarter of memory, else refused by name."""
+    fit in a quarter of memory, else refused by name. A
+    :class:`~aflite.algorithm.numerics.shards.ShardedFeatures` is taken as it is: its rows
+    are checked where they are read (a shard's worker)."""
+    if isinstance(features, ShardedFeatures):
+        if 0 in features.shape:
+            raise ValueError(f"features must be non-empty, got shape {features.shape}")
+        return features
     x = _dense_if_sparse(features)
     x = np.asarray(x)
     if x.ndim == 1:

@@ -7,6 +7,7 @@ it takes the block design as is, and what a model that learned nothing scores.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,9 @@ class PhaseOutput:
 
     correct: np.ndarray
     heldout: np.ndarray
-    train_on_device: torch.Tensor
+    # the training mask on the compute device, made when asked: a block design's is rows x P
+    # (at a billion rows, terabytes), and the filter never reads it
+    train_on_device: Callable[[], torch.Tensor]
     info: dict[str, Any] = field(default_factory=dict)
     tol: float | None = None  # the tolerance the fits were run to (None: fitted exactly)
 
@@ -44,7 +47,7 @@ class PhaseOutput:
     def train(self) -> np.ndarray:
         """The training mask (rows x P) on the host. The filter never reads it: a phase
         brings back O(rows) values, not the rows x P mask (150 MB at SNLI scale)."""
-        return to_host(self.train_on_device).astype(bool)
+        return to_host(self.train_on_device()).astype(bool)
 
     def scores(self) -> np.ndarray:
         """Fraction of held-out predictions that were correct; NaN where never held out."""
@@ -212,7 +215,7 @@ class PhaseRunner:
         canon, groups = self._canon(rows)
         if self.partitions == "blocks":
             design = self._design(rows, canon, groups).to(self.device)
-            train_active = design.train_mask()  # made on the device from the design
+            train_active = None
         else:
             train_active = train_masks(
                 n,
@@ -228,6 +231,8 @@ class PhaseRunner:
         if design is not None and self.family.blocks:
             counts = self.model.score_blocks(design, pos, current)
         else:
+            if train_active is None:  # a family that takes masks: the design's
+                train_active = design.train_mask()
             if n == n_store:
                 train, heldout = train_active, 1.0 - train_active
             else:
@@ -244,7 +249,7 @@ class PhaseRunner:
         return PhaseOutput(
             correct=to_host(correct).astype(np.int64),
             heldout=to_host(held).astype(np.int64),
-            train_on_device=train_active,
+            train_on_device=(lambda: train_active) if design is None else design.train_mask,
             info=info,
             tol=counts.tol,
         )

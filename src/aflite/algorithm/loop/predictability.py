@@ -106,6 +106,12 @@ def prepare_runner(
             f"train_size ({t}) must be at least the largest group ({largest} rows): a "
             "training part takes whole groups"
         )
+    if backend is not None and partitions != "blocks":
+        # a backend's workers are sent each phase's blocks, never rows x partitions masks
+        raise ValueError(
+            f"a distributed backend runs block partitions only (partitions='blocks'), "
+            f"got {partitions!r}"
+        )
     keys = canonical_ranks(ids, x.shape[0])
     threads = resolve_threads(threads)
     family, phase, n_partitions = phase_model_for(model, n_partitions, t, x.shape, backend)

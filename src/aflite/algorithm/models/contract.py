@@ -17,6 +17,7 @@ the ``--model`` help and the check of a name read the registry at no cost.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -133,6 +134,9 @@ class ModelFamily(Entry):
     reads (None: the standardised rows, :class:`~aflite.algorithm.numerics.store.FeatureStore`).
     ``chance(features, rows, labels)``: the score of a model that learned nothing, on input
     rows ``rows`` with ``labels`` (None: their majority-class rate).
+    ``sharded(settings) -> Model``: the model that runs its phases over shards of rows held
+    elsewhere (a distributed backend's store; None: its own model does, through
+    :func:`~aflite.algorithm.numerics.shard_set.shards_of`).
     """
 
     accepts: Callable[[Any], bool] | None = None
@@ -146,6 +150,7 @@ class ModelFamily(Entry):
     items: str | None = None
     store: StoreMaker | None = None
     chance: Chance | None = None
+    sharded: Callable[[Any], Model] | None = None
 
     def partitions_for(self, n_rows: int) -> int:
         """m for ``n_partitions="auto"`` on an input of ``n_rows`` rows."""
@@ -156,9 +161,9 @@ class ModelFamily(Entry):
 MODELS: Registry[ModelFamily] = Registry("model", what="model family", entry=ModelFamily)
 register_model = MODELS.register
 
-# The family of a model that no registered family made (one passed as ``model=`` as is, or a
-# distributed backend's): the contract's defaults, so it gets masks, the standardised rows and
-# the majority-class chance level.
+# The family of a model that no registered family made (one passed as ``model=`` as is): the
+# contract's defaults, so it gets masks, the standardised rows and the majority-class chance
+# level.
 UNREGISTERED = ModelFamily(name="", target=None, description="a model given as is")
 
 
@@ -214,12 +219,14 @@ def phase_model(
     scikit-learn classifier), or a :class:`Model` as is (then :data:`UNREGISTERED`).
 
     On multiple-choice ``items`` the family's items variant runs. With a distributed
-    ``backend`` the family must be one it runs, and the backend's model runs it (on masks:
-    :data:`UNREGISTERED`'s defaults)."""
+    ``backend`` the family must be one it runs, and the backend's model runs it under the
+    family's own declaration (its blocks, their size, its m), on the rows the backend's
+    store (the model's ``store``, a :data:`StoreMaker`) holds where its workers are."""
     family = family_of(model)
     if items and backend is not None:
         raise ValueError(
-            "multiple-choice features run on the local choice-wise model only (no backend)"
+            "multiple-choice items (features (N, K, d)) run in one process: a distributed "
+            "backend runs the families of labelled rows (N, d) only"
         )
     if family is None:
         if backend is not None:
@@ -237,7 +244,9 @@ def phase_model(
             ok = ", ".join(n for n, f in MODELS.items() if f.distributed)
             raise ValueError(f"a distributed backend runs the model families {ok} only")
         # the family's settings (None: its defaults)
-        return UNREGISTERED, backend.phase_model(settings, family.name)
+        remote = backend.phase_model(settings, family)
+        store = getattr(remote, "store", None)
+        return (family if store is None else dataclasses.replace(family, store=store)), remote
     return family, family.target(settings)
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "BlockPlan",
     "BlockTask",
     "default_block_rows",
+    "part_classes",
     "plan_blocks",
 ]
 
@@ -94,6 +95,11 @@ class BlockDesign:
             to_device(self.incidence, device),
         )
 
+    def part_sizes(self) -> torch.Tensor:
+        """(P,) int64 rows of every training part."""
+        sizes = self.bounds[1:] - self.bounds[:-1]
+        return (self.incidence.to(torch.int64) * sizes[:, None]).sum(dim=0)
+
     def train_mask(self, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         """(n, P) mask with 1 where the row trains that classifier."""
         return self.incidence[self.block_of_rows()].to(dtype)
@@ -132,6 +138,11 @@ class BlockPlan:
     ones: bool = False
     sparse: bool = False
 
+    @property
+    def n_rows(self) -> int:
+        """The rows the plan's blocks hold."""
+        return sum(int(t.w.sum()) for t in self.tasks)
+
     def rows(self, task: BlockTask) -> torch.Tensor:
         """(G, b, d) standardised rows of a task (gathered now if not kept)."""
         if task.x is None:
@@ -150,6 +161,22 @@ def _with_ones(x: torch.Tensor) -> torch.Tensor:
     return torch.cat([x, x.new_ones((*x.shape[:-1], 1))], dim=-1)
 
 
+def part_classes(
+    design: BlockDesign, labels: torch.Tensor, n_classes: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(P, C) offsets ruling out the classes absent from each training part, and (P,) its
+    rows, from the labels of the dealt rows in the dealing's order."""
+    dev = labels.device
+    sizes = design.bounds[1:] - design.bounds[:-1]
+    # classes present in each training part: class counts per block, summed over its blocks
+    block_of = torch.repeat_interleave(torch.arange(design.n_blocks, device=dev), sizes)
+    # integer counts: exact in any order of the adds (a GPU's atomics too)
+    counts = torch.zeros((design.n_blocks, n_classes), dtype=torch.int64, device=dev)
+    counts.index_put_((block_of, labels), torch.ones_like(labels), accumulate=True)
+    part_counts = design.incidence.to(torch.float32).T @ counts.to(torch.float32)
+    return torch.where(part_counts > 0, 0.0, NEG), part_counts.sum(dim=1)
+
+
 def plan_blocks(
     store: FeatureStore,
     y: torch.Tensor,
@@ -160,11 +187,13 @@ def plan_blocks(
     task_rows: int | None = None,
     ones: bool = False,
     sparse: bool = False,
+    keep_rows: bool = True,
 ) -> BlockPlan:
     """Batch a design's blocks into tasks. ``positions`` (n,) are the store positions of the
     current rows the design dealt; ``y`` the labels of all stored rows; ``ones`` keeps the
     rows as ``[X~ 1]`` (the logistic family's passes); ``sparse`` keeps each task's raw sparse
-    rows instead (its sparse pass: the store must keep them)."""
+    rows instead (its sparse pass: the store must keep them); ``keep_rows`` False gathers a
+    task's rows when asked, never keeping a copy (a pass that keeps its own)."""
     dev = store.device
     p = design.n_partitions
     inc = design.incidence
@@ -179,18 +208,11 @@ def plan_blocks(
         )
     sizes = design.bounds[1:] - design.bounds[:-1]
     rows_pos = positions[design.order]
-    labels = y[rows_pos]
-    # classes present in each training part: class counts per block, summed over its blocks
-    block_of = torch.repeat_interleave(torch.arange(design.n_blocks, device=dev), sizes)
-    # integer counts: exact in any order of the adds (a GPU's atomics too)
-    counts = torch.zeros((design.n_blocks, n_classes), dtype=torch.int64, device=dev)
-    counts.index_put_((block_of, labels), torch.ones_like(labels), accumulate=True)
-    part_counts = inc.to(torch.float32).T @ counts.to(torch.float32)
-    neg = torch.where(part_counts > 0, 0.0, NEG)
-    part_sizes = part_counts.sum(dim=1)
+    neg, part_sizes = part_classes(design, y[rows_pos], n_classes)
 
     keep = (
-        not sparse
+        keep_rows
+        and not sparse
         and store.data is not None
         and store.n_stored * store.dim * 4 <= MATERIALISE_BYTES
     )

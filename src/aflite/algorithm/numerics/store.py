@@ -14,25 +14,34 @@ compacted, in place when the buffer is ours.
 
 from __future__ import annotations
 
+import copy
 import os
 import warnings
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import torch
 
 from aflite._internal.transfer import to_device, to_host
+from aflite.algorithm.numerics.shards import ShardedFeatures, shard_bounds
 from aflite.algorithm.numerics.sparse_rows import SparseRows
 
-__all__ = ["FeatureStore", "feature_moments", "standardise"]
+__all__ = [
+    "FeatureStore",
+    "chunk_moments",
+    "feature_moments",
+    "feature_scale",
+    "merge_moments",
+    "standardise",
+]
 
 
-def feature_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-feature mean and standard deviation (float64), one chunked pass (Chan et al.).
-
-    Chunks are centred on their own mean before squaring, so a large common offset does not
-    cancel the variance away.
-    """
+def chunk_moments(x: Any, *, finite: bool = False) -> tuple[int, np.ndarray, np.ndarray]:
+    """Rows, per-feature mean and sum of squared deviations (float64) of ``x``, one chunked
+    pass (Chan et al.): chunks are centred on their own mean before squaring, so a large
+    common offset does not cancel the variance away. ``finite``: a ValueError names the first
+    row holding NaN or inf (for rows no earlier check read)."""
     n, d = x.shape
     mean = np.zeros(d, dtype=np.float64)
     m2 = np.zeros(d, dtype=np.float64)
@@ -40,15 +49,60 @@ def feature_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     step = max(1, 2**22 // max(1, d))
     for start in range(0, n, step):
         block = np.asarray(x[start : start + step], dtype=np.float64)
+        if finite and not np.isfinite(block).all():
+            bad = start + int(np.argwhere(~np.isfinite(block))[0][0])
+            raise ValueError(f"features contain NaN or inf (first at row {bad})")
         k = block.shape[0]
         b_mean = block.mean(axis=0)
         b_m2 = ((block - b_mean) ** 2).sum(axis=0)
+        seen, mean, m2 = merge_moments([(seen, mean, m2), (k, b_mean, b_m2)])
+    return seen, mean, m2
+
+
+def merge_moments(
+    parts: list[tuple[int, np.ndarray, np.ndarray]],
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """The moments of the rows of ``parts`` (each from :func:`chunk_moments`), merged in
+    order: a shard's moments are merged as its chunks are, so one shard's are its own to the
+    last bit."""
+    seen, mean, m2 = 0, np.zeros_like(parts[0][1]), np.zeros_like(parts[0][2])
+    for k, b_mean, b_m2 in parts:
+        if k == 0:
+            continue
         delta = b_mean - mean
         total = seen + k
-        mean += delta * (k / total)
-        m2 += b_m2 + delta * delta * (seen * k / total)
+        mean = mean + delta * (k / total)
+        m2 = m2 + (b_m2 + delta * delta * (seen * k / total))
         seen = total
+    return seen, mean, m2
+
+
+def feature_moments(x: Any, *, finite: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature mean and standard deviation (float64) over all rows: each shard's chunked
+    moments (:func:`chunk_moments`), merged in shard order (the same on a cluster, where
+    each worker sends its shards' moments)."""
+    bounds = shard_bounds(x)
+    parts = [
+        chunk_moments(_rows_of(x, a, b), finite=finite) for a, b in zip(bounds[:-1], bounds[1:])
+    ]
+    n, mean, m2 = merge_moments(parts)
     return mean, np.sqrt(m2 / max(n, 1))
+
+
+def _rows_of(x: Any, a: int, b: int) -> Any:
+    """Rows ``a:b`` of ``x``: a part of a sharded input as it is, else a slice."""
+    if isinstance(x, ShardedFeatures):
+        i = int(np.searchsorted(x.bounds, a, side="right") - 1)
+        if x.bounds[i] == a and x.bounds[i + 1] == b:
+            return x.part(i)
+    return x[a:b]
+
+
+def feature_scale(mean: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """1/std per feature; 0 for a constant feature, which carries no information."""
+    return np.where(
+        std > 1e-12 * np.maximum(1.0, np.abs(mean)), 1.0 / np.where(std > 0, std, 1), 0.0
+    )
 
 
 def standardise(x: np.ndarray) -> np.ndarray:
@@ -90,29 +144,39 @@ class FeatureStore:
 
     def __init__(
         self,
-        x: np.ndarray,
+        x: Any,
         device: torch.device,
         *,
         chunk_rows: int | None = None,
         copy_limit_bytes: int | None = None,
         in_place: bool = False,
         sparse_rows: bool = False,
+        moments: tuple[np.ndarray, np.ndarray] | None = None,
+        rows: np.ndarray | None = None,
     ) -> None:
+        """``x``: an (N, d) array, memory map or :class:`~.shards.ShardedFeatures`.
+        ``moments`` (mean, std): the features' over all input rows, where ``x`` is one shard
+        of them (a worker's); ``rows``: then the input rows ``x`` holds (default 0..N-1)."""
         self.device = device
         self.n_input, self.dim = x.shape
         self.chunk_rows = chunk_rows or (1 << 20 if device.type == "cuda" else 65_536)
-        mean, std = feature_moments(x)
-        # a constant feature carries no information: scale 0 makes it exactly zero
-        scale = np.where(
-            std > 1e-12 * np.maximum(1.0, np.abs(mean)), 1.0 / np.where(std > 0, std, 1), 0.0
-        )
+        # the shards of the rows (input rows): sums over them run shard by shard
+        self.shard_bounds = shard_bounds(x) if rows is None else np.asarray([0, self.n_input])
+        sharded = isinstance(x, ShardedFeatures)
+        # a sharded input's rows were read by no earlier check
+        mean, std = moments if moments is not None else feature_moments(x, finite=sharded)
+        scale = feature_scale(mean, std)
         # float64 for folding the mean into weights, float32 on the device for standardising
         self.mean64, self.scale64 = mean, scale
         self.mean32 = torch.as_tensor(mean, dtype=torch.float32, device=device)
         self.scale32 = torch.as_tensor(scale, dtype=torch.float32, device=device)
         limit = memory_quarter_bytes() if copy_limit_bytes is None else copy_limit_bytes
         big = self.n_input * self.dim * 4 > limit
-        self.rows = np.arange(self.n_input, dtype=np.int64)
+        self.rows = (
+            np.arange(self.n_input, dtype=np.int64)
+            if rows is None
+            else np.asarray(rows, dtype=np.int64)
+        )
         # with ``sparse_rows``, mostly-zero features (n-grams) are also kept raw for the
         # solver's sparse pass, read before an in-place standardisation overwrites them. A GPU
         # keeps the dense products.
@@ -217,6 +281,27 @@ class FeatureStore:
         flat = to_host(positions.reshape(-1))
         rows = self._standardise(np.asarray(self._raw[self.rows[flat]]))
         return rows.reshape(*positions.shape, self.dim)
+
+    # --- shards ---
+    @property
+    def n_shards(self) -> int:
+        return len(self.shard_bounds) - 1
+
+    def stored_shards(self) -> list[tuple[int, int]]:
+        """Each shard's stored rows: a (start, end) range of store positions (the stored rows
+        are sorted by input row, so a shard's are consecutive)."""
+        cut = np.searchsorted(self.rows, self.shard_bounds).tolist()
+        return list(zip(cut[:-1], cut[1:]))
+
+    def view(self, start: int, end: int) -> FeatureStore:
+        """The stored rows ``start:end`` as a store of their own (no copy; one shard; no raw
+        sparse rows): what one shard's sums read."""
+        out = copy.copy(self)
+        out.rows = self.rows[start:end]
+        out.data = None if self.data is None else self.data[start:end]
+        out.sparse = None
+        out.shard_bounds = np.asarray([0, end - start])
+        return out
 
     def positions(self, rows: np.ndarray) -> np.ndarray:
         """Store positions of sorted input rows."""

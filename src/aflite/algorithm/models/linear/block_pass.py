@@ -31,6 +31,7 @@ __all__ = [
     "SPARSE_SHARE",
     "block_heldout_counts",
     "block_objective",
+    "block_sums",
     "gram_flops",
     "loss_residual",
     "pass_flops",
@@ -210,7 +211,26 @@ def block_objective(
     """Loss (p,) float64 and gradient (p, C*(d+1)) of the classifiers in ``theta`` (p,
     C*(d+1)), one row each, class-major (each class's d weights, then its intercept);
     ``slot`` (P+1,) maps a classifier id to its row of theta, or to p (a zero row whose
-    results are dropped).
+    results are dropped): :func:`block_sums` (or, on a plan over shards, its shards' sums
+    added along their tree), with the penalty."""
+    p, width = theta.shape
+    c = plan.n_classes
+    d1 = width // c
+    sharded = getattr(plan, "shards", None) is not None
+    loss, grad = plan.sums(theta, slot, neg) if sharded else block_sums(plan, theta, slot, neg)
+    loss, grad = loss[:p], grad[:p]
+    grad.mul_(reg_c)
+    feat = theta.view(p, c, d1)[:, :, : d1 - 1]
+    grad.view(p, c, d1)[:, :, : d1 - 1] += feat
+    reg = (feat * feat).sum(dim=(1, 2), dtype=torch.float64)
+    return reg_c * loss + 0.5 * reg, grad
+
+
+def block_sums(
+    plan: BlockPlan, theta: torch.Tensor, slot: torch.Tensor, neg: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The unpenalised loss (p+1,) and gradient (p+1, width) sums of :func:`block_objective`
+    over ``plan``'s tasks, added in task order (row p: the dropped one).
 
     The products are laid out ``(s*C x d+1) @ (d+1 x b)`` and ``(s*C x b) @ (b x d+1)``:
     the block's d+1 features are the long, contiguous side of both, which on one core ran
@@ -222,33 +242,27 @@ def block_objective(
     c = plan.n_classes
     d1 = width // c
     if plan.sparse:
-        loss, grad = sparse_pass(plan, theta, slot, neg)
-    else:
-        ext = torch.cat([theta, theta.new_zeros(1, width)])
-        neg_ext = torch.cat([neg, neg.new_zeros(1, c)])
+        return sparse_pass(plan, theta, slot, neg)
+    ext = torch.cat([theta, theta.new_zeros(1, width)])
+    neg_ext = torch.cat([neg, neg.new_zeros(1, c)])
 
-        def run(task: BlockTask):
-            idx = slot[task.members]
-            g, s = idx.shape
-            w = ext[idx].view(g, s * c, d1)
-            x = plan.rows_ones(task)
-            n = x.shape[1]
-            logits = torch.baddbmm(neg_ext[idx].view(g, s * c, 1), w, x.transpose(1, 2))
-            loss, resid = loss_residual(logits.view(g, s, c, n), task)
-            grad = torch.bmm(resid.view(g, s * c, n), x)  # (g, s*C, d+1)
-            return idx.reshape(-1), loss.reshape(-1), grad.view(g * s, width)
+    def run(task: BlockTask):
+        idx = slot[task.members]
+        g, s = idx.shape
+        w = ext[idx].view(g, s * c, d1)
+        x = plan.rows_ones(task)
+        n = x.shape[1]
+        logits = torch.baddbmm(neg_ext[idx].view(g, s * c, 1), w, x.transpose(1, 2))
+        loss, resid = loss_residual(logits.view(g, s, c, n), task)
+        grad = torch.bmm(resid.view(g, s * c, n), x)  # (g, s*C, d+1)
+        return idx.reshape(-1), loss.reshape(-1), grad.view(g * s, width)
 
-        loss = torch.zeros(p + 1, dtype=torch.float64, device=theta.device)
-        grad = torch.zeros((p + 1, width), dtype=theta.dtype, device=theta.device)
-        for idx, part_loss, part_grad in workers().map(run, plan.tasks):
-            add_rows(loss, idx, part_loss)
-            add_rows(grad, idx, part_grad)
-    loss, grad = loss[:p], grad[:p]
-    grad.mul_(reg_c)
-    feat = theta.view(p, c, d1)[:, :, : d1 - 1]
-    grad.view(p, c, d1)[:, :, : d1 - 1] += feat
-    reg = (feat * feat).sum(dim=(1, 2), dtype=torch.float64)
-    return reg_c * loss + 0.5 * reg, grad
+    loss = torch.zeros(p + 1, dtype=torch.float64, device=theta.device)
+    grad = torch.zeros((p + 1, width), dtype=theta.dtype, device=theta.device)
+    for idx, part_loss, part_grad in workers().map(run, plan.tasks):
+        add_rows(loss, idx, part_loss)
+        add_rows(grad, idx, part_grad)
+    return loss, grad
 
 
 def gram_flops(plan: BlockPlan, rows: float) -> float:
@@ -260,7 +274,10 @@ def gram_flops(plan: BlockPlan, rows: float) -> float:
 
 def sample_gram(plan: BlockPlan, min_rows: int) -> tuple[torch.Tensor, float]:
     """(d+1, d+1) float64 Gram matrix of ``[X~ 1]`` over the first whole tasks that hold
-    at least ``min_rows`` rows (the blocks are random rows), and how many rows that is."""
+    at least ``min_rows`` rows (the blocks are random rows), and how many rows that is: on
+    a plan over shards, the first tasks of the first shards, shard by shard."""
+    if getattr(plan, "shards", None) is not None:
+        return plan.gram(min_rows)
     d = plan.store.dim
     chosen, rows = [], 0
     for task in plan.tasks:
@@ -290,7 +307,10 @@ def block_heldout_counts(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per stored row: correct predictions by the classifiers that held its block out, and
     how many did. ``theta`` (d+1, P, C). Rows outside the phase get zeros. ``keep``: a
-    function masking a (..., P) held-out mask (the classifiers whose predictions count)."""
+    function masking a (..., P) held-out mask (the classifiers whose predictions count).
+    A plan over shards counts each shard's rows where they are."""
+    if getattr(plan, "shards", None) is not None:
+        return plan.counts(theta, neg, keep)
     d1, p, c = theta.shape
     w = theta.reshape(d1, p * c)
 

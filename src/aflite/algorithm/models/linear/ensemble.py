@@ -53,16 +53,27 @@ SPAN_TOL_FACTOR = 0.1
 UNUSABLE = 10.0  # a classifier that ended further than this from its tolerance predicts nothing
 
 
-def choose_solver(model: LinearEnsemble, train_size: int, dim: int, n_partitions: int) -> str:
+def choose_solver(
+    model: LinearEnsemble, train_size: int, dim: int, n_partitions: int, shards: int = 1
+) -> str:
     """``span`` when a training part is at most a quarter of the feature dimension and the
     parts' float32 t x t Gram matrices fit in 1 GiB (the span solver then holds them, and
-    their preconditioner, in float64: about 5 GiB at the limit); otherwise ``primal``.
+    their preconditioner, in float64: about 5 GiB at the limit); otherwise ``primal``. Over
+    more than one shard of rows, ``primal``: a part's t x t Gram matrix would gather rows
+    from every shard.
 
     On one core the primal solver's block pass was 1.6x faster than the span solver at
     t/d = 0.49 (N=5,000, d=1,024, t=500) and 2.1x at 0.37 (SNLI n-grams, d=2,048, t=750);
     the span solver 3.7x faster at 0.12 (t=250)."""
+    if model.solver == "span" and shards > 1:
+        raise ValueError(
+            f"LinearEnsemble(solver='span') fits on one shard of rows, and these rows are in "
+            f"{shards}: use solver='primal' or 'auto'"
+        )
     if model.solver != "auto":
         return model.solver
+    if shards > 1:
+        return "primal"
     fits = 2 * n_partitions * train_size * train_size * 4 <= _SPAN_BYTES
     return "span" if 4 * train_size <= dim and fits else "primal"
 
@@ -145,19 +156,19 @@ def fit_ensemble(
     sample of its rows). Returns the ensemble and the preconditioner the primal solver used
     (None for the span solver).
     """
+    # a plan over shards runs the primal solver (see choose_solver)
+    shards = getattr(plan, "n_shards", 1)
     if plan is not None:
         p, sizes, neg = plan.n_partitions, plan.part_sizes, plan.neg
-        if train is None and (
-            model.solver == "span"
-            or choose_solver(model, int(round(float(sizes.mean()))), store.dim, p) == "span"
-        ):
+        t = int(round(float(sizes.mean())))
+        if train is None and choose_solver(model, t, store.dim, p, shards) == "span":
             train = plan_mask(plan, store)
     else:
         p = train.shape[1]
         sizes = train.sum(dim=0)
         neg = _absent_classes(y, train, n_classes)
     t, t_max = int(round(float(sizes.mean()))), int(sizes.max())
-    solver = choose_solver(model, t, store.dim, p)
+    solver = choose_solver(model, t, store.dim, p, shards)
     reg_c = model.C / 2 if n_classes == 2 else model.C  # = a binary fit with C
     if solver == "span":
         order, weight = _parts(train, t_max)
@@ -214,7 +225,7 @@ def fit_ensemble(
             gathered=_parts(train, t_max) if gather else None,
             plan=plan,
         )
-    n_pred = store.n_stored if plan is None else float(sum(int(tk.w.sum()) for tk in plan.tasks))
+    n_pred = store.n_stored if plan is None else float(plan.n_rows)
     tol = model.tol * (SPAN_TOL_FACTOR if solver == "span" else 1.0)
     unusable = (out.resid > UNUSABLE * tol) & (out.stalled | (out.iters >= model.max_iter))
     report = SolveReport(

@@ -7,7 +7,9 @@ Its settings are :class:`~.settings.RidgeEnsemble`; its model (:mod:`.model`) fi
 through :mod:`.fit`, the one certify-and-refine driver of its forms: conjugate gradients on
 raw sparse rows (:mod:`.sparse`), a t x t system per part on the kernel of the stored rows
 (:mod:`.kernel`), or a d x d one from its blocks' Gram matrices (:mod:`.direct`);
-:mod:`.heldout` certifies the held-out predictions. The items variant is :mod:`.items`.
+:mod:`.heldout` certifies the held-out predictions. The items variant is :mod:`.items`. On
+rows held in shards elsewhere (a distributed backend's) :mod:`.sharded` solves every part by
+conjugate gradients over the shards, and certifies the same counts.
 """
 
 from __future__ import annotations
@@ -54,6 +56,12 @@ def _is_ridge(model: object) -> bool:
 # learn from the kept rows, ridge did as well or better at every shape measured, kept one set
 # under a shuffle where logistic regression did not, and was more stable from seed to seed
 # (docs/algorithm.md, "Model families"): it is now another name of ridge
+def _over_shards(settings: RidgeEnsemble | None) -> Model:
+    from aflite.algorithm.models.ridge.sharded import ShardedRidgeModel
+
+    return ShardedRidgeModel(settings)
+
+
 @register_model(
     "ridge",
     aliases=("auto",),
@@ -62,6 +70,7 @@ def _is_ridge(model: object) -> bool:
     accepts=_is_ridge,
     items="choice-ridge",
     distributed=True,
+    sharded=_over_shards,
     **_EXACT,
 )
 def ridge(settings: RidgeEnsemble | None) -> Model:

@@ -22,6 +22,7 @@ __all__ = [
     "REFINE_STEPS",
     "SOLVE_BYTES",
     "BlockSums",
+    "PartSums",
     "PrimalSums",
     "dual_solve",
     "primal_solve",
@@ -160,7 +161,7 @@ def parts_of_mask(train: torch.Tensor, positions: torch.Tensor | None = None):
 
 
 @dataclass
-class _Sums:
+class PartSums:
     """Some parts' sums: of x x^T (g, d, d), of x (g, d), of x y^T (g, d, C), of y (g, C),
     and their rows (g,)."""
 
@@ -264,7 +265,7 @@ class PrimalSums:
         kept.full, kept.members = full, members
         return full
 
-    def of(self, j: torch.Tensor) -> _Sums:
+    def of(self, j: torch.Tensor) -> PartSums:
         """The sums of the parts ``j``, in new tensors the caller may change in place."""
         d = self.store.dim
         if self.blocks is not None:
@@ -289,7 +290,7 @@ class PrimalSums:
                 per_part = (inc.T.to(full.dtype) @ full.view(nb, w * w)).view(len(j), w, w)
                 xx, edge = per_part[:, :d, :d].contiguous(), per_part[:, d:]
             # edge rows: [1 Y]^T [X 1 Y]
-            return _Sums(xx, edge[:, 0, :d], edge[:, 1:, :d].transpose(1, 2).contiguous(),
+            return PartSums(xx, edge[:, 0, :d], edge[:, 1:, :d].transpose(1, 2).contiguous(),
                          edge[:, 0, d + 1 :], edge[:, 0, d])  # fmt: skip
         w = self.parts.weight[j].to(torch.float64)
         order = self.parts.order[j]
@@ -298,11 +299,11 @@ class PrimalSums:
             rows = self.store.gather(order[k]).double() * w[k, :, None]
             yk = self.targets[order[k]] * w[k, :, None]
             out.append((rows.T @ rows, rows.sum(dim=0), rows.T @ yk, yk.sum(dim=0)))
-        return _Sums(*(torch.stack([o[i] for o in out]) for i in range(4)), w.sum(dim=1))
+        return PartSums(*(torch.stack([o[i] for o in out]) for i in range(4)), w.sum(dim=1))
 
 
 def primal_solve(
-    sums: _Sums, penalty: torch.Tensor, steps: int = REFINE_STEPS, centre: bool = True
+    sums: PartSums, penalty: torch.Tensor, steps: int = REFINE_STEPS, centre: bool = True
 ):
     """(g, d, C) weights and (g, C) intercepts of the parts ``j``, by the primal form on
     centred sums (``Xc^T Xc = sum x x^T - n xbar xbar^T``), refined at most ``steps`` times;
