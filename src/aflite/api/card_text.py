@@ -110,7 +110,7 @@ def _seed_check(check: dict[str, Any] | None, unit: str) -> list[str]:
         return []
     return [
         f"| another seed | seed {check['seed']} removed {check['removed']:,} {unit}, "
-        f"{check['removed_by_both']:,} of them these (removed-set Jaccard "
+        f"{check['removed_by_both']:,} of them also removed by this run (removed-set Jaccard "
         f"{check['jaccard']:.3f}); its kept set `{check['kept_fingerprint']}` |"
     ]
 

@@ -268,7 +268,7 @@ def render_report(out_dir: str | Path) -> str:
             ""
             if not check
             else f" A run with seed {esc(str(check['seed']))} removed {check['removed']:,} "
-            f"{nouns}, {check['removed_by_both']:,} of them these: removed-set Jaccard "
+            f"{nouns}, {check['removed_by_both']:,} of them also removed by this run: removed-set Jaccard "
             f"{esc(_fmt(check['jaccard']))}. Each {noun}'s standard error and distance to its "
             "phase's cut are in scores.parquet."
         )

@@ -261,7 +261,7 @@ def seed_check_line(check: dict[str, Any], nouns: str = "rows") -> str:
     """One line on what a second seed (``check_seed``) removed of the same rows."""
     return (
         f"seed check: seed {check['seed']} removed {check['removed']:,} {nouns}, "
-        f"{check['removed_by_both']:,} of them these (removed-set Jaccard "
+        f"{check['removed_by_both']:,} of them also removed by this run (removed-set Jaccard "
         f"{check['jaccard']:.3f})"
     )
 
@@ -289,9 +289,6 @@ def outcome_lines(
     if promise:
         lines.append(promise)
     nouns = "rows" if items is None else "items"
-    check = result.params.get("seed_check")
-    if check:
-        lines.append(seed_check_line(check, nouns))
     return lines + [f"warning: {w}" for w in run_warnings(summary, report, nouns=nouns)]
 
 
@@ -318,9 +315,12 @@ def outcome_text(
         for a in report.audits or []
         if a.get("summary")
     ]
+    check = result.params.get("seed_check")
     text = (
         f"{result.summary(dropped_by=dropped_by)}\n"
         f"kept set fingerprint {summary['kept_fingerprint']}\n"
+        # a result, beside the fingerprint it qualifies: on standard output with it
+        + (f"{seed_check_line(check, 'rows' if items is None else 'items')}\n" if check else "")
         + "".join(f"{line}\n" for line in audits)
         # only a run that split off warm-up rows says so (never items: they take no warm-up)
         + (f"warm-up rows: {n_warmup}\n" if n_warmup else "")

@@ -31,7 +31,7 @@ from aflite._internal.calls import misspelt, named_arguments
 from aflite.algorithm.loop.by_scores import ByScores, ScoreSource, run_by_scores
 from aflite.algorithm.loop.options import FilterOptions
 from aflite.algorithm.loop.predictability import prepare_runner, takes_items
-from aflite.algorithm.loop.progress import ConvergenceWarning
+from aflite.algorithm.loop.progress import LABEL, ConvergenceWarning
 from aflite.algorithm.loop.rankers import EnsembleRanker
 from aflite.algorithm.loop.result import FilterResult, PhaseRecord
 from aflite.algorithm.loop.run import run_phases
@@ -254,8 +254,12 @@ def adversarial_filter(
             **run,
         )
         if check_seed is not None:
-            other = _filter(features, labels, opts, seed=check_seed, score_kept=False,
-                            checkpoint=None, resume=None, copy=True, **run)  # fmt: skip
+            token = LABEL.set(f"seed check (seed {check_seed})")
+            try:
+                other = _filter(features, labels, opts, seed=check_seed, score_kept=False,
+                                checkpoint=None, resume=None, copy=True, **run)  # fmt: skip
+            finally:
+                LABEL.reset(token)
             result.params["seed_check"] = seed_check(result, other, check_seed, ids)
         return result
     finally:

@@ -3,6 +3,7 @@ and the warning for classifiers that did not converge."""
 
 from __future__ import annotations
 
+import contextvars
 import math
 import sys
 import warnings
@@ -41,12 +42,16 @@ def warn_if_unconverged(
         )
 
 
+# what the progress of a run is called: "filtering", or the second run of a seed check
+LABEL: contextvars.ContextVar[str] = contextvars.ContextVar("progress_label", default="filtering")
+
+
 class Reporter:
     """``progress``: True (bar), False (nothing), None (bar on a terminal only) or a callable
     receiving each :class:`PhaseRecord`."""
 
     def __init__(self, progress: Any, *, total: int, done: int, noun: str = "row") -> None:
-        self.noun = noun
+        self.noun, self.label = noun, LABEL.get()
         self.callback = progress if callable(progress) else None
         show = (
             progress if isinstance(progress, bool) else (progress is None and sys.stderr.isatty())
@@ -60,7 +65,7 @@ class Reporter:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
             self.bar = Progress(
-                TextColumn("[bold]filtering"),
+                TextColumn(f"[bold]{self.label}"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[info]}"),
@@ -76,7 +81,7 @@ class Reporter:
         self.done += record.n_removed
         if self.lines:
             print(
-                f"filtering: phase {record.phase}: {plural(record.size_before, self.noun)}, bias "
+                f"{self.label}: phase {record.phase}: {plural(record.size_before, self.noun)}, bias "
                 f"{record.representation_bias:.3f} (chance {record.chance:.3f}), removed "
                 f"{record.n_removed}; {self.done}/{self.total} ({record.seconds:.1f} s)",
                 file=sys.stderr,
@@ -98,7 +103,7 @@ class Reporter:
         if self.bar is not None:
             self.bar.update(self.task, info=info)
         elif self.lines:
-            print(f"filtering: {info}", file=sys.stderr, flush=True)
+            print(f"{self.label}: {info}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:
