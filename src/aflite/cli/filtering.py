@@ -70,7 +70,10 @@ def demo_cmd(quiet: bool = _QUIET, *, options: dict) -> None:
     except Interrupted as e:
         e.resumable = True
         raise
-    typer.echo("SNLI slice (CC BY-SA 4.0, Bowman et al. 2015), hypothesis-only n-gram features")
+    typer.echo(
+        "SNLI slice (CC BY-SA 4.0, Bowman et al. 2015), hypothesis-only n-gram features, "
+        "grouped by premise (--group-field premise)"
+    )
     typer.echo(
         "filter options: the defaults of `aflite filter` ("
         + ", ".join(f"{k}={v}" for k, v in PRESETS["practical"].as_options().items())

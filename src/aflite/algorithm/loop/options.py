@@ -115,8 +115,8 @@ class FilterOptions(Config):
     n_partitions: int | str = option(
         64,
         "m: random partitions per phase (auto: 512 with the exact family ridge, whose "
-        "partitions are cheap, fewer above 50,000 rows, at least 64; 64 with logistic "
-        "regression).",
+        "partitions are cheap, up to 50,000 rows, 256 up to 100,000, 128 up to 200,000, "
+        "64 above; 64 with logistic regression).",
         metavar="M|auto",
         coerce=c.to_auto_int,
         check=c.positive_int_or_auto,
