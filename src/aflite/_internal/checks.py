@@ -95,6 +95,16 @@ def optional_positive_int(value: Any, name: str) -> None:
         positive_int(value, name)
 
 
+def to_int(value: Any, name: str) -> Any:
+    """'7' (the command line's or a file's string) -> 7; other values pass to their check."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise ConfigError(name, f"must be a whole number, got '{value}'") from None
+
+
 def to_auto_int(value: Any, name: str) -> Any:
     """'auto' stays; '512' -> 512."""
     if not isinstance(value, str):
@@ -249,4 +259,4 @@ def refuse_for_items(values: Any, names: Sequence[str]) -> None:
 
 def seed_option(help: str = "Random seed.") -> Any:  # noqa: A002 -- the command line's word
     """The random seed, as every command takes it (``help`` says what it seeds)."""
-    return option(0, help, metavar="N", check=seed)
+    return option(0, help, metavar="N", coerce=to_int, check=seed, cli_type=str)

@@ -123,7 +123,9 @@ class FilterConfig(FilterOptions, FilterInput):
         "Run again with this seed and report how many of the removed rows it removes too "
         "(the removed sets' Jaccard index): how settled the set is, measured; one more run.",
         metavar="N",
+        coerce=c.to_int,
         check=_check_seed,
+        cli_type=str,
     )
     device: str = device_option()
     threads: int | None = option(
