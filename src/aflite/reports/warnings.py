@@ -227,13 +227,10 @@ def one_set_note(family: str | None) -> str | None:
     if name is None or MODELS.lookup(name).exact:
         return None
     return (
-        f"note: {_FAMILY_NAMES.get(family, family)}'s kept set can move with the row order of "
+        f"note: {MODELS.lookup(name).title()}'s kept set can move with the row order of "
         "the input or another machine, where a prediction sits near zero margin (its fits stop "
         "at a tolerance); the exact family, --model ridge (the default), keeps one set"
     )
-
-
-_FAMILY_NAMES = {"linear": "logistic regression", "choice": "choice-wise logistic regression"}
 
 
 def warning_facts(result: Any, labels: Sequence[Any], *, items: Any = None) -> dict[str, Any]:

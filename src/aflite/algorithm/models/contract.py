@@ -112,6 +112,7 @@ class ModelFamily(Entry):
     None when the family is chosen by name; the other fields declare what the filter needs
     to know about the family, each with the default a plain family has.
 
+    ``shown``: how messages name the family ("logistic regression"; default its name).
     ``accepts(obj)``: whether an object passed as ``model=`` belongs to the family (its
     settings, e.g. a ``LinearEnsemble``). ``needs_instance``: the family cannot be chosen by
     name alone (a scikit-learn classifier must be given). ``distributed``: a distributed
@@ -140,6 +141,7 @@ class ModelFamily(Entry):
     """
 
     accepts: Callable[[Any], bool] | None = None
+    shown: str = ""  # how messages name the family (default: its name)
     needs_instance: bool = False
     distributed: bool = False
     exact: bool = False
@@ -151,6 +153,10 @@ class ModelFamily(Entry):
     store: StoreMaker | None = None
     chance: Chance | None = None
     sharded: Callable[[Any], Model] | None = None
+
+    def title(self) -> str:
+        """How a message names the family: ``shown``, else its registered name."""
+        return self.shown or self.name
 
     def partitions_for(self, n_rows: int) -> int:
         """m for ``n_partitions="auto"`` on an input of ``n_rows`` rows."""

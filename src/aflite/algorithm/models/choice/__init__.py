@@ -30,6 +30,7 @@ def _is_choice_ensemble(model: object) -> bool:
     "choice",
     description="choice-wise linear model of multiple-choice items (features (N, K, d))",
     accepts=_is_choice_ensemble,
+    shown="choice-wise logistic regression",
     blocks=True,
     fits="items",
     items="choice",

@@ -30,6 +30,7 @@ def _is_ensemble(model: object) -> bool:
     description="batched L2 logistic regression, all partitions at once (aflite.filter's "
     "and the paper preset's)",
     accepts=_is_ensemble,
+    shown="logistic regression",
     distributed=True,
     blocks=True,
     items="choice",
