@@ -177,6 +177,15 @@ def test_filter_dataset_sets_the_warm_up_rows_apart_as_the_command_line_does(tmp
     assert split["kept"] + split["removed"] + split["warmup"] == n
     assert out.scores.loc[out.scores["split"] == "warmup", "score"].isna().all()
     assert out.result.n_input == n and len(out.kept) == split["kept"]
+    assert f", {split['warmup']} set aside for the warm-up" in out.result.summary()
+    # a row a reviewer keeps is filtered and kept, never set aside for the warm-up
+    warm = out.scores.loc[out.scores["split"] == "warmup", "id"].tolist()
+    keep = tmp_path / "keep.txt"
+    keep.write_text(f"{warm[0]}\n")
+    kept = aflite.filter_dataset(
+        str(path), label="label", features="warmup-cnn", keep_ids=str(keep), **kw
+    )
+    assert kept.scores.set_index("id").loc[warm[0], "split"] == "kept"
     r = _run("filter", str(path), "--features", "warmup-cnn", "--n-partitions", "8",
              "--seed", "0", "--out-dir", str(tmp_path / "out"), "--no-report", "--quiet")  # fmt: skip
     assert r.returncode == 0, r.stderr

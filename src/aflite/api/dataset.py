@@ -236,6 +236,14 @@ def filter_dataset(
     names = _audit_names(audits, items=fields.choices is not None)
     needs_text(features)  # a bad spec or a missing extra, before the data is read
     card = to_card_fields(card_fields, "card_fields")
+    # the seeds as the command line checks them, before the data is read or Phi built
+    from aflite._internal import checks
+
+    checks.seed(seed, "seed")
+    if check_seed is not None:
+        checks.seed(check_seed, "check_seed")
+        if check_seed == seed:
+            raise ConfigError("check_seed", f"is the run's own seed {seed}: name another")
     run = FilterRun(
         data,
         fields,

@@ -196,8 +196,11 @@ def prepare(
             keep_name=run.name("keep_ids"),
             drop_name=run.name("drop_ids"),
         ).with_dropped_labels(data.dropped, run.drop_labels)
-        # dropped rows leave before anything else, warm-up included
-        warm_rows = warm_rows[~decisions.dropped[warm_rows]]
+        # dropped rows leave before anything else, warm-up included; a row a reviewer keeps
+        # is filtered (and kept), never set aside for a warm-up model
+        kept = decisions.protected[warm_rows]
+        rest = np.sort(np.r_[rest, warm_rows[kept & ~decisions.dropped[warm_rows]]])
+        warm_rows = warm_rows[~decisions.dropped[warm_rows] & ~kept]
         rest = rest[~decisions.dropped[rest]]
     # an item holds every choice: any one item covers them
     n_classes = None if data.choices is not None else len(np.unique(labels[rest]))

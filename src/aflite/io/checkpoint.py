@@ -28,8 +28,9 @@ __all__ = ["Checkpoint"]
 MANIFEST = "manifest.json"
 # how the state after a phase continues: 2 draws the partitions on the CPU, in the rows'
 # canonical order, with the model family's own block size; a checkpoint of another format
-# cannot be continued into the same result
-FORMAT = 2
+# cannot be continued into the same result; 3: the exact family's default m is resolved from
+# the rows (fewer partitions past 50,000 rows), so a run of format 2 may have used another m
+FORMAT = 3
 FEATURES = "features.npy"
 # what a run that cannot resume does instead: without --resume, the folder's checkpoint is an
 # earlier run that only --overwrite replaces

@@ -85,7 +85,7 @@ class ByScorer:
         _, t, _ = opts.resolve(len(codes), len(classes))
         phase = EXAMPLE_SCORERS.lookup(name).filter_phase
         # the predictability scorer's phase is logistic regression's: "auto" is its m
-        auto = MODELS["linear"].n_partitions
+        auto = MODELS["linear"].partitions_for(len(codes))
         n_partitions = auto if opts.n_partitions == "auto" else opts.n_partitions
         given = dict(self.options or {})
         opts_ = given | ({"n_partitions": n_partitions, "train_size": t} if phase else {})

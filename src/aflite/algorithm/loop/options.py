@@ -27,7 +27,7 @@ The defaults are Algorithm 1 as published (Le Bras et al. 2020) on block partiti
   from the kept rows it did as well as logistic regression or better at every shape
   measured, and kept one set under a shuffle where logistic regression did not; see
   docs/algorithm.md, "Model families") and ``n_partitions`` auto (512 with that family,
-  whose partitions are cheap): the same seed keeps the same rows on any machine, and two
+  whose partitions are cheap, up to 50,000 rows; fewer above): the same seed keeps the same rows on any machine, and two
   seeds keep most of the same rows.
 """
 

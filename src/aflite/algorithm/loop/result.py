@@ -175,10 +175,13 @@ class FilterResult:
         )
         n_dropped = int(np.count_nonzero(np.asarray(self.removed_phase) < 0))
         by_phase = f"{len(self.removed) - n_dropped} in {plural(len(self.history), 'phase')}"
+        # rows in neither split: set aside for a warm-up model before filtering
+        apart = self.n_input - len(self.kept) - len(self.removed)
         return (
             f"kept {len(self.kept)} of {plural(self.n_input, self.params.get('unit', 'row'))}, "
             f"removed {by_phase}"
             + (f" and {n_dropped} by {dropped_by}" if n_dropped else "")
+            + (f", {apart} set aside for the warm-up" if apart > 0 else "")
             + f"\nrepresentation bias {self.initial_bias:.3f} -> {after} "
             f"(chance {self.initial_chance:.3f} -> {self.final_chance:.3f})\n"
             f"stopped: {self.stop_message}"
