@@ -201,5 +201,10 @@ def test_the_exact_familys_auto_partitions_fall_as_the_rows_grow():
         512, 512, 256, 256, 128, 64, 64,
     ]  # fmt: skip
     assert phase_model_for("ridge", 1024, 10, (10**6, 8))[2] == 1024  # a given m is kept
+    # parts of more rows than features: d x d factorisations, whose cost grows as d^3
+    assert [phase_model_for("ridge", "auto", 2000, (20_000, d))[2] for d in (512, 768, 1024)] == [
+        512, 128, 64,
+    ]  # fmt: skip
+    assert phase_model_for("ridge", "auto", 600, (6000, 1024))[2] == 512  # t <= d: the dual
     assert phase_model_for("linear", "auto", 10, (300, 8))[2] == 64
     assert MODELS["ridge"].partitions_for(100_000) == 256

@@ -98,7 +98,8 @@ def adversarial_filter(
     n_partitions:
         m: random partitions (models) per phase; ``"auto"``: 512 with the exact family
         (``model="ridge"``, whose partitions cost a few milliseconds) up to 50,000 rows, then
-        fewer as N grows (512 x 50,000 / N to a power of two, at least 64); else 64.
+        fewer as N grows (512 x 50,000 / N to a power of two, at least 64), and where t > d
+        past d = 512 (at most 512 x (512 / d)^3); else 64.
     train_size:
         t: rows in each training part; an int, or a fraction of N. With block
         partitions a part is q whole blocks of about t/q rows, so its size is

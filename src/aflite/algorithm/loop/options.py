@@ -116,7 +116,8 @@ class FilterOptions(Config):
         64,
         "m: random partitions per phase (auto: 512 with the exact family ridge, whose "
         "partitions are cheap, up to 50,000 rows, 256 up to 100,000, 128 up to 200,000, "
-        "64 above; 64 with logistic regression).",
+        "64 above, and fewer where parts hold more rows than d > 512 features; 64 with "
+        "logistic regression).",
         metavar="M|auto",
         coerce=c.to_auto_int,
         check=c.positive_int_or_auto,

@@ -152,7 +152,11 @@ def phase_model_for(
     on (N, K, d) features), its model, and m for ``n_partitions`` (``"auto"``: the
     family's)."""
     family, phase = phase_model(model, items=len(shape) == 3, backend=backend)
-    m = family.partitions_for(shape[0]) if n_partitions == "auto" else n_partitions
+    m = (
+        family.partitions_for(shape[0], shape[-1], train_size)
+        if n_partitions == "auto"
+        else n_partitions
+    )
     return family, phase, int(m)
 
 

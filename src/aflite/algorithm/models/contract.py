@@ -123,7 +123,7 @@ class ModelFamily(Entry):
     ``blocks``: its models are of the :class:`BlockModel` kind, which take a block design as is
     (else they get its masks). ``raw_features``: its models read the features as given
     (``attach``'s ``raw``), so the caller's array is never standardised in place.
-    ``n_partitions``: m when ``n_partitions="auto"``, or ``n_partitions(n_rows) -> m``
+    ``n_partitions``: m when ``n_partitions="auto"``, or ``n_partitions(n_rows, dim, train) -> m``
     (:meth:`partitions_for`).
 
     ``fits``: what it fits, ``"rows"`` ((N, d) features and class labels) or ``"items"``
@@ -158,10 +158,11 @@ class ModelFamily(Entry):
         """How a message names the family: ``shown``, else its registered name."""
         return self.shown or self.name
 
-    def partitions_for(self, n_rows: int) -> int:
-        """m for ``n_partitions="auto"`` on an input of ``n_rows`` rows."""
+    def partitions_for(self, n_rows: int, dim: int | None = None, train: int | None = None) -> int:
+        """m for ``n_partitions="auto"`` on an input of ``n_rows`` rows of ``dim`` features,
+        parts of ``train`` rows."""
         m = self.n_partitions
-        return int(m(n_rows) if callable(m) else m)
+        return int(m(n_rows, dim, train) if callable(m) else m)
 
 
 MODELS: Registry[ModelFamily] = Registry("model", what="model family", entry=ModelFamily)

@@ -31,16 +31,23 @@ __getattr__, __dir__ = lazy_exports(
 
 # Closed-form fits make a partition cheap: 512 of them by default, whose scores move less from
 # seed to seed than 64 do (docs/algorithm.md, "One filtered set"). A phase's held-out work
-# grows as N x m, so on larger sets m falls as N grows (a power of two, at least 64), keeping a
-# default run no slower than logistic regression's 64 partitions (N=550,000, d=1,024: 65 s a
-# phase at 512 against 22 s for logistic regression; benchmarks/bench_snli_scale.py).
+# grows as N x m, so on larger sets m falls as N grows, keeping a default run no slower than
+# logistic regression's 64 partitions (N=550,000, d=1,024: 65 s a phase at 512 against 22 s
+# for logistic regression; benchmarks/bench_snli_scale.py). Where a part holds more rows than
+# there are features (t > d), each part's d x d factorisation grows as d^3, so m also falls
+# past d = 512 (SNLI dev MiniLM pairs, d=1,536, t=20%: 86 s at 512 against 21 s).
 AUTO_ROWS = 50_000
+AUTO_DIM = 512
 
 
-def auto_partitions(n_rows: int) -> int:
-    """m for ``n_partitions="auto"`` on ``n_rows`` rows (or items): 512 up to ``AUTO_ROWS``,
-    then 512 x AUTO_ROWS / n_rows rounded down to a power of two, at least 64."""
-    m = 512 * AUTO_ROWS // max(n_rows, 1)
+def auto_partitions(n_rows: int, dim: int | None = None, train: int | None = None) -> int:
+    """m for ``n_partitions="auto"`` on ``n_rows`` rows (or items) of ``dim`` features, parts
+    of ``train`` rows: 512 x min(1, AUTO_ROWS / n_rows, (AUTO_DIM / dim)^3 where train > dim),
+    rounded down to a power of two, at least 64."""
+    share = min(1.0, AUTO_ROWS / max(n_rows, 1))
+    if dim and train and train > dim:
+        share = min(share, (AUTO_DIM / dim) ** 3)
+    m = int(512 * share)
     return 512 if m >= 512 else max(64, 1 << (m.bit_length() - 1)) if m else 64
 
 
