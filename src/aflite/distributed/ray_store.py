@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from aflite.algorithm.numerics.shards import ShardedFeatures, shard_bounds, tree_height, tree_value
-from aflite.algorithm.numerics.store import FeatureStore, feature_scale, merge_moments
+from aflite.algorithm.numerics.store import StoredRows, feature_scale, merge_moments
 from aflite.distributed.ray_worker import LostState, pack, unpack
 
 __all__ = ["RayShards", "RayStore", "WorkerLost", "again", "lost"]
@@ -34,13 +34,12 @@ class WorkerLost(RuntimeError):
     """A worker died, or lost what it held, during a call."""
 
 
-class RayStore:
+class RayStore(StoredRows):
     """Rows held in shards by a backend's workers (see the module docstring). Built by the
     phase runner as a family's store: ``RayStore(backend, x, device, ...)``, ``x`` an array
     (cut into shards of ``SHARD_ROWS`` and sent once) or a
     :class:`~aflite.algorithm.numerics.shards.ShardedFeatures` (each worker reads its parts)."""
 
-    COMPACT_BELOW = FeatureStore.COMPACT_BELOW
     sparse = None
 
     def __init__(
@@ -72,11 +71,7 @@ class RayStore:
         self.mean64, self.scale64 = mean, feature_scale(mean, std)
         self._hold(range(len(self.owner)))
 
-    # --- sizes and positions, as FeatureStore's ---
-    @property
-    def n_stored(self) -> int:
-        return len(self.rows)
-
+    # --- sizes and positions: StoredRows's, and the shards' ---
     @property
     def n_shards(self) -> int:
         return len(self.shard_bounds) - 1
@@ -84,15 +79,6 @@ class RayStore:
     def stored_shards(self) -> list[tuple[int, int]]:
         cut = np.searchsorted(self.rows, self.shard_bounds).tolist()
         return list(zip(cut[:-1], cut[1:]))
-
-    def positions(self, rows: np.ndarray) -> np.ndarray:
-        pos = np.searchsorted(self.rows, rows)
-        if len(rows) and (pos.max() >= self.n_stored or not np.array_equal(self.rows[pos], rows)):
-            raise RuntimeError("internal error: rows are not in the working set")
-        return pos
-
-    def needs_compaction(self, n_rows: int) -> bool:
-        return n_rows < self.COMPACT_BELOW * self.n_stored
 
     def compact_to(self, rows: np.ndarray) -> np.ndarray:
         """Keep only ``rows`` (sorted input rows): each worker drops the others' features."""

@@ -131,7 +131,29 @@ def _ownable(x: np.ndarray, device: torch.device) -> bool:
     )
 
 
-class FeatureStore:
+class StoredRows:
+    """What every store of a phase's rows shares: the sorted input rows it holds (``rows``),
+    their store positions, and when dropping the removed ones is worth a compaction."""
+
+    COMPACT_BELOW = 0.5
+    rows: np.ndarray
+
+    @property
+    def n_stored(self) -> int:
+        return len(self.rows)
+
+    def positions(self, rows: np.ndarray) -> np.ndarray:
+        """Store positions of sorted input rows."""
+        pos = np.searchsorted(self.rows, rows)
+        if len(rows) and (pos.max() >= self.n_stored or not np.array_equal(self.rows[pos], rows)):
+            raise RuntimeError("internal error: rows are not in the working set")
+        return pos
+
+    def needs_compaction(self, n_rows: int) -> bool:
+        return n_rows < self.COMPACT_BELOW * self.n_stored
+
+
+class FeatureStore(StoredRows):
     """Standardised float32 rows of the caller's matrix on ``device``.
 
     An in-memory matrix is copied once, already standardised (so every product reads a
@@ -139,8 +161,6 @@ class FeatureStore:
     is and standardised chunk by chunk, so matrices larger than RAM work. ``sparse_rows``
     also keeps mostly-zero rows raw (``sparse``) for the solver's sparse block pass.
     """
-
-    COMPACT_BELOW = 0.5
 
     def __init__(
         self,
@@ -232,10 +252,6 @@ class FeatureStore:
         return torch.cat([xb for _, _, xb in self.chunks()])
 
     # --- reading ---
-    @property
-    def n_stored(self) -> int:
-        return len(self.rows)
-
     def _standardise(self, block: np.ndarray) -> torch.Tensor:
         # subtract in the input's precision (float64 input centres exactly), then cast
         if block.dtype == np.float64:
@@ -303,17 +319,7 @@ class FeatureStore:
         out.shard_bounds = np.asarray([0, end - start])
         return out
 
-    def positions(self, rows: np.ndarray) -> np.ndarray:
-        """Store positions of sorted input rows."""
-        pos = np.searchsorted(self.rows, rows)
-        if len(rows) and (pos.max() >= self.n_stored or not np.array_equal(self.rows[pos], rows)):
-            raise RuntimeError("internal error: rows are not in the working set")
-        return pos
-
     # --- layout ---
-    def needs_compaction(self, n_rows: int) -> bool:
-        return n_rows < self.COMPACT_BELOW * self.n_stored
-
     def compact_to(self, rows: np.ndarray) -> np.ndarray:
         """Keep only ``rows`` (sorted input positions); returns their old store positions."""
         pos = self.positions(rows)
