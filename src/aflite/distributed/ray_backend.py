@@ -276,6 +276,23 @@ class _Encoder:
         return {"i": batch["i"], "emb": emb.astype(np.float32)}
 
 
+def _encoder_pool(
+    address: str | None, num_gpus: float | None, concurrency: int | None
+) -> tuple[Any, float, int]:
+    """Ray, connected (to ``address``), the GPUs an encoder actor takes (one each where the
+    cluster has GPUs, unless ``num_gpus`` says) and how many actors run (``concurrency``, else
+    one a GPU or a CPU)."""
+    ray = _ray()
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    resources = ray.cluster_resources()
+    gpus = num_gpus if num_gpus is not None else (1 if resources.get("GPU", 0) >= 1 else 0)
+    workers = concurrency or max(
+        1, int(resources.get("GPU", 0)) if gpus else int(resources.get("CPU", 1))
+    )
+    return ray, gpus, workers
+
+
 def embed_with_ray(
     texts: Sequence[str],
     model: str,
@@ -288,14 +305,7 @@ def embed_with_ray(
     """Embed ``texts`` with a sentence-transformers model over Ray Data (``map_batches`` with
     one encoder actor per worker; GPU actors when the cluster has GPUs). Rows come back in
     input order."""
-    ray = _ray()
-    if not ray.is_initialized():
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-    resources = ray.cluster_resources()
-    gpus = num_gpus if num_gpus is not None else (1 if resources.get("GPU", 0) >= 1 else 0)
-    workers = concurrency or max(
-        1, int(resources.get("GPU", 0)) if gpus else int(resources.get("CPU", 1))
-    )
+    ray, gpus, workers = _encoder_pool(address, num_gpus, concurrency)
     ds = ray.data.from_items([{"i": i, "text": t} for i, t in enumerate(texts)])
     out = ds.map_batches(
         _Encoder,
@@ -342,14 +352,7 @@ def embed_to_parts(
     then reads where its workers are."""
     from ray.util import ActorPool
 
-    ray = _ray()
-    if not ray.is_initialized():
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-    resources = ray.cluster_resources()
-    gpus = num_gpus if num_gpus is not None else (1 if resources.get("GPU", 0) >= 1 else 0)
-    workers = concurrency or max(
-        1, int(resources.get("GPU", 0)) if gpus else int(resources.get("CPU", 1))
-    )
+    ray, gpus, workers = _encoder_pool(address, num_gpus, concurrency)
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     jobs = [(list(texts[s : s + rows]), str(out / f"part-{k:05d}.npy"))
