@@ -11,6 +11,7 @@ so the point is memory and traffic, not speed.
     python benchmarks/bench_ray.py                        # N=2,000,000, d=256, 4 nodes
     python benchmarks/bench_ray.py --n 400000 --families ridge
     python benchmarks/bench_ray.py --smoke                # N=20,000, d=32, 2 nodes, 4 parts
+    python benchmarks/bench_ray.py --choices 4 --n 250000 --d 128   # multiple-choice items
     python benchmarks/bench_ray.py --paper                # the arithmetic for 10^8 and 10^9 rows
 
 ``--paper`` prints, without running anything, the work and traffic of a phase at d=1,024 for
@@ -54,6 +55,27 @@ def write_parts(folder: Path, n: int, d: int, parts: int, seed: int = 0):
         z = rng.standard_normal((len(yk), rank), dtype=np.float32) + means[yk]
         x = z @ mix + 0.05 * rng.standard_normal((len(yk), d), dtype=np.float32)
         path = folder / f"part-{k:05d}.npy"
+        np.save(path, x)
+        paths.append(path)
+        del x, z
+    return ShardedFeatures(paths), y
+
+
+def write_item_parts(folder: Path, n: int, k: int, d: int, parts: int, seed: int = 0):
+    """Multiple-choice items (n, k, d) built as :func:`write_parts` builds rows, the right
+    choice shifted along a direction of the spectrum, written part by part; the answers."""
+    rng = np.random.default_rng(seed)
+    rank = min(d, 64)
+    mix = (rng.normal(size=(rank, d)) / np.arange(1, rank + 1)[:, None] ** 0.7).astype(np.float32)
+    shift = (rng.normal(size=rank) * 0.15).astype(np.float32)
+    y = rng.integers(0, k, n)
+    paths, rows = [], -(-n // parts)
+    for i, s in enumerate(range(0, n, rows)):
+        yi = y[s : s + rows]
+        z = rng.standard_normal((len(yi), k, rank), dtype=np.float32)
+        z[np.arange(len(yi)), yi] += shift
+        x = z @ mix + 0.05 * rng.standard_normal((len(yi), k, d), dtype=np.float32)
+        path = folder / f"part-{i:05d}.npy"
         np.save(path, x)
         paths.append(path)
         del x, z
@@ -153,7 +175,9 @@ def main() -> None:
     ap.add_argument("--parts", type=int, default=16)
     ap.add_argument("--store-mb", type=int, default=256, help="each node's object store")
     ap.add_argument("--phases", type=int, default=1)
-    ap.add_argument("--families", default="linear,ridge")
+    ap.add_argument("--families", default=None, help="default: linear,ridge (choice, "
+                    "choice-ridge with --choices)")  # fmt: skip
+    ap.add_argument("--choices", type=int, default=0, help="multiple-choice items of K choices")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--paper", action="store_true", help="only the arithmetic on paper")
     args = ap.parse_args()
@@ -166,13 +190,19 @@ def main() -> None:
     from ray.cluster_utils import Cluster
 
     folder = Path(tempfile.mkdtemp(prefix="bench-ray-"))
-    parts, y = write_parts(folder, args.n, args.d, args.parts)
-    features = args.n * args.d * 4
+    if args.choices:
+        parts, y = write_item_parts(folder, args.n, args.choices, args.d, args.parts)
+        args.families = args.families or "choice,choice-ridge"
+    else:
+        parts, y = write_parts(folder, args.n, args.d, args.parts)
+        args.families = args.families or "linear,ridge"
+    features = args.n * max(1, args.choices) * args.d * 4
     k = args.n // 20
     kw = dict(target_size=args.n - args.phases * k, slice_size=k, train_size=0.1,
               threshold=0.0, seed=0, score_kept=False)  # fmt: skip
+    what = f" items of {args.choices} choices," if args.choices else ""
     print(
-        f"N={args.n:,} d={args.d}: {mb(features)} of features in {args.parts} parts, "
+        f"N={args.n:,}{what} d={args.d}: {mb(features)} of features in {args.parts} parts, "
         f"{args.nodes} local nodes, object store {args.store_mb} MiB each, "
         f"{args.phases} phase(s) of k={k:,}"
     )

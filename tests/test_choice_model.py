@@ -306,8 +306,9 @@ def test_other_models_and_backends_are_refused_for_choices():
     x, y = items(n=50, k=3, d=4)
     with pytest.raises(ValueError, match=r"\(model family 'sklearn'\) fits no multiple-choice"):
         aflite.predictability_scores(x, y, model=LogisticRegression(), train_size=10)
-    with pytest.raises(ValueError, match="items .* run in one process"):
-        aflite.filter(x, y, target_size=40, train_size=10, backend=object())
+    with pytest.raises(ValueError, match=r"\(model family 'sklearn'\) fits no multiple-choice"):
+        aflite.filter(x, y, target_size=40, train_size=10, model=LogisticRegression(),
+                      backend=object())  # fmt: skip
     with pytest.raises(ValueError, match="C must be a positive number"):
         ChoiceEnsemble(C=0)
     assert isinstance(aflite.MODELS["choice"].target(ChoiceEnsemble(C=0.3)), ChoiceModel)

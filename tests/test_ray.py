@@ -203,6 +203,56 @@ def test_cli_filter_with_ray_backend_resumes_as_one_process(cluster, tmp_path):
 
 
 @pytest.mark.slow
+def test_items_on_three_nodes_keep_one_process_set(cluster, tmp_path):
+    """Multiple-choice items in parts on disk, each worker reading its own: both families of
+    items keep one process's set; an items job on the cluster, interrupted and resumed,
+    writes the kept rows of one process."""
+    import dataclasses
+    import json
+
+    from aflite.data import bundled_hellaswag
+    from aflite.jobs import FilterJob, run_filter_job
+
+    rng = np.random.default_rng(2)
+    n, k, d = 6000, 4, 32
+    x = rng.normal(size=(n, k, d)).astype(np.float32)
+    y = rng.integers(0, k, n)
+    x[np.arange(n // 4), y[: n // 4], 0] += 1.5  # a give-away in a quarter of the items
+    parts = ShardedFeatures.save(x, tmp_path / "items", rows=n // 3)
+    backend = _backend()
+    try:
+        for model in ("choice", "choice-ridge"):
+            kw = dict(model=model, target_size=0.85, slice_size=0.05, seed=4, n_partitions=12)
+            remote = aflite.filter(parts, y, backend=backend, **kw)
+            local = aflite.filter(parts, y, **kw)
+            assert len(local.history) >= 2
+            assert remote.fingerprint() == local.fingerprint(), model
+            assert remote.history[0].solver["shards"] == 3
+            held = backend.memory()
+            assert len({w["node"] for w in held}) == 3
+            assert sum(w["feature_bytes"] for w in held) == x.nbytes
+    finally:
+        backend.close()
+    rows = [json.loads(line) for line in bundled_hellaswag().read_text().splitlines()[:500]]
+    src = tmp_path / "hs.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    common = dict(input=str(src), choices="endings", context=("ctx_with_activity_label",),
+                  id="ind", choice_context="none", features="ngrams:min_df=2", n_partitions=8,
+                  train_size=0.5, min_bias=None, target_size=400, slice_size=25,
+                  cache_dir=None, report=False, seed=3)  # fmt: skip
+    a = run_filter_job(FilterJob(**common, out_dir=str(tmp_path / "a")), progress=False)
+    assert len(a.result.history) >= 2
+    job = FilterJob(**common, out_dir=str(tmp_path / "b"), backend="ray")
+    with pytest.raises(KeyboardInterrupt):
+        run_filter_job(job, progress=False, stop_after_phases=1)
+    b = run_filter_job(dataclasses.replace(job, resume=True), progress=False, log=lambda s: None)
+    assert b.result.fingerprint() == a.result.fingerprint()
+    assert (tmp_path / "a" / "kept.jsonl").read_bytes() == (
+        tmp_path / "b" / "kept.jsonl"
+    ).read_bytes()
+
+
+@pytest.mark.slow
 def test_embeddings_on_ray_keep_row_order(cluster, tmp_path):
     """Ray Data's encoder actors give the rows back in order; encoders writing parts leave
     them on storage for the workers, in order too."""

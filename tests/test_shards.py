@@ -100,19 +100,71 @@ def test_sharded_features_read_their_parts(tmp_path):
         ShardedFeatures([x[:, 0]])
     with pytest.raises(ValueError, match="a list"):
         ShardedFeatures(x)
-    with pytest.raises(ValueError, match="items run in one process"):
-        ShardedFeatures([np.zeros((4, 3, 2))])
+    items = np.zeros((6, 3, 2), dtype=np.float32)
+    assert ShardedFeatures([items, items[:2]]).shape == (8, 3, 2)
+    with pytest.raises(ValueError, match="same number of \\(choices, features\\)"):
+        ShardedFeatures([items, items[:, :2]])
 
 
-@pytest.mark.parametrize("model", [None, "choice", "ridge", "choice-ridge"])
-def test_a_backend_refuses_multiple_choice_items_in_one_line(model):
-    """The families of items run in one process: a backend refuses them before it starts."""
-    x = np.random.default_rng(0).normal(size=(60, 4, 5)).astype(np.float32)
-    kw = {} if model is None else {"model": model}
-    backend = InProcess(2)
-    with pytest.raises(ValueError, match=r"^multiple-choice items .* run in one process"):
-        aflite.filter(x, np.arange(60) % 4, backend=backend, target_size=0.9, **kw)
-    assert not backend.workers
+def _items(n=1500, k=4, d=12, seed=0):
+    """Items with a planted give-away in a third of them, and every seventh padded."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, k, d)).astype(np.float32)
+    y = rng.integers(0, k - 1, n)
+    x[np.arange(n // 3), y[: n // 3], 0] += 2.0
+    x[::7, k - 1] = np.nan  # a padded last choice (never the answer)
+    return x, y
+
+
+ITEMS_KW = dict(target_size=0.8, slice_size=0.05, seed=1, n_partitions=16)
+
+
+@pytest.mark.parametrize("model", ["choice", "choice-ridge"])
+def test_items_on_any_number_of_workers_keep_one_process_set(model):
+    """Multiple-choice items, each worker holding its shards' items (an array's one shard, or
+    four parts), padding included: one process's kept set at 1, 2 and 3 workers."""
+    x, y = _items()
+    for given in (x, ShardedFeatures.split(x, 400)):
+        local = aflite.filter(given, y, model=model, **ITEMS_KW)
+        assert len(local.history) >= 3
+        for workers in (1, 2, 3):
+            backend = InProcess(workers)
+            remote = aflite.filter(given, y, model=model, backend=backend, **ITEMS_KW)
+            assert _fingerprint(remote.kept) == _fingerprint(local.kept), (given, workers)
+            assert [h.n_removed for h in remote.history] == [h.n_removed for h in local.history]
+            record = remote.history[0].solver
+            assert record["shards"] == (1 if given is x else 4)
+            # each worker holds its own shards' items, not a copy of all of them
+            held = [w.stored() for w in backend.workers]
+            assert sum(sum(h.values()) for h in held) == x.shape[0] * x.shape[1] * x.shape[2] * 4
+    # four parts keep the set of the one array here: the shards' sums are the same sums
+    assert _fingerprint(aflite.filter(x, y, model=model, **ITEMS_KW).kept) == _fingerprint(
+        aflite.filter(ShardedFeatures.split(x, 400), y, model=model, **ITEMS_KW).kept
+    )
+
+
+@pytest.mark.parametrize("model", ["choice", "choice-ridge"])
+def test_items_lost_mid_phase_are_given_back_and_the_set_is_the_same(model):
+    x, y = _items()
+    parts = ShardedFeatures.split(x, 400)
+    local = aflite.filter(parts, y, model=model, **ITEMS_KW)
+    backend = InProcess(2, kill_at=4)  # inside the first phase
+    remote = aflite.filter(parts, y, model=model, backend=backend, **ITEMS_KW)
+    assert backend.restarts == 1 and np.array_equal(remote.kept, local.kept)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_bad_items_in_parts_are_named_where_they_are_read(workers):
+    """Items in parts are checked where they are read (a worker): the item's input number."""
+    x, y = _items(n=300)
+    x[250, 1, 3] = np.nan  # one feature of a real choice
+    kw = {} if workers == 0 else {"backend": InProcess(workers)}
+    with pytest.raises(ValueError, match="NaN or inf in item 250, choice 1"):
+        aflite.filter(ShardedFeatures.split(x, 100), y, model="choice", target_size=0.9, **kw)
+    x, y = _items(n=300)
+    y[140] = 3  # item 140's last choice is padding
+    with pytest.raises(ValueError, match="item 140: answer 3 points at a padded"):
+        aflite.filter(ShardedFeatures.split(x, 100), y, model="choice", target_size=0.9, **kw)
 
 
 def test_moments_merge_shard_by_shard():

@@ -123,8 +123,7 @@ def choices_only_baseline(
 
     from aflite.algorithm import ChoiceEnsemble
     from aflite.algorithm.models.choice.fit import choice_heldout_counts, fit_choices
-    from aflite.algorithm.numerics.item_store import choice_store, valid_choices
-    from aflite.algorithm.numerics.margins import NEG
+    from aflite.algorithm.numerics.item_store import choice_store, item_neg
     from aflite.features.choices import spread
     from aflite.features.ngrams import ngram_features
 
@@ -134,7 +133,7 @@ def choices_only_baseline(
     device = torch.device("cpu")
     store = choice_store(x, device)
     y = torch.as_tensor(np.asarray(items.answers, dtype=np.int64))
-    neg = torch.where(torch.as_tensor(valid_choices(x)), 0.0, NEG)
+    neg = item_neg(store)
     rng = np.random.default_rng(seed)
     fold = rng.permutation(np.arange(n) % folds)
     held = torch.as_tensor(fold[:, None] == np.arange(folds)[None, :], dtype=torch.float32)

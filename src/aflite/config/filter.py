@@ -51,7 +51,7 @@ def _by(value: Any, name: str) -> None:
 
 
 # options of a filtering run that only mean something for rows with a class label
-NOT_FOR_ITEMS = ("warmup_fraction", "by", "balance", "backend")
+NOT_FOR_ITEMS = ("warmup_fraction", "by", "balance")
 
 # options only AFLITE's re-scored phases read: a --by pass ranks by its score once and measures
 # the bias with the linear family on block partitions

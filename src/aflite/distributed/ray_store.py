@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from aflite.algorithm.numerics.item_store import scale_of
 from aflite.algorithm.numerics.shards import ShardedFeatures, shard_bounds, tree_height, tree_value
 from aflite.algorithm.numerics.store import StoredRows, feature_scale, merge_moments
 from aflite.distributed.ray_worker import LostState, pack, unpack
@@ -54,7 +55,10 @@ class RayStore(StoredRows):
     ) -> None:
         self.backend, self.x = backend, x
         self.device = device
-        self.n_input, self.dim = x.shape
+        # multiple-choice items (N, K, d) are held as rows of K*d (an item's choices side by
+        # side), as one process's store of items holds them
+        self.items = len(x.shape) == 3
+        self.n_input, self.dim = x.shape[0], int(np.prod(x.shape[1:]))
         self.chunk_rows = chunk_rows or 65_536
         self.raw_float32 = np.dtype(x.dtype) == np.float32
         self.shard_bounds = shard_bounds(x)
@@ -65,10 +69,15 @@ class RayStore(StoredRows):
         )
         backend.call_each([(w, "reset", ()) for w in sorted(set(self.owner))])
         moments = self._read(range(len(self.owner)))
-        n, mean, m2 = merge_moments([moments[i] for i in range(self.n_shards)])
-        std = np.sqrt(m2 / max(n, 1))
-        self.moments = (mean, std)
-        self.mean64, self.scale64 = mean, feature_scale(mean, std)
+        parts = [moments[i] for i in range(self.n_shards)]
+        if self.items:  # the items' scale and each one's real choices, in shard order
+            self.moments: Any = scale_of([(sumsq, count) for sumsq, count, _ in parts])
+            self.hold_choices(np.concatenate([valid for _, _, valid in parts]))
+        else:
+            n, mean, m2 = merge_moments(parts)
+            std = np.sqrt(m2 / max(n, 1))
+            self.moments = (mean, std)
+            self.mean64, self.scale64 = mean, feature_scale(mean, std)
         self._hold(range(len(self.owner)))
 
     # --- sizes and positions: StoredRows's, and the shards' ---
@@ -111,14 +120,14 @@ class RayStore(StoredRows):
         for i in shards:
             a, b = int(self.shard_bounds[i]), int(self.shard_bounds[i + 1])
             if isinstance(x, ShardedFeatures) and not isinstance(x.parts[i], np.ndarray):
-                sources[i] = x.parts[i]
+                sources[i] = (x.parts[i], a)
                 continue
             part = x.part(i) if isinstance(x, ShardedFeatures) else x[a:b]
-            step = max(1, SEND_BYTES // max(1, part.shape[1] * part.itemsize))
+            step = max(1, SEND_BYTES // max(1, self.dim * part.itemsize))
             for s in range(0, len(part), step):
                 chunk = np.ascontiguousarray(part[s : s + step])
                 self.backend.call(self.owner[i], "receive", (i, chunk))
-            sources[i] = None
+            sources[i] = (None, a)
         out: dict[int, tuple] = {}
         for reply in self.backend.call_each(self._by_worker("read", sources)):
             out.update(reply)

@@ -81,24 +81,33 @@ class ShardWorker:
         """Rows of shard ``shard`` the driver sends, in order (an array input)."""
         self.parts.setdefault(shard, []).append(np.array(chunk))
 
-    def read(self, sources: dict[int, Any]) -> dict[int, tuple[int, np.ndarray, np.ndarray]]:
-        """Open each shard (a ``.npy`` path, or the rows received) and return its moments,
-        checking its rows are finite (a row's number is counted from the shard's start)."""
+    def read(self, sources: dict[int, tuple[Any, int]]) -> dict[int, tuple]:
+        """Open each shard (a ``.npy`` path, or None for the rows received; and the input row
+        of its first row) and return its moments: rows' (:func:`~aflite.algorithm.numerics.store.chunk_moments`)
+        or items' (:func:`~aflite.algorithm.numerics.item_store.item_moments`), checking the
+        values no earlier check read (a row's number is counted from the shard's start, an
+        item's from the input's)."""
+        from aflite.algorithm.numerics.item_store import item_moments
         from aflite.algorithm.numerics.store import chunk_moments
 
         out = {}
-        for i, source in sources.items():
+        for i, (source, first) in sources.items():
             if source is None:
                 x = np.concatenate(self.parts.pop(i))
             else:
                 x = np.load(source, mmap_mode="r", allow_pickle=False)
             self.raw[i] = x
-            out[i] = chunk_moments(x, finite=True)
+            if x.ndim == 3:
+                out[i] = item_moments(x, first, check=True)
+            else:
+                out[i] = chunk_moments(x, finite=True)
         return out
 
-    def hold(self, moments: tuple[np.ndarray, np.ndarray], shards: dict[int, tuple]) -> None:
-        """Keep each shard's stored rows standardised with the moments of all input rows:
+    def hold(self, moments: Any, shards: dict[int, tuple]) -> None:
+        """Keep each shard's stored rows standardised with the moments of all input rows
+        (items: centred on their real choices and scaled by the scale of all items):
         ``shards[i]`` = (the input row of its first row, its stored input rows)."""
+        from aflite.algorithm.numerics.item_store import item_rows, valid_choices
         from aflite.algorithm.numerics.shard_set import Shard
         from aflite.algorithm.numerics.store import FeatureStore
 
@@ -106,9 +115,17 @@ class ShardWorker:
             x = self.raw.pop(i)
             local = np.asarray(rows) - first
             whole = len(local) == len(x)
-            # rows read from a file or received: ours to standardise in place
-            mine = np.array(x if whole else x[local], dtype=x.dtype, order="C")
-            store = FeatureStore(mine, self.device, in_place=True, moments=moments, rows=rows)
+            if x.ndim == 3:
+                mine = x if whole else x[local]
+                valid = valid_choices(np.asarray(mine))
+                store = FeatureStore.from_standardised(item_rows(mine, valid, moments), self.device)
+                store.rows = np.asarray(rows, dtype=np.int64)
+                store.shard_bounds = np.asarray([first, first + len(x)])
+                store.hold_choices(valid)
+            else:
+                # rows read from a file or received: ours to standardise in place
+                mine = np.array(x if whole else x[local], dtype=x.dtype, order="C")
+                store = FeatureStore(mine, self.device, in_place=True, moments=moments, rows=rows)
             self.shards[i] = Shard(i, store, torch.zeros(len(rows), dtype=torch.int64))
 
     def labels(self, labels: dict[int, np.ndarray]) -> None:

@@ -30,14 +30,13 @@ class ChoiceEvaluator(BaseEvaluator):
             check_choices,
             choice_scale,
             choice_store,
-            valid_choices,
+            item_neg,
         )
-        from aflite.algorithm.numerics.margins import NEG
 
         x, y, _ = check_choices(phi, train.labels.astype(np.int64))
         dev = torch.device("cpu")
         store = choice_store(x, dev)
-        neg = torch.where(torch.as_tensor(valid_choices(x)), 0.0, NEG)
+        neg = item_neg(store)
         every = torch.ones((len(y), 1), dtype=torch.float32)
         fit = fit_choices(store, torch.as_tensor(y), neg, ChoiceEnsemble(), train=every)
         # the store's coordinates are item-centred and scaled: scaling the weights instead

@@ -121,13 +121,12 @@ def oof_choice_probabilities(
     from aflite._internal.device import resolve_device
     from aflite.algorithm import ChoiceEnsemble
     from aflite.algorithm.models.choice.fit import fit_choices
-    from aflite.algorithm.numerics.item_store import choice_store, valid_choices
-    from aflite.algorithm.numerics.margins import NEG
+    from aflite.algorithm.numerics.item_store import choice_store, item_neg
 
     dev = resolve_device(device)
     n, k, d = x.shape
     store = choice_store(x, dev)
-    neg = torch.where(torch.as_tensor(valid_choices(x), device=dev), 0.0, NEG)
+    neg = item_neg(store)
     yt = torch.as_tensor(y, dtype=torch.int64, device=dev)
     n_folds = int(folds.max()) + 1
     train = torch.as_tensor(_train_masks(folds, n_folds), device=dev)

@@ -186,7 +186,7 @@ class PhaseRunner:
         the family declares it; None: their majority-class rate (the loop's default)."""
         if self.family.chance is None:
             return None
-        return self.family.chance(self.raw, rows, self.labels_of(rows))
+        return self.family.chance(self.store, rows, self.labels_of(rows))
 
     def needs_compaction(self, n_rows: int) -> bool:
         return self.store.needs_compaction(n_rows)

@@ -102,8 +102,8 @@ class BlockModel(Model, Protocol):
 
 # store(x, device, *, chunk_rows, in_place, sparse_rows) -> the phase runner's FeatureStore
 StoreMaker = Callable[..., "FeatureStore"]
-# chance(features, rows, labels) -> the chance level of input rows ``rows`` with ``labels``
-Chance = Callable[["np.ndarray", "np.ndarray", "np.ndarray"], float]
+# chance(store, rows, labels) -> the chance level of input rows ``rows`` with ``labels``
+Chance = Callable[[Any, "np.ndarray", "np.ndarray"], float]
 
 
 @dataclass(frozen=True)
@@ -133,8 +133,9 @@ class ModelFamily(Entry):
 
     ``store(x, device, *, chunk_rows, in_place, sparse_rows)``: builds the rows a phase
     reads (None: the standardised rows, :class:`~aflite.algorithm.numerics.store.FeatureStore`).
-    ``chance(features, rows, labels)``: the score of a model that learned nothing, on input
-    rows ``rows`` with ``labels`` (None: their majority-class rate).
+    ``chance(store, rows, labels)``: the score of a model that learned nothing, on input
+    rows ``rows`` with ``labels``, from what the family's ``store`` holds (None: their
+    majority-class rate).
     ``sharded(settings) -> Model``: the model that runs its phases over shards of rows held
     elsewhere (a distributed backend's store; None: its own model does, through
     :func:`~aflite.algorithm.numerics.shard_set.shards_of`).
@@ -230,11 +231,6 @@ def phase_model(
     family's own declaration (its blocks, their size, its m), on the rows the backend's
     store (the model's ``store``, a :data:`StoreMaker`) holds where its workers are."""
     family = family_of(model)
-    if items and backend is not None:
-        raise ValueError(
-            "multiple-choice items (features (N, K, d)) run in one process: a distributed "
-            "backend runs the families of labelled rows (N, d) only"
-        )
     if family is None:
         if backend is not None:
             raise ValueError("a distributed backend runs registered model families only")

@@ -6,27 +6,28 @@ one row) and chance level are declared with each family
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 
-from aflite.algorithm.numerics.item_store import valid_choices
-from aflite.algorithm.numerics.margins import NEG
-from aflite.algorithm.numerics.store import FeatureStore
+from aflite._internal.transfer import to_host
+from aflite.algorithm.numerics.item_store import check_answers, item_neg
+from aflite.algorithm.numerics.store import StoredRows
 
 __all__ = ["ItemModel"]
 
 
 class ItemModel:
     """The base of a model of items: ``neg`` (N_store, K), 0 for a real choice and ``NEG``
-    for a padded one, and ``k``, the most choices an item has."""
+    for a padded one, and ``k``, the most choices an item has, from the store's record of
+    each item's real choices (wherever its features are held)."""
 
-    def __init__(self) -> None:
-        self._valid: np.ndarray | None = None  # (N, K) over the input's items, read once
-
-    def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
-        if self._valid is None:
-            self._valid = valid_choices(raw)
+    def attach(self, store: StoredRows, raw: Any, y: torch.Tensor, n_classes: int) -> None:
         self.store, self.y = store, y
-        valid = torch.as_tensor(self._valid[store.rows], device=store.device)
-        self.neg = torch.where(valid, 0.0, NEG)
+        valid = store.real_choices(store.rows)
+        # an answer must be a real choice: checked here for items read only by the store (a
+        # sharded input's), before any phase
+        check_answers(valid, to_host(y).astype(np.int64), rows=store.rows)
+        self.neg = item_neg(store).to(y.device)
         self.k = valid.shape[1]

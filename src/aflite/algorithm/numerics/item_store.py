@@ -27,15 +27,20 @@ import numpy as np
 if TYPE_CHECKING:
     import torch
 
-    from aflite.algorithm.numerics.store import FeatureStore
+    from aflite.algorithm.numerics.store import FeatureStore, StoredRows
 
 __all__ = [
+    "check_answers",
     "check_choices",
     "choice_chance",
     "choice_scale",
     "choice_store",
     "item_chance",
+    "item_moments",
+    "item_neg",
+    "item_rows",
     "pad_choices",
+    "scale_of",
     "valid_choices",
 ]
 
@@ -65,10 +70,16 @@ def valid_choices(x: np.ndarray) -> np.ndarray:
     )
 
 
-def check_choices(features: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def check_choices(features: Any, labels: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     """Check multiple-choice input; returns (features, answer positions int64, positions
-    0..K-1 as the classes). Each failure is one ValueError naming the item."""
-    x = np.asarray(features)
+    0..K-1 as the classes). Each failure is one ValueError naming the item. A
+    :class:`~aflite.algorithm.numerics.shards.ShardedFeatures` is taken as it is: its items are
+    checked where they are read (:func:`item_moments`, a shard's worker), and an answer
+    against its item's real choices when the store is attached (:func:`check_answers`)."""
+    from aflite.algorithm.numerics.shards import ShardedFeatures
+
+    sharded = isinstance(features, ShardedFeatures)
+    x = features if sharded else np.asarray(features)
     if x.ndim != 3:
         raise ValueError(
             f"the choice-wise model needs features of shape (n_items, n_choices, n_features), "
@@ -81,22 +92,10 @@ def check_choices(features: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, n
         raise ValueError(f"multiple-choice items need at least 2 choices, got {k}")
     if not np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.complexfloating):
         raise ValueError(f"features must be real numbers, got dtype {x.dtype}")
-    if np.issubdtype(x.dtype, np.floating):
+    if np.issubdtype(x.dtype, np.floating) and not sharded:
         step = max(1, 2**24 // max(1, k * d))
         for start in range(0, n, step):
-            block = np.asarray(x[start : start + step])
-            nan = np.isnan(block)
-            padded = nan.all(axis=2)
-            bad = (nan.any(axis=2) & ~padded) | np.isinf(block).any(axis=2)
-            if bad.any():
-                i, j = np.argwhere(bad)[0]
-                raise ValueError(
-                    f"features contain NaN or inf in item {start + i}, choice {j} (a padded "
-                    "choice must be NaN in every feature)"
-                )
-            short = (~padded).sum(axis=1) < 2
-            if short.any():
-                raise ValueError(f"item {start + int(np.argmax(short))} has fewer than 2 choices")
+            _check_values(x[start : start + step], start)
     y = np.asarray(labels)
     if y.ndim != 1 or len(y) != n:
         raise ValueError(f"labels must be 1-D with one answer per item ({n}), got shape {y.shape}")
@@ -111,12 +110,39 @@ def check_choices(features: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, n
     out = np.flatnonzero((y < 0) | (y >= k))
     if len(out):
         raise ValueError(f"item {out[0]}: answer {y[out[0]]} is not a choice position in [0, {k})")
-    valid = valid_choices(x)
-    padded_answer = np.flatnonzero(~valid[np.arange(n), y])
+    if not sharded:
+        check_answers(valid_choices(x), y)
+    return x, y, np.arange(k)
+
+
+def _check_values(block: Any, start: int) -> None:
+    """NaN only in every feature of a padded choice, no inf, at least 2 real choices an item
+    (items counted from ``start``)."""
+    block = np.asarray(block)
+    if not np.issubdtype(block.dtype, np.floating):
+        return
+    nan = np.isnan(block)
+    padded = nan.all(axis=2)
+    bad = (nan.any(axis=2) & ~padded) | np.isinf(block).any(axis=2)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(
+            f"features contain NaN or inf in item {start + i}, choice {j} (a padded "
+            "choice must be NaN in every feature)"
+        )
+    short = (~padded).sum(axis=1) < 2
+    if short.any():
+        raise ValueError(f"item {start + int(np.argmax(short))} has fewer than 2 choices")
+
+
+def check_answers(valid: np.ndarray, y: np.ndarray, rows: np.ndarray | None = None) -> None:
+    """Every answer a real choice of its item: ``valid`` (n, K); ``rows``: the items' numbers
+    (default 0..n-1)."""
+    padded_answer = np.flatnonzero(~valid[np.arange(len(y)), y])
     if len(padded_answer):
         i = padded_answer[0]
-        raise ValueError(f"item {i}: answer {y[i]} points at a padded (NaN) choice")
-    return x, y, np.arange(k)
+        item = i if rows is None else rows[i]
+        raise ValueError(f"item {item}: answer {y[i]} points at a padded (NaN) choice")
 
 
 def _centred(x: np.ndarray, valid: np.ndarray, s: int, step: int) -> np.ndarray:
@@ -131,21 +157,72 @@ def _step(k: int, d: int) -> int:
     return max(1, 2**22 // max(1, k * d))
 
 
-def choice_scale(x: np.ndarray) -> np.ndarray:
-    """(d,) the scale of each feature in the store (see the module docstring): 1 / the spread
-    of the item-centred choices, 0 for a feature that never varies within an item."""
+def item_moments(
+    x: Any, first: int = 0, *, check: bool = False
+) -> tuple[np.ndarray, int, np.ndarray]:
+    """One shard's part of the store's scale: the (d,) sum of squares of its item-centred real
+    choices, how many real choices it has, and its (n, K) real choices. ``check``: a
+    ValueError names the first bad item (counted from ``first``), for items no earlier check
+    read (a sharded input's)."""
     n, k, d = x.shape
-    valid = valid_choices(x)
-    sumsq = np.zeros(d)
-    for s in range(0, n, _step(k, d)):
-        sumsq += (_centred(x, valid, s, _step(k, d)) ** 2).sum(axis=(0, 1))
-    std = np.sqrt(sumsq / max(1, int(valid.sum())))
+    sumsq, count = np.zeros(d), 0
+    valid = np.empty((n, k), dtype=bool)
+    step = _step(k, d)
+    for s in range(0, n, step):
+        block = np.asarray(x[s : s + step])
+        if check:
+            _check_values(block, first + s)
+        real = valid_choices(block)
+        valid[s : s + len(block)] = real
+        sumsq += (_centred(block, real, 0, step) ** 2).sum(axis=(0, 1))
+        count += int(real.sum())
+    return sumsq, count, valid
+
+
+def scale_of(parts: Sequence[tuple[np.ndarray, int]]) -> np.ndarray:
+    """(d,) the scale of each feature in the store (see the module docstring) from every
+    shard's (sum of squares, real choices) of :func:`item_moments`, added in shard order (on
+    a cluster the same): 1 / the spread of the item-centred choices, 0 for a feature that
+    never varies within an item."""
+    sumsq = np.zeros_like(parts[0][0])
+    count = 0
+    for part_sumsq, part_count in parts:
+        sumsq = sumsq + part_sumsq
+        count += part_count
+    std = np.sqrt(sumsq / max(1, count))
     # centred features have mean 0: the classifiers' rule for a constant feature, at mean 0
     return np.where(std > 1e-12, 1.0 / np.where(std > 0, std, 1), 0.0)
 
 
+def _shard_moments(x: Any) -> list[tuple[np.ndarray, int, np.ndarray]]:
+    from aflite.algorithm.numerics.shards import ShardedFeatures, shard_bounds
+
+    sharded = isinstance(x, ShardedFeatures)
+    bounds = shard_bounds(x)
+    return [
+        item_moments(x.part(i) if sharded else x[a:b], int(a), check=sharded)
+        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))
+    ]
+
+
+def choice_scale(x: Any) -> np.ndarray:
+    """(d,) the scale of each feature in the store of items ``x`` (:func:`scale_of`)."""
+    return scale_of([(sumsq, count) for sumsq, count, _ in _shard_moments(x)])
+
+
+def item_rows(x: Any, valid: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """(n, K*d) float32: items ``x`` centred on their real choices and scaled, padding 0."""
+    n, k, d = x.shape
+    out = np.empty((n, k * d), dtype=np.float32)
+    step = _step(k, d)
+    for s in range(0, n, step):
+        block = _centred(np.asarray(x[s : s + step]), valid[s : s + step], 0, step)
+        out[s : s + step] = (block * scale).reshape(len(block), k * d)
+    return out
+
+
 def choice_store(
-    x: np.ndarray,
+    x: Any,
     device: torch.device,
     *,
     chunk_rows: int | None = None,
@@ -153,20 +230,39 @@ def choice_store(
     sparse_rows: bool = False,
 ) -> FeatureStore:
     """A store of N rows of K*d scaled, item-centred features (see the module docstring);
-    padded choices become zeros: the store of the families of items. ``in_place`` and
-    ``sparse_rows`` are the store's arguments, not read: the store is always a new float32
-    array (the padding must not reach the caller's array), and keeps no raw rows."""
+    padded choices become zeros: the store of the families of items, which knows each item's
+    real choices (:meth:`~aflite.algorithm.numerics.store.StoredRows.real_choices`).
+    ``in_place`` and ``sparse_rows`` are the store's arguments, not read: the store is always
+    a new float32 array (the padding must not reach the caller's array), and keeps no raw
+    rows. An input in shards (a :class:`~.shards.ShardedFeatures`, or more than
+    ``SHARD_ROWS`` items) is read and scaled shard by shard, as a cluster's workers do."""
+    from aflite.algorithm.numerics.shards import ShardedFeatures, shard_bounds
     from aflite.algorithm.numerics.store import FeatureStore
 
-    n, k, d = x.shape
-    valid = valid_choices(x)
-    scale = choice_scale(x)
-    out = np.empty((n, k * d), dtype=np.float32)
-    step = _step(k, d)
-    for s in range(0, n, step):
-        block = _centred(x, valid, s, step)
-        out[s : s + step] = (block * scale).reshape(len(block), k * d)
-    return FeatureStore.from_standardised(out, device, chunk_rows=chunk_rows)
+    moments = _shard_moments(x)
+    scale = scale_of([(sumsq, count) for sumsq, count, _ in moments])
+    valid = np.concatenate([v for _, _, v in moments])
+    bounds = shard_bounds(x)
+    sharded = isinstance(x, ShardedFeatures)
+    rows = np.concatenate([
+        item_rows(x.part(i) if sharded else x[a:b], moments[i][2], scale)
+        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))
+    ])  # fmt: skip
+    store = FeatureStore.from_standardised(rows, device, chunk_rows=chunk_rows)
+    store.shard_bounds = bounds
+    store.hold_choices(valid)
+    return store
+
+
+def item_neg(store: StoredRows) -> torch.Tensor:
+    """(N_store, K) on the store's device: 0 for each stored item's real choices, ``NEG`` for
+    its padded ones (what every softmax and prediction over an item's choices masks with)."""
+    import torch
+
+    from aflite.algorithm.numerics.margins import NEG
+
+    real = torch.as_tensor(store.real_choices(store.rows), device=store.device)
+    return torch.where(real, 0.0, NEG)
 
 
 def choice_chance(labels: np.ndarray, n_valid: np.ndarray) -> float:
@@ -179,11 +275,7 @@ def choice_chance(labels: np.ndarray, n_valid: np.ndarray) -> float:
     return total / max(1, len(labels))
 
 
-def item_chance(features: np.ndarray, rows: np.ndarray, labels: np.ndarray) -> float:
-    """The chance level of items ``rows`` (input positions) of ``features`` with answers
+def item_chance(store: StoredRows, rows: np.ndarray, labels: np.ndarray) -> float:
+    """The chance level of items ``rows`` (input positions) of ``store`` with answers
     ``labels`` (:func:`choice_chance`): the chance level of the families of items."""
-    if np.issubdtype(features.dtype, np.floating):
-        n_valid = (~np.isnan(features[rows, :, 0])).sum(axis=1)
-    else:
-        n_valid = np.full(len(rows), features.shape[1])
-    return choice_chance(labels, n_valid)
+    return choice_chance(labels, store.real_choices(rows).sum(axis=1))

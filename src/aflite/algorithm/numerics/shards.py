@@ -39,14 +39,16 @@ SHARD_ROWS = 1 << 20
 
 
 class ShardedFeatures:
-    """An (N, d) feature matrix held as parts, each part one shard: ``.npy`` files (opened as
-    memory maps where they are read: by the worker that holds the shard on a cluster, so the
-    driver never reads a feature), or arrays. Rows are numbered across the parts in order.
+    """An (N, d) feature matrix, or (N, K, d) multiple-choice items, held as parts, each part
+    one shard: ``.npy`` files (opened as memory maps where they are read: by the worker that
+    holds the shard on a cluster, so the driver never reads a feature), or arrays. Rows are
+    numbered across the parts in order.
 
     Parameters
     ----------
     parts:
-        Paths of ``.npy`` files of (n_i, d) real numbers, or arrays, all with the same d.
+        Paths of ``.npy`` files of (n_i, d) real numbers (or (n_i, K, d) items), or arrays,
+        all with the same trailing shape.
     nodes:
         Optionally, for each part, the Ray node (its id or IP address) whose worker must hold
         it: for files on a node's own disk. Default: any worker (a shared file system).
@@ -66,28 +68,29 @@ class ShardedFeatures:
         shapes, dtypes = [], []
         for i, p in enumerate(self.parts):
             a = p if isinstance(p, np.ndarray) else _open(p)
-            if a.ndim != 2 or a.shape[0] == 0:
-                items = " (multiple-choice items run in one process)" if a.ndim == 3 else ""
+            if a.ndim not in (2, 3) or a.shape[0] == 0:
                 raise ValueError(
-                    f"ShardedFeatures: part {i} has shape {a.shape}, not (n, d){items}"
+                    f"ShardedFeatures: part {i} has shape {a.shape}, not (n, d) rows or "
+                    "(n, n_choices, d) items"
                 )
             if not np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.complexfloating):
                 raise ValueError(f"ShardedFeatures: part {i} holds {a.dtype}, not real numbers")
             shapes.append(a.shape)
             dtypes.append(a.dtype)
-        if len({s[1] for s in shapes}) != 1:
+        if len({s[1:] for s in shapes}) != 1:
+            what = "features" if len(shapes[0]) == 2 else "(choices, features)"
             raise ValueError(
-                "ShardedFeatures: every part needs the same number of features, got "
-                + ", ".join(str(s[1]) for s in shapes)
+                f"ShardedFeatures: every part needs the same number of {what}, got "
+                + ", ".join(str(s[1:] if len(s) == 3 else s[1]) for s in shapes)
             )
         if nodes is not None and len(nodes) != len(self.parts):
             raise ValueError(f"ShardedFeatures: {len(nodes)} nodes for {len(self.parts)} parts")
         self.nodes = None if nodes is None else [str(n) for n in nodes]
         self.bounds = np.zeros(len(shapes) + 1, dtype=np.int64)
         np.cumsum([s[0] for s in shapes], out=self.bounds[1:])
-        self.shape = (int(self.bounds[-1]), int(shapes[0][1]))
+        self.shape = (int(self.bounds[-1]), *(int(v) for v in shapes[0][1:]))
         self.dtype = np.result_type(*dtypes)
-        self.ndim = 2
+        self.ndim = len(self.shape)
 
     @classmethod
     def split(cls, x: np.ndarray, rows: int) -> ShardedFeatures:
@@ -129,7 +132,7 @@ class ShardedFeatures:
             rows = np.arange(start, stop)
         else:
             rows = np.asarray(key, dtype=np.int64).reshape(-1)
-        out = np.empty((len(rows), self.shape[1]), dtype=self.dtype)
+        out = np.empty((len(rows), *self.shape[1:]), dtype=self.dtype)
         which = np.searchsorted(self.bounds, rows, side="right") - 1
         for i in np.unique(which):
             at = which == i

@@ -137,6 +137,21 @@ class StoredRows:
 
     COMPACT_BELOW = 0.5
     rows: np.ndarray
+    # multiple-choice items: the rows held when the store was made, and each one's real
+    # choices (n, K); none for rows of features
+    _choices: tuple[np.ndarray, np.ndarray] | None = None
+
+    def hold_choices(self, valid: np.ndarray) -> None:
+        """Record which choices of each stored item are real (``valid``: (n_stored, K))."""
+        self._choices = (self.rows.copy(), np.asarray(valid, dtype=bool))
+
+    def real_choices(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), K) bool: the real choices of the items ``rows`` (input rows held when
+        the store was made)."""
+        if self._choices is None:
+            raise ValueError("internal error: the store holds rows, not multiple-choice items")
+        held, valid = self._choices
+        return valid[np.searchsorted(held, rows)]
 
     @property
     def n_stored(self) -> int:

@@ -32,6 +32,7 @@ def _is_choice_ensemble(model: object) -> bool:
     accepts=_is_choice_ensemble,
     shown="choice-wise logistic regression",
     blocks=True,
+    distributed=True,
     fits="items",
     items="choice",
     store=choice_store,

@@ -24,6 +24,7 @@ there. Resolved by position, a tie would credit the position artifact.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -36,7 +37,7 @@ from aflite.algorithm.numerics.reduce import add_rows
 from aflite.algorithm.numerics.report import SolveReport, shortest_float
 from aflite.algorithm.numerics.store import FeatureStore
 
-__all__ = ["ChoiceFit", "choice_heldout_counts", "fit_choices"]
+__all__ = ["ChoiceFit", "ItemPasses", "choice_heldout_counts", "fit_choices", "scatter_of"]
 
 _RANGE_ROWS = 4096  # items per task of a pass over the stored rows (masks instead of blocks)
 
@@ -82,9 +83,10 @@ def _pass(
     return loss, torch.bmm(resid.view(g, n * k, s).transpose(1, 2), flat)
 
 
-class _Problem:
-    """The passes of one phase: over a block plan's tasks, or over all stored items with an
-    (N_store, P) training mask."""
+class ItemPasses:
+    """The passes of one phase over stored items: over a block plan's tasks, or over all
+    stored items with an (N_store, P) training mask. ``sums`` and ``scatter_gram`` are sums
+    over items; a phase over shards of the items (:mod:`.sharded`) adds each shard's."""
 
     def __init__(
         self,
@@ -93,26 +95,29 @@ class _Problem:
         neg: torch.Tensor,
         k: int,
         plan: BlockPlan | None,
+        train: torch.Tensor | None = None,
     ) -> None:
         self.store, self.y, self.neg, self.k, self.plan = store, y, neg, k, plan
         self.d = store.dim // k
         if plan is not None:
             self.tasks = [(t, neg[t.pos]) for t in plan.tasks]
+            self.n_partitions, self.part_sizes = plan.n_partitions, plan.part_sizes
+            self.n_predicted = float(sum(int(t.w.sum()) for t in plan.tasks))
+        else:
+            self.n_partitions, self.part_sizes = train.shape[1], train.sum(dim=0)
+            self.n_predicted = float(store.n_stored)
 
     def rows(self, task: BlockTask) -> torch.Tensor:
         x = self.plan.rows(task)
         return x.view(*x.shape[:2], self.k, self.d)
 
-    def objective(
-        self,
-        theta: torch.Tensor,
-        slot: torch.Tensor | None,
-        train: torch.Tensor | None,
-        reg_c: float,
+    def sums(
+        self, theta: torch.Tensor, slot: torch.Tensor | None, train: torch.Tensor | None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Loss (p,) float64 and gradient (p, d) of the models whose weights are the rows of
-        ``theta``. Blocks: ``slot`` (P+1,) maps a model id to its row (p for a dropped row).
-        Mask: ``train`` (N_store, p) is the live models' training mask."""
+        """Loss (p+1,) float64 and gradient (p+1, d) sums over the items of the models whose
+        weights are the rows of ``theta`` (row p: nothing). Blocks: ``slot`` (P+1,) maps a
+        model id to its row (p for a dropped row). Mask: ``train`` (N_store, p) is the live
+        models' training mask."""
         p, d = theta.shape
         loss = torch.zeros(p + 1, dtype=torch.float64, device=theta.device)
         grad = torch.zeros((p + 1, d), dtype=theta.dtype, device=theta.device)
@@ -141,8 +146,7 @@ class _Problem:
             for part_loss, part_grad in workers().map(run_range, self.store.ranges(_RANGE_ROWS)):
                 loss[:p] += part_loss[0]
                 grad[:p] += part_grad[0]
-        loss, grad = loss[:p], grad[:p].mul_(reg_c).add_(theta)
-        return reg_c * loss + 0.5 * (theta * theta).sum(dim=1, dtype=torch.float64), grad
+        return loss, grad
 
     def scatter_gram(self, min_items: int) -> tuple[torch.Tensor, float]:
         """(d, d) float64 within-item scatter of the choices, sum_i sum_j (x_ij - xbar_i)
@@ -165,20 +169,26 @@ class _Problem:
                 for s, e in self.store.ranges(_RANGE_ROWS)[:1]
             ]
             items = sum(int(c[2].sum()) for c in chosen)
+        return scatter_of(chosen, self.d, self.store.device), float(items)
 
-        def run(item):
-            x, neg, w = item
-            real = (neg == 0).to(x.dtype) * w[:, :, None]  # (G, n, K)
-            mean = (x * real[..., None]).sum(dim=2, keepdim=True) / real.sum(2).clamp_min(1)[
-                ..., None, None
-            ]
-            z = ((x - mean) * real[..., None]).reshape(-1, self.d)
-            return (z.T @ z).double()
 
-        gram = torch.zeros((self.d, self.d), dtype=torch.float64, device=self.store.device)
-        for part in workers().map(run, chosen):
-            gram += part
-        return gram, float(items)
+def scatter_of(chosen: list, d: int, device: torch.device) -> torch.Tensor:
+    """The (d, d) float64 within-item scatter of ``chosen`` (choices (G, n, K, d), their
+    ``neg`` (G, n, K) and item weights (G, n)), added in order."""
+
+    def run(item):
+        x, neg, w = item
+        real = (neg == 0).to(x.dtype) * w[:, :, None]  # (G, n, K)
+        mean = (x * real[..., None]).sum(dim=2, keepdim=True) / real.sum(2).clamp_min(1)[
+            ..., None, None
+        ]
+        z = ((x - mean) * real[..., None]).reshape(-1, d)
+        return (z.T @ z).double()
+
+    gram = torch.zeros((d, d), dtype=torch.float64, device=device)
+    for part in workers().map(run, chosen):
+        gram += part
+    return gram
 
 
 def fit_choices(
@@ -189,37 +199,41 @@ def fit_choices(
     *,
     train: torch.Tensor | None = None,
     plan: BlockPlan | None = None,
+    passes: Any = None,
 ) -> ChoiceFit:
     """Fit one choice-wise model per training part: the columns of ``train`` (N_store, P)
-    0/1, or the parts of a block ``plan``. ``store`` holds N rows of K*d standardised
+    0/1, or the parts of a block ``plan``, or of ``passes`` over shards of the items
+    (:class:`~.sharded.ShardedItems`). ``store`` holds N rows of K*d standardised
     features, ``y`` (N_store,) the answers, ``neg`` (N_store, K) 0 for a real choice and NEG
     for padding."""
     k = neg.shape[1]
-    prob = _Problem(store, y, neg, k, plan)
+    prob = passes if passes is not None else ItemPasses(store, y, neg, k, plan, train)
     d, dev = prob.d, store.device
-    if plan is not None:
-        p, sizes = plan.n_partitions, plan.part_sizes
-    else:
-        p, sizes = train.shape[1], train.sum(dim=0)
+    p, sizes = prob.n_partitions, prob.part_sizes
     t = float(sizes.mean())
     gram, used = prob.scatter_gram(max(int(t), 4 * d))
     binv = boehning_preconditioner(gram, 0.5 * model.C * t / max(used, 1.0), t)
     flops = [2.0 * used * k * d * d + binv.build_flops]
+    masks = plan is None and passes is None
 
     def objective(v: dict[str, torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         flops[0] += 4.0 * t * k * d * x.shape[0]
-        if plan is None:
-            return prob.objective(x, None, v["train"], model.C)
-        slot = torch.full((p + 1,), len(b.active), dtype=torch.int64, device=dev)
-        slot[b.active] = torch.arange(len(b.active), device=dev)
-        return prob.objective(x, slot, None, model.C)
+        if masks:
+            loss, grad = prob.sums(x, None, v["train"])
+        else:
+            slot = torch.full((p + 1,), len(b.active), dtype=torch.int64, device=dev)
+            slot[b.active] = torch.arange(len(b.active), device=dev)
+            loss, grad = prob.sums(x, slot, None)
+        n = x.shape[0]
+        loss, grad = loss[:n], grad[:n].to(x.device).mul_(model.C).add_(x)
+        return model.C * loss.to(x.device) + 0.5 * (x * x).sum(dim=1, dtype=torch.float64), grad
 
     def precond(*vs: torch.Tensor) -> list[torch.Tensor]:
         flops[0] += binv.flops(vs[0].shape[0]) * len(vs)
         return [binv(v) for v in vs]
 
     b = Batch(p, dev, pdim={"train": 1}, outputs=("theta",), hist_dims=((0,), (0, 0)))
-    if train is not None and plan is None:
+    if masks:
         b.set(train=train)
     minimize(
         b,
@@ -231,7 +245,6 @@ def fit_choices(
         history=model.history,
     )
     out = b.outcome(flops[0])
-    n_pred = store.n_stored if plan is None else float(sum(int(tk.w.sum()) for tk in plan.tasks))
     report = SolveReport(
         solver="choice",
         iterations=int(out.iters.max()),
@@ -239,8 +252,8 @@ def fit_choices(
         residual=shortest_float(out.resid.max()),
         n_capped=int((out.iters >= model.max_iter).sum()),
         n_stalled=int(out.stalled.sum()),
-        flops=out.flops + 2.0 * n_pred * k * d * p,  # + the held-out margins
-        products="dense" if plan is None else "blocks",
+        flops=out.flops + 2.0 * prob.n_predicted * k * d * p,  # + the held-out margins
+        products="dense" if masks else "blocks",
         n_left_out=0,
     )
     return ChoiceFit(b.out("theta").T.contiguous(), report)

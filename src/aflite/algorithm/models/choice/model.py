@@ -14,7 +14,9 @@ from aflite.algorithm.models.choice.settings import ChoiceEnsemble
 from aflite.algorithm.models.contract import PhaseCounts
 from aflite.algorithm.models.items import ItemModel
 from aflite.algorithm.models.linear.settings import LinearEnsemble
+from aflite.algorithm.models.sharded_items import ShardedItems
 from aflite.algorithm.numerics.blocks import TASK_ROWS, BlockDesign, default_block_rows, plan_blocks
+from aflite.algorithm.numerics.shard_set import shards_of
 
 __all__ = ["ChoiceModel"]
 
@@ -37,7 +39,9 @@ class ChoiceModel(ItemModel):
         return False  # nothing kept between phases: the blocks are dealt afresh
 
     def block_rows(self, train_size: int, n_partitions: int) -> int:
-        return default_block_rows(self.store.dim)
+        # over S shards a block is S times as large: each shard's part of it is what one
+        # store's block is (as the logistic family's)
+        return default_block_rows(self.store.dim) * self.store.n_shards
 
     def score(
         self, train: torch.Tensor, heldout: torch.Tensor, current: torch.Tensor
@@ -52,6 +56,12 @@ class ChoiceModel(ItemModel):
         """One phase on block partitions of the items."""
         # a task of TASK_ROWS rows of d features stays in cache: here a row is an item's K choices
         rows = (1 << 18 if self.store.device.type == "cuda" else TASK_ROWS) // self.k
+        if self.store.n_shards > 1:  # over the shards of the items, where they are held
+            passes = ShardedItems(shards_of(self.store, self.y), self.store, design, positions,
+                                  self.y, self.k, max(1, rows))  # fmt: skip
+            fit = fit_choices(self.store, self.y, self.neg, self.model, passes=passes)
+            correct, held = passes.counts(fit.weights)
+            return PhaseCounts(correct, held, fit.report.to_dict(), tol=self.model.tol)
         plan = plan_blocks(self.store, self.y, design, positions, self.k, task_rows=max(1, rows))
         fit = fit_choices(self.store, self.y, self.neg, self.model, plan=plan)
         correct, held = choice_heldout_counts(self.store, self.y, self.neg, fit, plan=plan)

@@ -91,6 +91,7 @@ def ridge(settings: RidgeEnsemble | None) -> Model:
     description="exact least-squares model of multiple-choice items (model='ridge' on (N, K, d))",
     fits="items",
     items="choice-ridge",
+    distributed=True,
     store=choice_store,
     chance=item_chance,
     **_EXACT,

@@ -25,6 +25,7 @@ __all__ = [
     "PartSums",
     "PrimalSums",
     "dual_solve",
+    "parts_from_blocks",
     "primal_solve",
     "solve_spd",
     "xt_times",
@@ -269,29 +270,7 @@ class PrimalSums:
         """The sums of the parts ``j``, in new tensors the caller may change in place."""
         d = self.store.dim
         if self.blocks is not None:
-            full = self.blocks
-            inc = self.parts.design.incidence[:, j]  # (B, g)
-            if full.device.type == "cpu":
-                # each part's few blocks added in place: the product with the 0/1 incidence
-                # read every block for every part (0.28 s against 0.08 s for 64 parts of 8
-                # blocks at d = 1,024 on one core); the d x d sums kept apart, contiguous,
-                # for the factorisation and the residuals' products
-                xx = torch.empty((len(j), d, d), dtype=full.dtype)
-                edge = torch.empty((len(j), full.shape[1] - d, full.shape[2]), dtype=full.dtype)
-                for k, blocks in enumerate(inc.T.tolist()):  # on the CPU: no transfer
-                    idx = [b for b, used in enumerate(blocks) if used]
-                    xx[k].copy_(full[idx[0], :d, :d])
-                    edge[k].copy_(full[idx[0], d:])
-                    for b in idx[1:]:
-                        xx[k].add_(full[b, :d, :d])
-                        edge[k].add_(full[b, d:])
-            else:
-                nb, w, _ = full.shape
-                per_part = (inc.T.to(full.dtype) @ full.view(nb, w * w)).view(len(j), w, w)
-                xx, edge = per_part[:, :d, :d].contiguous(), per_part[:, d:]
-            # edge rows: [1 Y]^T [X 1 Y]
-            return PartSums(xx, edge[:, 0, :d], edge[:, 1:, :d].transpose(1, 2).contiguous(),
-                         edge[:, 0, d + 1 :], edge[:, 0, d])  # fmt: skip
+            return parts_from_blocks(self.blocks, self.parts.design.incidence[:, j], d)
         w = self.parts.weight[j].to(torch.float64)
         order = self.parts.order[j]
         out = []
@@ -300,6 +279,33 @@ class PrimalSums:
             yk = self.targets[order[k]] * w[k, :, None]
             out.append((rows.T @ rows, rows.sum(dim=0), rows.T @ yk, yk.sum(dim=0)))
         return PartSums(*(torch.stack([o[i] for o in out]) for i in range(4)), w.sum(dim=1))
+
+
+def parts_from_blocks(full: torch.Tensor, inc: torch.Tensor, d: int) -> PartSums:
+    """The sums of the parts whose blocks are the columns of ``inc`` (B, g), from every
+    block's float64 ``[X 1 Y]^T [X 1 Y]`` (``full``, (B, w, w)), in new tensors."""
+    j = inc.shape[1]
+    if full.device.type == "cpu":
+        # each part's few blocks added in place: the product with the 0/1 incidence
+        # read every block for every part (0.28 s against 0.08 s for 64 parts of 8
+        # blocks at d = 1,024 on one core); the d x d sums kept apart, contiguous,
+        # for the factorisation and the residuals' products
+        xx = torch.empty((j, d, d), dtype=full.dtype)
+        edge = torch.empty((j, full.shape[1] - d, full.shape[2]), dtype=full.dtype)
+        for k, blocks in enumerate(inc.T.tolist()):  # on the CPU: no transfer
+            idx = [b for b, used in enumerate(blocks) if used]
+            xx[k].copy_(full[idx[0], :d, :d])
+            edge[k].copy_(full[idx[0], d:])
+            for b in idx[1:]:
+                xx[k].add_(full[b, :d, :d])
+                edge[k].add_(full[b, d:])
+    else:
+        nb, w, _ = full.shape
+        per_part = (inc.T.to(full.dtype) @ full.view(nb, w * w)).view(j, w, w)
+        xx, edge = per_part[:, :d, :d].contiguous(), per_part[:, d:]
+    # edge rows: [1 Y]^T [X 1 Y]
+    return PartSums(xx, edge[:, 0, :d], edge[:, 1:, :d].transpose(1, 2).contiguous(),
+                    edge[:, 0, d + 1 :], edge[:, 0, d])  # fmt: skip
 
 
 def primal_solve(

@@ -18,17 +18,25 @@ differ only at a lead within about 1e-12 of zero.
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
 from aflite._internal.threads import workers
 from aflite.algorithm.models.choice.fit import ChoiceFit, choice_heldout_counts
 from aflite.algorithm.models.contract import PhaseCounts
 from aflite.algorithm.models.items import ItemModel
-from aflite.algorithm.models.ridge.direct import SOLVE_BYTES, PrimalSums, primal_solve
+from aflite.algorithm.models.ridge.direct import (
+    SOLVE_BYTES,
+    PrimalSums,
+    parts_from_blocks,
+    primal_solve,
+)
 from aflite.algorithm.models.ridge.fit import Parts
 from aflite.algorithm.models.ridge.model import parts_of_mask
 from aflite.algorithm.models.ridge.settings import RidgeEnsemble
+from aflite.algorithm.models.sharded_items import block_grams, item_counts, plan_shards
 from aflite.algorithm.numerics.blocks import (
     MIN_BLOCKS_PER_PART,
     TASK_ROWS,
@@ -36,6 +44,7 @@ from aflite.algorithm.numerics.blocks import (
     plan_blocks,
 )
 from aflite.algorithm.numerics.report import SolveReport
+from aflite.algorithm.numerics.shard_set import shards_of
 from aflite.algorithm.numerics.store import FeatureStore
 
 __all__ = ["ChoiceRidgeModel"]
@@ -53,18 +62,18 @@ class ChoiceRidgeModel(ItemModel):
                 f"use RidgeEnsemble(form='auto') or form='primal', not form={self.model.form!r}"
             )
 
-    def attach(self, store: FeatureStore, raw: np.ndarray, y: torch.Tensor, n_classes: int) -> None:
-        super().attach(store, raw, y, n_classes)
+    def _choice_rows(self) -> tuple[FeatureStore, torch.Tensor, torch.Tensor]:
+        """The stored items' rows one choice each (item i's choice c is row i*K + c), their
+        targets (+1 the answer, -1 another real choice, 0 padding) and each item's real
+        choices: for a phase in this process, on the rows it holds."""
         valid = self.neg == 0
-        d = store.dim // self.k
-        # the same rows, one choice each: item i's choice c is row i*K + c
-        self.choices = FeatureStore.from_standardised(
-            store.standardised().view(-1, d), store.device
+        d = self.store.dim // self.k
+        choices = FeatureStore.from_standardised(
+            self.store.standardised().view(-1, d), self.store.device
         )
         target = torch.where(valid, -1.0, 0.0).double()
-        target[torch.arange(len(y), device=y.device), y] = 1.0
-        self.targets = target.view(-1, 1)
-        self.n_real = valid.sum(dim=1).double()
+        target[torch.arange(len(self.y), device=self.y.device), self.y] = 1.0
+        return choices, target.view(-1, 1), valid.sum(dim=1).double()
 
     def keeps_blocks(self) -> bool:
         return False  # nothing kept between phases: the blocks are dealt afresh
@@ -75,17 +84,21 @@ class ChoiceRidgeModel(ItemModel):
 
     def _weights(self, parts: Parts) -> torch.Tensor:
         """(d, P) float64 weights of every part."""
-        p = parts.n_partitions
+        choices, targets, n_real = self._choice_rows()
         w = parts.weight.to(torch.float64)
-        penalty = self.model.alpha * (self.n_real[parts.order] * w).sum(dim=1)
-        k, d = self.k, self.store.dim // self.k
-        by_choice = _choice_parts(parts, k)
-        sums = PrimalSums(self.choices, self.targets, by_choice)
+        penalty = self.model.alpha * (n_real[parts.order] * w).sum(dim=1)
+        sums = PrimalSums(choices, targets, _choice_parts(parts, self.k))
+        return self._solve(sums.of, penalty)
+
+    def _solve(self, sums_of: Callable[[torch.Tensor], Any], penalty: torch.Tensor) -> torch.Tensor:
+        """(d, P) float64 weights of the parts whose sums ``sums_of(j)`` gives, at
+        ``penalty`` (P,), a group of parts at a time."""
+        p, d = len(penalty), self.store.dim // self.k
         per = max(1, SOLVE_BYTES // (8 * 4 * (d + 1) ** 2))
         dev = self.store.device
         groups = [torch.arange(s, min(p, s + per), device=dev) for s in range(0, p, per)]
         out = torch.empty((d, p), dtype=torch.float64, device=dev)
-        solve = lambda j: primal_solve(sums.of(j), penalty[j], centre=False)  # noqa: E731
+        solve = lambda j: primal_solve(sums_of(j), penalty[j], centre=False)  # noqa: E731
         for j, (coef, _, _) in zip(groups, workers().map(solve, groups)):
             out[:, j] = coef[:, :, 0].T
         return out
@@ -102,13 +115,29 @@ class ChoiceRidgeModel(ItemModel):
     def score_blocks(
         self, design: BlockDesign, positions: torch.Tensor, current: torch.Tensor
     ) -> PhaseCounts:
+        rows = (1 << 18 if self.store.device.type == "cuda" else TASK_ROWS) // self.k
+        if self.store.n_shards > 1:
+            return self._over_shards(design, positions, max(1, rows))
         order, weight = parts_of_mask(design.train_mask(torch.bool), positions)
         weights = self._weights(Parts(order, weight, design, positions))
-        rows = (1 << 18 if self.store.device.type == "cuda" else TASK_ROWS) // self.k
         plan = plan_blocks(self.store, self.y, design, positions, self.k, task_rows=max(1, rows))
         correct, held = choice_heldout_counts(
             self.store, self.y, self.neg, ChoiceFit(weights, self._report()), plan=plan
         )
+        return PhaseCounts(correct, held, self._report().to_dict())
+
+    def _over_shards(self, design: BlockDesign, positions: torch.Tensor, rows: int) -> PhaseCounts:
+        """One phase over the shards of the items (:mod:`~aflite.algorithm.models.sharded_items`):
+        every block's sums gathered from the shards, every part solved here."""
+        shards = shards_of(self.store, self.y)
+        plan_shards(shards, self.store, design, positions, self.k, rows)
+        full, n_real = block_grams(shards, design.n_blocks)
+        dev, d = self.store.device, self.store.dim // self.k
+        full = full.to(dev)
+        inc = design.incidence.to(dev)
+        penalty = self.model.alpha * (inc.T.to(torch.float64) @ n_real.to(dev))
+        weights = self._solve(lambda j: parts_from_blocks(full, inc[:, j], d), penalty)
+        correct, held = item_counts(shards, self.store, weights)
         return PhaseCounts(correct, held, self._report().to_dict())
 
     def _report(self) -> SolveReport:

@@ -1,0 +1,181 @@
+"""The families of multiple-choice items over shards of the items (:mod:`aflite.algorithm.numerics.shard_set`):
+the same phase as on one store, each sum over items computed shard by shard where the
+shards are, the shards' sums added along their tree.
+
+Each shard plans its own items of the phase's blocks into tasks, as a whole store does.
+The choice-wise family's L-BFGS and preconditioner run where the driver is, on (m, d)
+weights: per step the weights go to every shard and one partial loss and gradient per
+worker come back (:class:`ShardedItems`, the passes :func:`~.choice.fit.fit_choices` reads).
+The exact family's items variant gathers each block's float64 ``[Z 1 T]^T [Z 1 T]`` over its
+choices, (B, d+2, d+2) numbers a worker whatever its rows (:func:`block_grams`), and solves
+every part where the driver is, as one process does from the same block sums. Both count
+held-out items where they are held, with the weights they are sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from aflite._internal.transfer import to_device, to_host
+from aflite.algorithm.models.choice.fit import (
+    ChoiceFit,
+    ItemPasses,
+    choice_heldout_counts,
+    scatter_of,
+)
+from aflite.algorithm.models.ridge.direct import gram64
+from aflite.algorithm.numerics.blocks import BlockDesign, part_classes, plan_blocks
+from aflite.algorithm.numerics.item_store import item_neg
+from aflite.algorithm.numerics.shard_set import Shard, ShardSet, design_payload, on, shard_design
+
+__all__ = ["ShardedItems", "block_grams", "item_counts", "plan_shards"]
+
+
+class ShardedItems:
+    """A phase's passes over the shards of stored items: what :func:`~.choice.fit.fit_choices`
+    reads (``passes=``), each shard planning its own items where they are held."""
+
+    def __init__(
+        self,
+        shards: ShardSet,
+        store: Any,
+        design: BlockDesign,
+        positions: torch.Tensor,
+        y: torch.Tensor,
+        k: int,
+        task_rows: int,
+    ) -> None:
+        self.shards, self.store, self.k = shards, store, k
+        self.d = store.dim // k
+        self.n_partitions = design.n_partitions
+        # the items of every training part, from the answers here (integer counts)
+        _, self.part_sizes = part_classes(design, y[positions[design.order]], k)
+        payload = design_payload(design, positions, store)
+        self.task_items: list[list[int]] = shards.map(
+            _plan, design.incidence.cpu(), k, task_rows, each=payload
+        )
+        self.n_predicted = float(sum(sum(c) for c in self.task_items))
+
+    def sums(self, theta: torch.Tensor, slot: torch.Tensor, train: None = None):
+        """Loss (p+1,) and gradient (p+1, d) sums of every shard's tasks."""
+        out = self.shards.reduce(_sums, theta, slot)
+        if out is None:  # no shard holds a training item: nothing to add
+            p, d = theta.shape
+            return theta.new_zeros(p + 1, dtype=torch.float64), theta.new_zeros((p + 1, d))
+        loss, grad = out
+        return loss.to(theta.device), grad.to(theta.device)
+
+    def scatter_gram(self, min_items: int) -> tuple[torch.Tensor, float]:
+        """The within-item scatter over the first whole tasks, shard after shard, that hold
+        at least ``min_items`` items, and how many items that is."""
+        take, items = [], 0
+        for counts in self.task_items:
+            n = 0
+            while items < min_items and n < len(counts):
+                items += counts[n]
+                n += 1
+            take.append((n,))
+        gram = self.shards.reduce(_scatter, self.d, each=take)
+        return gram.to(self.store.device), float(items)
+
+    def counts(self, weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per stored item: right choices picked out by the models that held it out, and how
+        many did, from each shard's own counts of its items."""
+        return item_counts(self.shards, self.store, weights)
+
+
+def item_counts(shards: ShardSet, store: Any, weights: torch.Tensor):
+    """(N_store,) correct and held-out counts of the items planned on every shard
+    (:func:`_plan`), by the (d, P) ``weights``."""
+    dev = weights.device
+    correct = torch.zeros(store.n_stored, dtype=torch.float32, device=dev)
+    held = torch.zeros_like(correct)
+    for rows, c, h in shards.map(_counts, weights):
+        pos = to_device(store.positions(rows), dev)
+        correct[pos] = to_device(c, dev)
+        held[pos] = to_device(h, dev)
+    return correct, held
+
+
+def plan_shards(shards: ShardSet, store: Any, design: BlockDesign, positions, k: int, rows: int):
+    """Every shard plans its items of ``design`` (for :func:`item_counts`, :func:`block_grams`)."""
+    payload = design_payload(design, positions, store)
+    shards.map(_plan, design.incidence.cpu(), k, rows, each=payload)
+
+
+def block_grams(shards: ShardSet, n_blocks: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(B, d+2, d+2) float64 ``[Z 1 T]^T [Z 1 T]`` of every block's choices (rows ``Z``, a
+    column of ones, targets ``T``: +1 for the answer, -1 for another real choice, 0 for a
+    padded one) and (B,) its real choices, over every shard's planned items."""
+    return shards.reduce(_grams, n_blocks)
+
+
+def _plan(shard: Shard, incidence, k, task_rows, rows, block, slot) -> list[int]:
+    """A shard's tasks of its items of the phase's blocks (kept for the phase's passes); the
+    items of each task."""
+    design, positions = shard_design(shard, rows, block, slot, incidence)
+    store = shard.store
+    plan = plan_blocks(store, shard.y, design, positions, k, task_rows=max(1, task_rows))
+    shard.state["items"] = ItemPasses(store, shard.y, item_neg(store), k, plan)
+    shard.state["positions"] = positions
+    shard.state["rows"] = np.asarray(rows)
+    shard.state["blocks"] = (np.asarray(block), np.asarray(slot))
+    return [int(t.w.sum()) for t in plan.tasks]
+
+
+def _sums(shard: Shard, theta, slot):
+    passes = shard.state["items"]
+    if not passes.tasks:
+        return None
+    return passes.sums(on(shard, theta), on(shard, slot), None)
+
+
+def _scatter(shard: Shard, d: int, n_tasks: int) -> torch.Tensor | None:
+    """The scatter's sum over this shard's first ``n_tasks`` tasks, in task order."""
+    if n_tasks == 0:
+        return None
+    passes = shard.state["items"]
+    chosen = [(passes.rows(t), neg, t.w) for t, neg in passes.tasks[:n_tasks]]
+    return scatter_of(chosen, d, shard.store.device)
+
+
+def _counts(shard: Shard, weights):
+    passes = shard.state["items"]
+    fit = ChoiceFit(on(shard, weights), None)
+    correct, held = choice_heldout_counts(shard.store, shard.y, passes.neg, fit, plan=passes.plan)
+    pos = shard.state["positions"]
+    return shard.state["rows"], to_host(correct[pos]), to_host(held[pos])
+
+
+def _grams(shard: Shard, n_blocks: int):
+    """This shard's items' part of every block's sums (:func:`block_grams`)."""
+    passes = shard.state["items"]
+    block, slot = shard.state["blocks"]
+    if len(block) == 0:
+        return None
+    store, k = shard.store, passes.k
+    d = store.dim // k
+    # the shard's items of each block in the dealing's order, as one process reads a block
+    order = np.lexsort((slot, block))
+    at = store.positions(shard.state["rows"][order])
+    cut = np.searchsorted(block[order], np.arange(n_blocks + 1))
+    real = store.real_choices(store.rows[at])
+    target = np.where(real, -1.0, 0.0)
+    target[np.arange(len(at)), to_host(shard.y)[at]] = 1.0
+    full = torch.zeros((n_blocks, d + 2, d + 2), dtype=torch.float64, device=store.device)
+    n_real = torch.zeros(n_blocks, dtype=torch.float64)
+    for b in range(n_blocks):
+        a, e = int(cut[b]), int(cut[b + 1])
+        if a == e:
+            continue
+        rows = store.gather(to_device(at[a:e], store.device)).reshape(-1, d)
+        z = torch.empty((len(rows), d + 2), dtype=torch.float64, device=store.device)
+        z[:, :d] = rows
+        z[:, d] = 1.0
+        z[:, d + 1] = torch.as_tensor(target[a:e].reshape(-1), device=store.device)
+        gram64(z, full[b])
+        n_real[b] = float(real[a:e].sum())
+    return full, n_real
