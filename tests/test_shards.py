@@ -134,6 +134,16 @@ def test_items_on_any_number_of_workers_keep_one_process_set(model):
             assert [h.n_removed for h in remote.history] == [h.n_removed for h in local.history]
             record = remote.history[0].solver
             assert record["shards"] == (1 if given is x else 4)
+            # a phase moves weights and sums, and O(items) of design and counts; for
+            # choice-ridge each worker's subtrees of the blocks' sums, B x (d+2)^2 float64
+            moved = record["sent_bytes"] + record["received_bytes"]
+            if given is x:  # one shard: the whole phase on its worker
+                assert moved < 64 * len(y), (workers, moved)
+            elif model == "choice":
+                assert moved < x.nbytes / 2, (workers, moved)
+            else:
+                sums = record["blocks"] * (x.shape[2] + 2) ** 2 * 8
+                assert moved <= 2 * workers * sums + 64 * len(y), (workers, moved)
             # each worker holds its own shards' items, not a copy of all of them
             held = [w.stored() for w in backend.workers]
             assert sum(sum(h.values()) for h in held) == x.shape[0] * x.shape[1] * x.shape[2] * 4

@@ -138,7 +138,8 @@ class ChoiceRidgeModel(ItemModel):
         penalty = self.model.alpha * (inc.T.to(torch.float64) @ n_real.to(dev))
         weights = self._solve(lambda j: parts_from_blocks(full, inc[:, j], d), penalty)
         correct, held = item_counts(shards, self.store, weights)
-        return PhaseCounts(correct, held, self._report().to_dict())
+        # the blocks' sums are what a phase moves: B x (d+2)^2 float64 a worker
+        return PhaseCounts(correct, held, {**self._report().to_dict(), "blocks": len(n_real)})
 
     def _report(self) -> SolveReport:
         return SolveReport("choice-ridge", form="primal", alpha=self.model.alpha)
