@@ -147,10 +147,35 @@ def test_items_on_any_number_of_workers_keep_one_process_set(model):
             # each worker holds its own shards' items, not a copy of all of them
             held = [w.stored() for w in backend.workers]
             assert sum(sum(h.values()) for h in held) == x.shape[0] * x.shape[1] * x.shape[2] * 4
-    # four parts keep the set of the one array here: the shards' sums are the same sums
-    assert _fingerprint(aflite.filter(x, y, model=model, **ITEMS_KW).kept) == _fingerprint(
-        aflite.filter(ShardedFeatures.split(x, 400), y, model=model, **ITEMS_KW).kept
-    )
+
+
+def test_items_of_many_blocks_gather_each_part_sums_with_the_same_set(monkeypatch):
+    """Where every block's sums would pass BLOCK_BYTES, choice-ridge over shards gathers each
+    part's own sums, a group at a time: the same kept set, in one process and on workers."""
+    import aflite.algorithm.models.ridge.items as ridge_items
+
+    x, y = _items()
+    parts = ShardedFeatures.split(x, 400)
+    blocks = aflite.filter(parts, y, model="choice-ridge", **ITEMS_KW)
+    monkeypatch.setattr(ridge_items, "BLOCK_BYTES", 1)
+    local = aflite.filter(parts, y, model="choice-ridge", **ITEMS_KW)
+    remote = aflite.filter(parts, y, model="choice-ridge", backend=InProcess(3), **ITEMS_KW)
+    assert _fingerprint(local.kept) == _fingerprint(blocks.kept) == _fingerprint(remote.kept)
+    record = remote.history[0].solver
+    assert record["part_sums"] == ITEMS_KW["n_partitions"] and "blocks" not in record
+    sums = record["part_sums"] * (x.shape[2] + 2) ** 2 * 8
+    moved = record["sent_bytes"] + record["received_bytes"]
+    assert moved <= 2 * 3 * sums + 64 * len(y)
+
+
+def test_items_in_parts_are_scored_as_the_array():
+    """Scorers read items in parts whole: the same scores as the array."""
+    from aflite.scoring import score_examples
+
+    x, y = _items(n=400)
+    a = score_examples(x, y, scorers=["pvi"], seed=0)
+    b = score_examples(ShardedFeatures.split(x, 150), y, scorers=["pvi"], seed=0)
+    assert np.array_equal(a.columns["pvi"], b.columns["pvi"])
 
 
 @pytest.mark.parametrize("model", ["choice", "choice-ridge"])

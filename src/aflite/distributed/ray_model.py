@@ -4,7 +4,8 @@ The phase runner draws every design on the driver, as one process does (the fami
 size, its kept blocks), and hands it to :class:`RayModel`. Over several shards the family's
 model for shards runs it (:attr:`~aflite.algorithm.models.ModelFamily.sharded`, else its own
 model, which reads its rows through the store's shards): the logistic family's L-BFGS with
-every sum over rows computed where the rows are, the exact family's conjugate gradients.
+every sum over rows computed where the rows are, the exact family's conjugate gradients, and
+the families of multiple-choice items (:mod:`aflite.algorithm.models.sharded_items`).
 Rows in one shard are one worker's: the family's own model runs the whole phase there, as
 one process would. A worker lost during a phase is given its shards back and the phase is
 done again from the same design, so the counts are the uninterrupted run's.

@@ -70,7 +70,8 @@ class RayStore(StoredRows):
         backend.call_each([(w, "reset", ()) for w in sorted(set(self.owner))])
         moments = self._read(range(len(self.owner)))
         parts = [moments[i] for i in range(self.n_shards)]
-        if self.items:  # the items' scale and each one's real choices, in shard order
+        if self.items:  # the items' scale (what the workers hold them with) and each one's
+            # real choices, in shard order
             self.moments: Any = scale_of([(sumsq, count) for sumsq, count, _ in parts])
             self.hold_choices(np.concatenate([valid for _, _, valid in parts]))
         else:
@@ -117,17 +118,19 @@ class RayStore(StoredRows):
     def _read(self, shards: Any) -> dict[int, tuple]:
         """Each worker opens its shards; their moments."""
         x, sources = self.x, {}
+        # the items of parts were checked by no one yet: where they are read (an array's were)
+        check = isinstance(x, ShardedFeatures)
         for i in shards:
             a, b = int(self.shard_bounds[i]), int(self.shard_bounds[i + 1])
             if isinstance(x, ShardedFeatures) and not isinstance(x.parts[i], np.ndarray):
-                sources[i] = (x.parts[i], a)
+                sources[i] = (x.parts[i], a, check)
                 continue
             part = x.part(i) if isinstance(x, ShardedFeatures) else x[a:b]
             step = max(1, SEND_BYTES // max(1, self.dim * part.itemsize))
             for s in range(0, len(part), step):
                 chunk = np.ascontiguousarray(part[s : s + step])
                 self.backend.call(self.owner[i], "receive", (i, chunk))
-            sources[i] = (None, a)
+            sources[i] = (None, a, check)
         out: dict[int, tuple] = {}
         for reply in self.backend.call_each(self._by_worker("read", sources)):
             out.update(reply)

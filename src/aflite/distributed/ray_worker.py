@@ -59,6 +59,7 @@ class ShardWorker:
         self.device = torch.device("cuda" if gpu and torch.cuda.is_available() else "cpu")
         self.token = uuid.uuid4().hex  # a restarted worker has another: it holds nothing
         self.raw: dict[int, Any] = {}
+        self.valid: dict[int, np.ndarray] = {}  # each shard's items' real choices, as read
         self.parts: dict[int, list[np.ndarray]] = {}
         self.shards: dict[int, Any] = {}
 
@@ -75,30 +76,32 @@ class ShardWorker:
 
     def reset(self) -> None:
         """Drop every shard (an earlier run's)."""
-        self.raw, self.parts, self.shards = {}, {}, {}
+        self.raw, self.valid, self.parts, self.shards = {}, {}, {}, {}
 
     def receive(self, shard: int, chunk: np.ndarray) -> None:
         """Rows of shard ``shard`` the driver sends, in order (an array input)."""
         self.parts.setdefault(shard, []).append(np.array(chunk))
 
-    def read(self, sources: dict[int, tuple[Any, int]]) -> dict[int, tuple]:
-        """Open each shard (a ``.npy`` path, or None for the rows received; and the input row
-        of its first row) and return its moments: rows' (:func:`~aflite.algorithm.numerics.store.chunk_moments`)
-        or items' (:func:`~aflite.algorithm.numerics.item_store.item_moments`), checking the
-        values no earlier check read (a row's number is counted from the shard's start, an
-        item's from the input's)."""
+    def read(self, sources: dict[int, tuple[Any, int, bool]]) -> dict[int, tuple]:
+        """Open each shard (a ``.npy`` path, or None for the rows received; the input row of
+        its first row; whether its items are still to be checked) and return its moments:
+        rows' (:func:`~aflite.algorithm.numerics.store.chunk_moments`, checked finite; a row's
+        number counted from the shard's start) or items'
+        (:func:`~aflite.algorithm.numerics.item_store.item_moments`; an item's number counted
+        from the input's start)."""
         from aflite.algorithm.numerics.item_store import item_moments
         from aflite.algorithm.numerics.store import chunk_moments
 
         out = {}
-        for i, (source, first) in sources.items():
+        for i, (source, first, check) in sources.items():
             if source is None:
                 x = np.concatenate(self.parts.pop(i))
             else:
                 x = np.load(source, mmap_mode="r", allow_pickle=False)
             self.raw[i] = x
             if x.ndim == 3:
-                out[i] = item_moments(x, first, check=True)
+                out[i] = item_moments(x, first, check=check)
+                self.valid[i] = out[i][2]
             else:
                 out[i] = chunk_moments(x, finite=True)
         return out
@@ -107,7 +110,7 @@ class ShardWorker:
         """Keep each shard's stored rows standardised with the moments of all input rows
         (items: centred on their real choices and scaled by the scale of all items):
         ``shards[i]`` = (the input row of its first row, its stored input rows)."""
-        from aflite.algorithm.numerics.item_store import item_rows, valid_choices
+        from aflite.algorithm.numerics.item_store import item_rows
         from aflite.algorithm.numerics.shard_set import Shard
         from aflite.algorithm.numerics.store import FeatureStore
 
@@ -117,7 +120,7 @@ class ShardWorker:
             whole = len(local) == len(x)
             if x.ndim == 3:
                 mine = x if whole else x[local]
-                valid = valid_choices(np.asarray(mine))
+                valid = self.valid.pop(i)[local]
                 store = FeatureStore.from_standardised(item_rows(mine, valid, moments), self.device)
                 store.rows = np.asarray(rows, dtype=np.int64)
                 store.shard_bounds = np.asarray([first, first + len(x)])

@@ -87,7 +87,7 @@ def prepare_runner(
 ) -> tuple[PhaseRunner, np.ndarray, int]:
     """Check the inputs and set up a :class:`PhaseRunner`; returns it, the classes and t."""
     if takes_items(features, model):  # (N, K, d): answers are choice positions
-        x, y, classes = check_choices(features, labels)
+        x, y, classes = check_choices(features, labels, in_shards=True)
     else:
         x = check_features(features)
         y, classes = encode_labels(labels, x.shape[0])

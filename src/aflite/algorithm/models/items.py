@@ -24,6 +24,8 @@ class ItemModel:
     each item's real choices (wherever its features are held)."""
 
     def attach(self, store: StoredRows, raw: Any, y: torch.Tensor, n_classes: int) -> None:
+        # ``raw`` (the Model protocol's) is not read: the store knows each item's choices,
+        # wherever its features are held
         self.store, self.y = store, y
         valid = store.real_choices(store.rows)
         # an answer must be a real choice: checked here for items read only by the store (a

@@ -8,8 +8,10 @@ weights: per step the weights go to every shard and one partial loss and gradien
 worker come back (:class:`ShardedItems`, the passes :func:`~.choice.fit.fit_choices` reads).
 The exact family's items variant gathers each block's float64 ``[Z 1 T]^T [Z 1 T]`` over its
 choices, (B, d+2, d+2) numbers a worker whatever its rows (:func:`block_grams`), and solves
-every part where the driver is, as one process does from the same block sums. Both count
-held-out items where they are held, with the weights they are sent.
+every part where the driver is, as one process does from the same block sums; where every
+block's sums would be too many to hold, each part's own sums are gathered instead, a group
+of parts at a time (:func:`part_grams`). Both count held-out items where they are held, with
+the weights they are sent.
 """
 
 from __future__ import annotations
@@ -31,7 +33,14 @@ from aflite.algorithm.numerics.blocks import BlockDesign, part_classes, plan_blo
 from aflite.algorithm.numerics.item_store import item_neg
 from aflite.algorithm.numerics.shard_set import Shard, ShardSet, design_payload, on, shard_design
 
-__all__ = ["ShardedItems", "block_grams", "item_counts", "plan_shards"]
+__all__ = [
+    "ShardedItems",
+    "block_choices",
+    "block_grams",
+    "item_counts",
+    "part_grams",
+    "plan_shards",
+]
 
 
 class ShardedItems:
@@ -150,32 +159,79 @@ def _counts(shard: Shard, weights):
     return shard.state["rows"], to_host(correct[pos]), to_host(held[pos])
 
 
-def _grams(shard: Shard, n_blocks: int):
-    """This shard's items' part of every block's sums (:func:`block_grams`)."""
-    passes = shard.state["items"]
+def part_grams(shards: ShardSet, inc: torch.Tensor) -> torch.Tensor:
+    """(g, d+2, d+2) float64 sums of :func:`block_grams`' kind for the parts whose blocks are
+    the columns of ``inc`` (B, g), each from its own items on every shard: where every
+    block's sums would be too many to hold."""
+    return shards.reduce(_part_grams, to_host(inc).astype(bool))
+
+
+def block_choices(shards: ShardSet, n_blocks: int) -> torch.Tensor:
+    """(B,) float64 real choices of every block, over every shard's planned items."""
+    return shards.reduce(_block_choices, n_blocks)
+
+
+def _dealt(shard: Shard, n_blocks: int):
+    """The shard's items of the phase in the dealing's order, block by block (as one process
+    reads a block): their store positions, where each block starts, and each item's real
+    choices and targets (+1 the answer, -1 another real choice, 0 padding)."""
     block, slot = shard.state["blocks"]
-    if len(block) == 0:
-        return None
-    store, k = shard.store, passes.k
-    d = store.dim // k
-    # the shard's items of each block in the dealing's order, as one process reads a block
+    store = shard.store
     order = np.lexsort((slot, block))
     at = store.positions(shard.state["rows"][order])
     cut = np.searchsorted(block[order], np.arange(n_blocks + 1))
     real = store.real_choices(store.rows[at])
     target = np.where(real, -1.0, 0.0)
     target[np.arange(len(at)), to_host(shard.y)[at]] = 1.0
-    full = torch.zeros((n_blocks, d + 2, d + 2), dtype=torch.float64, device=store.device)
+    return at, cut, real, target
+
+
+def _gram(shard: Shard, at: np.ndarray, target: np.ndarray, out: torch.Tensor) -> None:
+    """``out = [Z 1 T]^T [Z 1 T]`` (float64) of the stored items ``at``' choices."""
+    store = shard.store
+    d = store.dim // target.shape[1]
+    rows = store.gather(to_device(at, store.device)).reshape(-1, d)
+    z = torch.empty((len(rows), d + 2), dtype=torch.float64, device=store.device)
+    z[:, :d] = rows
+    z[:, d] = 1.0
+    z[:, d + 1] = torch.as_tensor(target.reshape(-1), device=store.device)
+    gram64(z, out)
+
+
+def _grams(shard: Shard, n_blocks: int):
+    """This shard's items' part of every block's sums (:func:`block_grams`)."""
+    if len(shard.state["blocks"][0]) == 0:
+        return None
+    at, cut, real, target = _dealt(shard, n_blocks)
+    w = shard.store.dim // real.shape[1] + 2
+    full = torch.zeros((n_blocks, w, w), dtype=torch.float64, device=shard.store.device)
     n_real = torch.zeros(n_blocks, dtype=torch.float64)
     for b in range(n_blocks):
         a, e = int(cut[b]), int(cut[b + 1])
-        if a == e:
-            continue
-        rows = store.gather(to_device(at[a:e], store.device)).reshape(-1, d)
-        z = torch.empty((len(rows), d + 2), dtype=torch.float64, device=store.device)
-        z[:, :d] = rows
-        z[:, d] = 1.0
-        z[:, d + 1] = torch.as_tensor(target[a:e].reshape(-1), device=store.device)
-        gram64(z, full[b])
-        n_real[b] = float(real[a:e].sum())
+        if a < e:
+            _gram(shard, at[a:e], target[a:e], full[b])
+            n_real[b] = float(real[a:e].sum())
     return full, n_real
+
+
+def _block_choices(shard: Shard, n_blocks: int):
+    if len(shard.state["blocks"][0]) == 0:
+        return None
+    _, cut, real, _ = _dealt(shard, n_blocks)
+    per_item = real.sum(axis=1)
+    return torch.as_tensor(
+        [float(per_item[cut[b] : cut[b + 1]].sum()) for b in range(n_blocks)], dtype=torch.float64
+    )
+
+
+def _part_grams(shard: Shard, inc: np.ndarray):
+    if len(shard.state["blocks"][0]) == 0:
+        return None
+    at, cut, real, target = _dealt(shard, inc.shape[0])
+    w = shard.store.dim // real.shape[1] + 2
+    out = torch.zeros((inc.shape[1], w, w), dtype=torch.float64, device=shard.store.device)
+    for j in range(inc.shape[1]):
+        mine = np.concatenate([np.arange(cut[b], cut[b + 1]) for b in np.flatnonzero(inc[:, j])])
+        if len(mine):
+            _gram(shard, at[mine], target[mine], out[j])
+    return out

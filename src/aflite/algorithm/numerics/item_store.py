@@ -70,15 +70,20 @@ def valid_choices(x: np.ndarray) -> np.ndarray:
     )
 
 
-def check_choices(features: Any, labels: Any) -> tuple[Any, np.ndarray, np.ndarray]:
+def check_choices(
+    features: Any, labels: Any, *, in_shards: bool = False
+) -> tuple[Any, np.ndarray, np.ndarray]:
     """Check multiple-choice input; returns (features, answer positions int64, positions
     0..K-1 as the classes). Each failure is one ValueError naming the item. A
-    :class:`~aflite.algorithm.numerics.shards.ShardedFeatures` is taken as it is: its items are
-    checked where they are read (:func:`item_moments`, a shard's worker), and an answer
-    against its item's real choices when the store is attached (:func:`check_answers`)."""
+    :class:`~aflite.algorithm.numerics.shards.ShardedFeatures` is read whole, unless the
+    caller reads it shard by shard (``in_shards``: the filter's store, where its items are
+    checked as they are read, :func:`item_moments`, and each answer against its item's real
+    choices when the store is attached, :func:`check_answers`)."""
     from aflite.algorithm.numerics.shards import ShardedFeatures
 
-    sharded = isinstance(features, ShardedFeatures)
+    sharded = in_shards and isinstance(features, ShardedFeatures)
+    if isinstance(features, ShardedFeatures) and not sharded:
+        features = features[:]
     x = features if sharded else np.asarray(features)
     if x.ndim != 3:
         raise ValueError(
@@ -145,10 +150,10 @@ def check_answers(valid: np.ndarray, y: np.ndarray, rows: np.ndarray | None = No
         raise ValueError(f"item {item}: answer {y[i]} points at a padded (NaN) choice")
 
 
-def _centred(x: np.ndarray, valid: np.ndarray, s: int, step: int) -> np.ndarray:
-    """Items ``s`` to ``s + step`` centred on their real choices' mean; padding 0."""
-    real = valid[s : s + step, :, None]
-    block = np.where(real, np.asarray(x[s : s + step], dtype=np.float64), 0.0)
+def _centred(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Items ``x`` centred on their real choices' mean (``valid``); padding 0."""
+    real = valid[:, :, None]
+    block = np.where(real, np.asarray(x, dtype=np.float64), 0.0)
     block -= block.sum(axis=1, keepdims=True) / real.sum(axis=1, keepdims=True)
     return np.where(real, block, 0.0)
 
@@ -174,7 +179,7 @@ def item_moments(
             _check_values(block, first + s)
         real = valid_choices(block)
         valid[s : s + len(block)] = real
-        sumsq += (_centred(block, real, 0, step) ** 2).sum(axis=(0, 1))
+        sumsq += (_centred(block, real) ** 2).sum(axis=(0, 1))
         count += int(real.sum())
     return sumsq, count, valid
 
@@ -210,13 +215,16 @@ def choice_scale(x: Any) -> np.ndarray:
     return scale_of([(sumsq, count) for sumsq, count, _ in _shard_moments(x)])
 
 
-def item_rows(x: Any, valid: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """(n, K*d) float32: items ``x`` centred on their real choices and scaled, padding 0."""
+def item_rows(
+    x: Any, valid: np.ndarray, scale: np.ndarray, out: np.ndarray | None = None
+) -> np.ndarray:
+    """(n, K*d) float32 (into ``out`` if given): items ``x`` centred on their real choices and
+    scaled, padding 0."""
     n, k, d = x.shape
-    out = np.empty((n, k * d), dtype=np.float32)
+    out = np.empty((n, k * d), dtype=np.float32) if out is None else out
     step = _step(k, d)
     for s in range(0, n, step):
-        block = _centred(np.asarray(x[s : s + step]), valid[s : s + step], 0, step)
+        block = _centred(np.asarray(x[s : s + step]), valid[s : s + step])
         out[s : s + step] = (block * scale).reshape(len(block), k * d)
     return out
 
@@ -244,10 +252,10 @@ def choice_store(
     valid = np.concatenate([v for _, _, v in moments])
     bounds = shard_bounds(x)
     sharded = isinstance(x, ShardedFeatures)
-    rows = np.concatenate([
-        item_rows(x.part(i) if sharded else x[a:b], moments[i][2], scale)
-        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))
-    ])  # fmt: skip
+    n, k, d = x.shape
+    rows = np.empty((n, k * d), dtype=np.float32)  # each shard's items written in place
+    for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        item_rows(x.part(i) if sharded else x[a:b], moments[i][2], scale, out=rows[a:b])
     store = FeatureStore.from_standardised(rows, device, chunk_rows=chunk_rows)
     store.shard_bounds = bounds
     store.hold_choices(valid)

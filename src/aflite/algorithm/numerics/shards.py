@@ -77,6 +77,13 @@ class ShardedFeatures:
                 raise ValueError(f"ShardedFeatures: part {i} holds {a.dtype}, not real numbers")
             shapes.append(a.shape)
             dtypes.append(a.dtype)
+        if len({len(s) for s in shapes}) != 1:
+            kinds = {2: "rows (n, d)", 3: "items (n, n_choices, d)"}
+            odd = next(i for i, s in enumerate(shapes) if len(s) != len(shapes[0]))
+            raise ValueError(
+                f"ShardedFeatures: part {odd} holds {kinds[len(shapes[odd])]}, part 0 "
+                f"{kinds[len(shapes[0])]}: every part must hold the same kind"
+            )
         if len({s[1:] for s in shapes}) != 1:
             what = "features" if len(shapes[0]) == 2 else "(choices, features)"
             raise ValueError(

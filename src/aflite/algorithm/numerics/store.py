@@ -251,6 +251,7 @@ class FeatureStore(StoredRows):
         self.mean32 = torch.zeros(self.dim, device=device)
         self.scale32 = torch.ones(self.dim, device=device)
         self.rows = np.arange(self.n_input, dtype=np.int64)
+        self.shard_bounds = np.asarray([0, self.n_input])  # one shard, unless told
         self._raw = None
         self.sparse = None
         self.raw_float32 = True

@@ -86,7 +86,7 @@ def _pass(
 class ItemPasses:
     """The passes of one phase over stored items: over a block plan's tasks, or over all
     stored items with an (N_store, P) training mask. ``sums`` and ``scatter_gram`` are sums
-    over items; a phase over shards of the items (:mod:`.sharded`) adds each shard's."""
+    over items; a phase over shards of the items (:mod:`~aflite.algorithm.models.sharded_items`) adds each shard's."""
 
     def __init__(
         self,
@@ -203,7 +203,7 @@ def fit_choices(
 ) -> ChoiceFit:
     """Fit one choice-wise model per training part: the columns of ``train`` (N_store, P)
     0/1, or the parts of a block ``plan``, or of ``passes`` over shards of the items
-    (:class:`~.sharded.ShardedItems`). ``store`` holds N rows of K*d standardised
+    (:class:`~aflite.algorithm.models.sharded_items.ShardedItems`). ``store`` holds N rows of K*d standardised
     features, ``y`` (N_store,) the answers, ``neg`` (N_store, K) 0 for a real choice and NEG
     for padding."""
     k = neg.shape[1]

@@ -28,7 +28,6 @@ class ChoiceModel(ItemModel):
     :class:`~aflite.LinearEnsemble`, which lends its C, tol, max_iter and history."""
 
     def __init__(self, model: ChoiceEnsemble | LinearEnsemble | None = None) -> None:
-        super().__init__()
         if isinstance(model, LinearEnsemble):
             model = ChoiceEnsemble(
                 C=model.C, tol=model.tol, max_iter=model.max_iter, history=model.history

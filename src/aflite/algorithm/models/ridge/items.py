@@ -28,6 +28,7 @@ from aflite.algorithm.models.choice.fit import ChoiceFit, choice_heldout_counts
 from aflite.algorithm.models.contract import PhaseCounts
 from aflite.algorithm.models.items import ItemModel
 from aflite.algorithm.models.ridge.direct import (
+    BLOCK_BYTES,
     SOLVE_BYTES,
     PrimalSums,
     parts_from_blocks,
@@ -36,7 +37,13 @@ from aflite.algorithm.models.ridge.direct import (
 from aflite.algorithm.models.ridge.fit import Parts
 from aflite.algorithm.models.ridge.model import parts_of_mask
 from aflite.algorithm.models.ridge.settings import RidgeEnsemble
-from aflite.algorithm.models.sharded_items import block_grams, item_counts, plan_shards
+from aflite.algorithm.models.sharded_items import (
+    block_choices,
+    block_grams,
+    item_counts,
+    part_grams,
+    plan_shards,
+)
 from aflite.algorithm.numerics.blocks import (
     MIN_BLOCKS_PER_PART,
     TASK_ROWS,
@@ -54,7 +61,6 @@ class ChoiceRidgeModel(ItemModel):
     """All partitions of a phase on multiple-choice items, each solved exactly."""
 
     def __init__(self, model: RidgeEnsemble | None = None) -> None:
-        super().__init__()
         self.model = model or RidgeEnsemble()
         if self.model.form not in ("auto", "primal"):
             raise ValueError(
@@ -90,16 +96,23 @@ class ChoiceRidgeModel(ItemModel):
         sums = PrimalSums(choices, targets, _choice_parts(parts, self.k))
         return self._solve(sums.of, penalty)
 
-    def _solve(self, sums_of: Callable[[torch.Tensor], Any], penalty: torch.Tensor) -> torch.Tensor:
+    def _solve(
+        self,
+        sums_of: Callable[[torch.Tensor], Any],
+        penalty: torch.Tensor,
+        together: bool = True,
+    ) -> torch.Tensor:
         """(d, P) float64 weights of the parts whose sums ``sums_of(j)`` gives, at
-        ``penalty`` (P,), a group of parts at a time."""
+        ``penalty`` (P,), a group of parts at a time (on the worker threads where
+        ``together``, else one group after another)."""
         p, d = len(penalty), self.store.dim // self.k
         per = max(1, SOLVE_BYTES // (8 * 4 * (d + 1) ** 2))
         dev = self.store.device
         groups = [torch.arange(s, min(p, s + per), device=dev) for s in range(0, p, per)]
         out = torch.empty((d, p), dtype=torch.float64, device=dev)
         solve = lambda j: primal_solve(sums_of(j), penalty[j], centre=False)  # noqa: E731
-        for j, (coef, _, _) in zip(groups, workers().map(solve, groups)):
+        solved = workers().map(solve, groups) if together else map(solve, groups)
+        for j, (coef, _, _) in zip(groups, solved):
             out[:, j] = coef[:, :, 0].T
         return out
 
@@ -128,18 +141,32 @@ class ChoiceRidgeModel(ItemModel):
 
     def _over_shards(self, design: BlockDesign, positions: torch.Tensor, rows: int) -> PhaseCounts:
         """One phase over the shards of the items (:mod:`~aflite.algorithm.models.sharded_items`):
-        every block's sums gathered from the shards, every part solved here."""
+        every block's sums gathered from the shards (or, where those would pass
+        ``BLOCK_BYTES``, each part's own, a group of parts at a time), every part solved here."""
         shards = shards_of(self.store, self.y)
         plan_shards(shards, self.store, design, positions, self.k, rows)
-        full, n_real = block_grams(shards, design.n_blocks)
         dev, d = self.store.device, self.store.dim // self.k
-        full = full.to(dev)
         inc = design.incidence.to(dev)
-        penalty = self.model.alpha * (inc.T.to(torch.float64) @ n_real.to(dev))
-        weights = self._solve(lambda j: parts_from_blocks(full, inc[:, j], d), penalty)
+        if design.n_blocks * (d + 2) ** 2 * 8 <= BLOCK_BYTES:
+            full, n_real = block_grams(shards, design.n_blocks)
+            full = full.to(dev)
+            penalty = self.model.alpha * (inc.T.to(torch.float64) @ n_real.to(dev))
+            weights = self._solve(lambda j: parts_from_blocks(full, inc[:, j], d), penalty)
+            moved = {"blocks": design.n_blocks}
+        else:
+            n_real = block_choices(shards, design.n_blocks).to(dev)
+            penalty = self.model.alpha * (inc.T.to(torch.float64) @ n_real)
+            eye = lambda j: torch.eye(len(j), dtype=torch.bool, device=dev)  # noqa: E731
+            # one group's sums at a time from the shards: not from several threads at once
+            weights = self._solve(
+                lambda j: parts_from_blocks(part_grams(shards, inc[:, j]).to(dev), eye(j), d),
+                penalty,
+                together=False,
+            )
+            moved = {"part_sums": design.n_partitions}
         correct, held = item_counts(shards, self.store, weights)
-        # the blocks' sums are what a phase moves: B x (d+2)^2 float64 a worker
-        return PhaseCounts(correct, held, {**self._report().to_dict(), "blocks": len(n_real)})
+        # what a phase moves: B (or m) x (d+2)^2 float64 a worker
+        return PhaseCounts(correct, held, {**self._report().to_dict(), **moved})
 
     def _report(self) -> SolveReport:
         return SolveReport("choice-ridge", form="primal", alpha=self.model.alpha)
