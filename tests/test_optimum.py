@@ -70,3 +70,16 @@ def test_optimum_refuses_large_problems():
     x, y, _ = _tiny()
     with pytest.raises(ValueError, match="max_subsets"):
         aflite.optimum(x, y, target_size=4, train_size=2, max_subsets=1000)
+
+
+@pytest.mark.parametrize("model", ["ridge", "auto", aflite.RidgeEnsemble()])
+def test_subset_bias_names_the_one_family_it_runs(model):
+    x, y, _ = _tiny()
+    every = np.ones((1, len(y)), dtype=bool)
+    with pytest.raises(ValueError, match="support the model family linear only"):
+        aflite.subset_bias(x, y, every, train_size=2, model=model)
+    by_name = aflite.subset_bias(x, y, every, train_size=2, n_partitions=8, model="linear")
+    given = aflite.subset_bias(
+        x, y, every, train_size=2, n_partitions=8, model=aflite.LinearEnsemble()
+    )
+    assert np.array_equal(by_name, given)

@@ -20,6 +20,7 @@ from aflite._internal.device import make_generator, resolve_device
 from aflite.algorithm.loop.inputs import check_features, encode_labels
 from aflite.algorithm.loop.options import FilterOptions
 from aflite.algorithm.loop.sizes import resolve_size
+from aflite.algorithm.models.contract import family_of
 from aflite.algorithm.models.linear.ensemble import fit_ensemble, predict_all
 from aflite.algorithm.models.linear.settings import LinearEnsemble
 from aflite.algorithm.numerics.store import FeatureStore
@@ -63,9 +64,13 @@ def subset_bias(
     """
     x = check_features(features)
     y, classes = encode_labels(labels, x.shape[0])
-    mdl = LinearEnsemble() if model == "linear" else model
-    if not isinstance(mdl, LinearEnsemble):
-        raise ValueError("subset_bias and optimum support the linear model family only")
+    # the logistic family only (its batched ensemble): the family whose settings it is
+    logistic = family_of(LinearEnsemble())
+    if isinstance(model, str) and family_of(model) is logistic:
+        model = LinearEnsemble()
+    if not isinstance(model, LinearEnsemble):
+        raise ValueError(f"subset_bias and optimum support the model family {logistic.name} only")
+    mdl = model
     subsets = np.asarray(subsets, dtype=bool)
     if subsets.ndim != 2 or subsets.shape[1] != x.shape[0]:
         raise ValueError(f"subsets must be a (S, {x.shape[0]}) boolean array")

@@ -293,11 +293,12 @@ def filter_rows(
     groups = None if data.groups is None else data.groups[rest]
     where = {"groups": groups, "seed": run.seed, "device": run.device, "threads": run.threads}
     if run.by is not None:
+        from aflite.algorithm import FilterOptions
         from aflite.scoring import ByScorer
 
-        # the bias between slices is measured as the paper does: logistic regression on
-        # block partitions (the options a --by run does not read, NOT_FOR_BY)
-        by = {"model": "linear", "partitions": "blocks"}
+        # the bias between slices is measured as the predictability scorer's phase: the
+        # algorithm's defaults (the options a --by run does not read, NOT_FOR_BY)
+        by = {"model": FilterOptions.model, "partitions": FilterOptions.partitions}
         return adversarial_filter(
             phi, labels, options=run.options, ranker=ByScorer(run.by), progress=False,
             **by, **where,

@@ -75,7 +75,7 @@ class ByScorer:
 
     def by_scores(self, features: Any, labels: Any, opts: Any, **run: Any) -> Any:
         """The :class:`aflite.ByScores` of these rows: each scored once, out of sample."""
-        from aflite.algorithm import MODELS, ByScores, encode_labels
+        from aflite.algorithm import MODELS, ByScores, FilterOptions, encode_labels
         from aflite.scoring.run import score_examples
 
         name, column, lower = parse_by(self.by)
@@ -84,8 +84,8 @@ class ByScorer:
         # before any scoring: a bad size must not cost a scoring pass
         _, t, _ = opts.resolve(len(codes), len(classes))
         phase = EXAMPLE_SCORERS.lookup(name).filter_phase
-        # the predictability scorer's phase is logistic regression's: "auto" is its m
-        auto = MODELS["linear"].partitions_for(len(codes))
+        # the predictability scorer's phase is the filter's by default: "auto" is its m
+        auto = MODELS.lookup(FilterOptions.model).partitions_for(len(codes))
         n_partitions = auto if opts.n_partitions == "auto" else opts.n_partitions
         given = dict(self.options or {})
         opts_ = given | ({"n_partitions": n_partitions, "train_size": t} if phase else {})
@@ -96,7 +96,10 @@ class ByScorer:
             lower_is_easier=lower,
             # the predictability scorer ran the loop's first measurement: not run twice
             initial_predictability=(
-                value if phase and (opts.model, opts.partitions) == ("linear", "blocks") else None
+                value
+                if phase
+                and (opts.model, opts.partitions) == (FilterOptions.model, FilterOptions.partitions)
+                else None
             ),
             info={"by": shown, "seconds": scored.info["seconds"]},
             params={
