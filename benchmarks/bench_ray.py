@@ -11,7 +11,7 @@ so the point is memory and traffic, not speed.
     python benchmarks/bench_ray.py                        # N=2,000,000, d=256, 4 nodes
     python benchmarks/bench_ray.py --n 400000 --families ridge
     python benchmarks/bench_ray.py --smoke                # N=20,000, d=32, 2 nodes, 4 parts
-    python benchmarks/bench_ray.py --choices 4 --n 250000 --d 128   # multiple-choice items
+    python benchmarks/bench_ray.py --choices 4 --n 500000 --d 128   # multiple-choice items
     python benchmarks/bench_ray.py --paper                # the arithmetic for 10^8 and 10^9 rows
 
 ``--paper`` prints, without running anything, the work and traffic of a phase at d=1,024 for

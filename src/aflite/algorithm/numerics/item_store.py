@@ -132,8 +132,8 @@ def _check_values(block: Any, start: int) -> None:
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise ValueError(
-            f"features contain NaN or inf in item {start + i}, choice {j} (a padded "
-            "choice must be NaN in every feature)"
+            f"features contain NaN or inf in item {start + i}, choice {j}, a real choice "
+            "(a padded choice is NaN in every feature)"
         )
     short = (~padded).sum(axis=1) < 2
     if short.any():
