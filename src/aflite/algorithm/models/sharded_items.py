@@ -31,7 +31,15 @@ from aflite.algorithm.models.choice.fit import (
 from aflite.algorithm.models.ridge.direct import gram64
 from aflite.algorithm.numerics.blocks import BlockDesign, part_classes, plan_blocks
 from aflite.algorithm.numerics.item_store import item_neg
-from aflite.algorithm.numerics.shard_set import Shard, ShardSet, design_payload, on, shard_design
+from aflite.algorithm.numerics.shard_set import (
+    Shard,
+    ShardSet,
+    design_payload,
+    first_tasks,
+    on,
+    place_counts,
+    shard_design,
+)
 
 __all__ = [
     "ShardedItems",
@@ -80,13 +88,7 @@ class ShardedItems:
     def scatter_gram(self, min_items: int) -> tuple[torch.Tensor, float]:
         """The within-item scatter over the first whole tasks, shard after shard, that hold
         at least ``min_items`` items, and how many items that is."""
-        take, items = [], 0
-        for counts in self.task_items:
-            n = 0
-            while items < min_items and n < len(counts):
-                items += counts[n]
-                n += 1
-            take.append((n,))
+        take, items = first_tasks(self.task_items, min_items)
         gram = self.shards.reduce(_scatter, self.d, each=take)
         return gram.to(self.store.device), float(items)
 
@@ -99,14 +101,7 @@ class ShardedItems:
 def item_counts(shards: ShardSet, store: Any, weights: torch.Tensor):
     """(N_store,) correct and held-out counts of the items planned on every shard
     (:func:`_plan`), by the (d, P) ``weights``."""
-    dev = weights.device
-    correct = torch.zeros(store.n_stored, dtype=torch.float32, device=dev)
-    held = torch.zeros_like(correct)
-    for rows, c, h in shards.map(_counts, weights):
-        pos = to_device(store.positions(rows), dev)
-        correct[pos] = to_device(c, dev)
-        held[pos] = to_device(h, dev)
-    return correct, held
+    return place_counts(store, shards.map(_counts, weights), weights.device)
 
 
 def plan_shards(shards: ShardSet, store: Any, design: BlockDesign, positions, k: int, rows: int):

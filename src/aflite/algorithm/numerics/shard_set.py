@@ -33,7 +33,9 @@ __all__ = [
     "ShardSet",
     "add_partials",
     "design_payload",
+    "first_tasks",
     "on",
+    "place_counts",
     "shard_design",
     "shards_of",
 ]
@@ -164,3 +166,31 @@ def shard_design(
         inc if every_block else inc[to_device(keep.astype(np.int64), dev)],
     )
     return design, to_device(shard.store.positions(rows), dev)
+
+
+def first_tasks(task_rows: Sequence[Sequence[int]], at_least: int) -> tuple[list[tuple], int]:
+    """Per shard, how many of its first tasks to take (as ``each`` arguments), shard after
+    shard, until they hold ``at_least`` rows (``task_rows``: each shard's rows a task); and
+    how many rows they hold: a preconditioner's sample, the same whatever the workers."""
+    take, rows = [], 0
+    for counts in task_rows:
+        n = 0
+        while rows < at_least and n < len(counts):
+            rows += counts[n]
+            n += 1
+        take.append((n,))
+    return take, rows
+
+
+def place_counts(
+    store: Any, per_shard: Sequence[tuple], device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(N_store,) correct and held-out counts from every shard's (input rows, correct,
+    held out) of its rows."""
+    correct = torch.zeros(store.n_stored, dtype=torch.float32, device=device)
+    held = torch.zeros_like(correct)
+    for rows, c, h in per_shard:
+        pos = to_device(store.positions(rows), device)
+        correct[pos] = to_device(c, device)
+        held[pos] = to_device(h, device)
+    return correct, held

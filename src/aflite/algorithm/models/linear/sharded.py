@@ -19,14 +19,16 @@ import numpy as np
 import torch
 
 from aflite._internal.threads import workers
-from aflite._internal.transfer import to_device, to_host
+from aflite._internal.transfer import to_host
 from aflite.algorithm.models.linear.block_pass import block_heldout_counts, block_sums
 from aflite.algorithm.numerics.blocks import BlockDesign, part_classes, plan_blocks
 from aflite.algorithm.numerics.shard_set import (
     Shard,
     ShardSet,
     design_payload,
+    first_tasks,
     on,
+    place_counts,
     shard_design,
 )
 
@@ -70,13 +72,7 @@ class ShardedPlan:
     def gram(self, min_rows: int) -> tuple[torch.Tensor, float]:
         """The Gram matrix of ``[X~ 1]`` over the first whole tasks, shard after shard, that
         hold at least ``min_rows`` rows, and how many rows that is."""
-        take, rows = [], 0
-        for counts in self.task_rows:
-            k = 0
-            while rows < min_rows and k < len(counts):
-                rows += counts[k]
-                k += 1
-            take.append((k,))
+        take, rows = first_tasks(self.task_rows, min_rows)
         gram = self.shards.reduce(_gram, each=take)
         return gram.to(device=self.neg.device), float(rows)
 
@@ -90,14 +86,8 @@ class ShardedPlan:
         own counts of their rows."""
         p = theta.shape[1]
         usable = None if keep is None else keep(torch.ones(p, device=theta.device)) > 0
-        dev = theta.device
-        correct = torch.zeros(self.store.n_stored, dtype=torch.float32, device=dev)
-        held = torch.zeros_like(correct)
-        for rows, c, h in self.shards.map(_counts, theta, neg, usable):
-            pos = to_device(self.store.positions(rows), dev)
-            correct[pos] = to_device(c, dev)
-            held[pos] = to_device(h, dev)
-        return correct, held
+        per_shard = self.shards.map(_counts, theta, neg, usable)
+        return place_counts(self.store, per_shard, theta.device)
 
 
 def _plan(shard: Shard, incidence, n_classes, rows, block, slot) -> list[int]:
