@@ -121,9 +121,10 @@ class ShardWorker:
             if x.ndim == 3:
                 mine = x if whole else x[local]
                 valid = self.valid.pop(i)[local]
-                store = FeatureStore.from_standardised(item_rows(mine, valid, moments), self.device)
-                store.rows = np.asarray(rows, dtype=np.int64)
-                store.shard_bounds = np.asarray([first, first + len(x)])
+                store = FeatureStore.from_standardised(
+                    item_rows(mine, valid, moments), self.device, rows=rows,
+                    bounds=[first, first + len(x)],
+                )  # fmt: skip
                 store.hold_choices(valid)
             else:
                 # rows read from a file or received: ours to standardise in place

@@ -127,6 +127,7 @@ def _plan(shard: Shard, incidence, k, task_rows, rows, block, slot) -> list[int]
     shard.state["positions"] = positions
     shard.state["rows"] = np.asarray(rows)
     shard.state["blocks"] = (np.asarray(block), np.asarray(slot))
+    shard.state.pop("dealt", None)  # the last phase's
     return [int(t.w.sum()) for t in plan.tasks]
 
 
@@ -169,7 +170,10 @@ def block_choices(shards: ShardSet, n_blocks: int) -> torch.Tensor:
 def _dealt(shard: Shard, n_blocks: int):
     """The shard's items of the phase in the dealing's order, block by block (as one process
     reads a block): their store positions, where each block starts, and each item's real
-    choices and targets (+1 the answer, -1 another real choice, 0 padding)."""
+    choices and targets (+1 the answer, -1 another real choice, 0 padding); worked out once
+    a phase, however many groups of parts ask."""
+    if "dealt" in shard.state:
+        return shard.state["dealt"]
     block, slot = shard.state["blocks"]
     store = shard.store
     order = np.lexsort((slot, block))
@@ -178,6 +182,7 @@ def _dealt(shard: Shard, n_blocks: int):
     real = store.real_choices(store.rows[at])
     target = np.where(real, -1.0, 0.0)
     target[np.arange(len(at)), to_host(shard.y)[at]] = 1.0
+    shard.state["dealt"] = (at, cut, real, target)
     return at, cut, real, target
 
 

@@ -256,8 +256,7 @@ def choice_store(
     rows = np.empty((n, k * d), dtype=np.float32)  # each shard's items written in place
     for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
         item_rows(x.part(i) if sharded else x[a:b], moments[i][2], scale, out=rows[a:b])
-    store = FeatureStore.from_standardised(rows, device, chunk_rows=chunk_rows)
-    store.shard_bounds = bounds
+    store = FeatureStore.from_standardised(rows, device, chunk_rows=chunk_rows, bounds=bounds)
     store.hold_choices(valid)
     return store
 

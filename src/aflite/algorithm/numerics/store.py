@@ -239,9 +239,17 @@ class FeatureStore(StoredRows):
 
     @classmethod
     def from_standardised(
-        cls, data: np.ndarray, device: torch.device, chunk_rows: int | None = None
+        cls,
+        data: np.ndarray,
+        device: torch.device,
+        chunk_rows: int | None = None,
+        *,
+        rows: np.ndarray | None = None,
+        bounds: Any = None,
     ) -> FeatureStore:
-        """A store over rows that are already standardised (e.g. shipped to a worker)."""
+        """A store over rows that are already standardised (e.g. shipped to a worker):
+        ``rows``, the input rows they are (default 0..n-1), in shards starting at the input
+        rows ``bounds`` (default: one shard)."""
         self = cls.__new__(cls)
         self.device = device
         self.n_input, self.dim = data.shape
@@ -250,8 +258,12 @@ class FeatureStore(StoredRows):
         self.scale64 = np.ones(self.dim)
         self.mean32 = torch.zeros(self.dim, device=device)
         self.scale32 = torch.ones(self.dim, device=device)
-        self.rows = np.arange(self.n_input, dtype=np.int64)
-        self.shard_bounds = np.asarray([0, self.n_input])  # one shard, unless told
+        self.rows = (
+            np.arange(self.n_input, dtype=np.int64)
+            if rows is None
+            else np.asarray(rows, dtype=np.int64)
+        )
+        self.shard_bounds = np.asarray([0, self.n_input] if bounds is None else bounds)
         self._raw = None
         self.sparse = None
         self.raw_float32 = True
