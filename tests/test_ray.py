@@ -168,11 +168,9 @@ def test_cli_filter_with_ray_backend_resumes_as_one_process(cluster, tmp_path):
     """The command line's ``--backend ray`` joins the running cluster (rows in one shard run
     on one worker, as one process runs them); a run interrupted after a phase resumes, on
     the cluster, to the kept set of an uninterrupted run in one process."""
-    import dataclasses
     import json
 
     from aflite.data import bundled_snli
-    from aflite.jobs import FilterJob, run_filter_job
 
     rows = [json.loads(line) for line in bundled_snli().read_text().splitlines()[:600]]
     src = tmp_path / "in.jsonl"
@@ -190,16 +188,7 @@ def test_cli_filter_with_ray_backend_resumes_as_one_process(cluster, tmp_path):
         report=False,
         seed=3,
     )
-    a = run_filter_job(FilterJob(**common, out_dir=str(tmp_path / "a")), progress=False)
-    assert len(a.result.history) >= 3
-    job = FilterJob(**common, out_dir=str(tmp_path / "b"), backend="ray")
-    with pytest.raises(KeyboardInterrupt):
-        run_filter_job(job, progress=False, stop_after_phases=2)
-    b = run_filter_job(dataclasses.replace(job, resume=True), progress=False, log=lambda s: None)
-    assert a.result.fingerprint() == b.result.fingerprint()
-    assert (tmp_path / "a" / "kept.jsonl").read_bytes() == (
-        tmp_path / "b" / "kept.jsonl"
-    ).read_bytes()
+    _resumed_on_the_cluster_as_one_process(common, tmp_path, phases=3, stop_after=2)
 
 
 @pytest.mark.slow
@@ -207,11 +196,9 @@ def test_items_on_three_nodes_keep_one_process_set(cluster, tmp_path):
     """Multiple-choice items in parts on disk, each worker reading its own: both families of
     items keep one process's set; an items job on the cluster, interrupted and resumed,
     writes the kept rows of one process."""
-    import dataclasses
     import json
 
     from aflite.data import bundled_hellaswag
-    from aflite.jobs import FilterJob, run_filter_job
 
     rng = np.random.default_rng(2)
     n, k, d = 6000, 4, 32
@@ -240,11 +227,21 @@ def test_items_on_three_nodes_keep_one_process_set(cluster, tmp_path):
                   id="ind", choice_context="none", features="ngrams:min_df=2", n_partitions=8,
                   train_size=0.5, min_bias=None, target_size=400, slice_size=25,
                   cache_dir=None, report=False, seed=3)  # fmt: skip
+    _resumed_on_the_cluster_as_one_process(common, tmp_path, phases=2, stop_after=1)
+
+
+def _resumed_on_the_cluster_as_one_process(common: dict, tmp_path, phases: int, stop_after: int):
+    """A filter job run in one process (at least ``phases`` phases), and on the cluster
+    interrupted after ``stop_after`` phases and resumed there: the same kept set and bytes."""
+    import dataclasses
+
+    from aflite.jobs import FilterJob, run_filter_job
+
     a = run_filter_job(FilterJob(**common, out_dir=str(tmp_path / "a")), progress=False)
-    assert len(a.result.history) >= 2
+    assert len(a.result.history) >= phases
     job = FilterJob(**common, out_dir=str(tmp_path / "b"), backend="ray")
     with pytest.raises(KeyboardInterrupt):
-        run_filter_job(job, progress=False, stop_after_phases=1)
+        run_filter_job(job, progress=False, stop_after_phases=stop_after)
     b = run_filter_job(dataclasses.replace(job, resume=True), progress=False, log=lambda s: None)
     assert b.result.fingerprint() == a.result.fingerprint()
     assert (tmp_path / "a" / "kept.jsonl").read_bytes() == (
