@@ -149,6 +149,18 @@ def test_items_on_any_number_of_workers_keep_one_process_set(model):
             assert sum(sum(h.values()) for h in held) == x.shape[0] * x.shape[1] * x.shape[2] * 4
 
 
+@pytest.mark.parametrize("model", ["choice", "choice-ridge"])
+def test_items_in_shards_keep_one_set_at_any_thread_count(model):
+    x, y = _items()
+    parts = ShardedFeatures.split(x, 400)
+    one = aflite.filter(parts, y, model=model, threads=1, **ITEMS_KW)
+    two = aflite.filter(parts, y, model=model, threads=2, **ITEMS_KW)
+    assert _fingerprint(one.kept) == _fingerprint(two.kept) and len(one.history) >= 3
+    assert [h.solver.get("iterations") for h in one.history] == [
+        h.solver.get("iterations") for h in two.history
+    ]
+
+
 def test_items_of_many_blocks_gather_each_part_sums_with_the_same_set(monkeypatch):
     """Where every block's sums would pass BLOCK_BYTES, choice-ridge over shards gathers each
     part's own sums, a group at a time: the same kept set, in one process and on workers."""
